@@ -1,0 +1,30 @@
+include(GoogleTest)
+
+# mooncake_unit_test(NAME SOURCES a.cc b.cc LIBS lib...): a GoogleTest binary whose tests are
+# registered one CTest entry each, labelled "unit", each with a TIMEOUT so nothing can hang CI.
+function(mooncake_unit_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 60)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+                       PROPERTIES LABELS unit TIMEOUT ${ARG_TIMEOUT})
+endfunction()
+
+# mooncake_mpi_test(NAME NP n TLS "posix,self" COMMAND exe args...): runs the command under a real
+# mpirun with n ranks, with UCX pinned to TLS. Label "mpi"; TIMEOUT bounds a hung job.
+set(MOONCAKE_MPIRUN_FLAGS --oversubscribe --allow-run-as-root --bind-to none
+    --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+function(mooncake_mpi_test name)
+  cmake_parse_arguments(ARG "" "NP;TLS;TIMEOUT" "COMMAND" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  add_test(NAME ${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MOONCAKE_MPIRUN_FLAGS} -x UCX_TLS=${ARG_TLS}
+                   -x UCX_WARN_UNUSED_ENV_VARS=n -np ${ARG_NP} ${ARG_COMMAND})
+  set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT ${ARG_TIMEOUT}
+                       ENVIRONMENT "OMPI_MCA_rmaps_base_oversubscribe=1")
+endfunction()

@@ -1,0 +1,205 @@
+#include "store/master.h"
+
+#include <algorithm>
+
+namespace mooncake::store {
+
+namespace {
+Status Busy(std::string m) { return {ErrorCode::kBusy, std::move(m)}; }
+Status AlreadyExists(std::string m) { return {ErrorCode::kAlreadyExists, std::move(m)}; }
+}  // namespace
+
+MetadataMaster::MetadataMaster(MasterConfig cfg, Clock& clock, EvictionSink* sink)
+    : cfg_(cfg), clock_(clock), sink_(sink) {}
+
+// Returns the object for `key`, after revoking it if it is a put whose timeout has passed.
+MetadataMaster::Object* MetadataMaster::FindLive(const std::string& key) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return nullptr;
+  Object& o = it->second;
+  if (!o.visible && o.put_deadline <= clock_.Now()) {
+    ++stats_.timed_out_puts;
+    ++stats_.revoked_puts;
+    EraseObject(o);
+    return nullptr;
+  }
+  return &o;
+}
+
+Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string& key, uint64_t size,
+                                                              const ReplicateConfig& cfg) {
+  if (size == 0) return InvalidArgument("put of '" + key + "' with size 0");
+  if (cfg.replicas == 0) return InvalidArgument("put of '" + key + "' with 0 replicas");
+  if (cfg.replicas > segments_.size()) {
+    return InvalidArgument("put of '" + key + "' wants " + std::to_string(cfg.replicas) +
+                           " replicas on distinct ranks, but only " +
+                           std::to_string(segments_.size()) + " store ranks exist");
+  }
+  if (Object* o = FindLive(key)) {
+    if (o->visible) return AlreadyExists("object '" + key + "' exists (objects are immutable)");
+    return Busy("a put of '" + key + "' is in flight");
+  }
+  Object& o = objects_[key];
+  o.key = key;
+  o.size = size;
+  o.soft_pin = cfg.soft_pin;
+  o.hard_pin = cfg.hard_pin;
+  Status last = NoSpace("no store rank can hold " + std::to_string(size) + " B");
+  for (Rank rank : Candidates(cfg)) {
+    if (o.replicas.size() == cfg.replicas) break;
+    auto a = AllocateOn(rank, segments_.at(rank), size);
+    if (!a.ok()) {
+      last = a.status();
+      continue;
+    }
+    Replica r;
+    r.loc = ReplicaLocation{rank, Tier::kDram, a->offset, size};
+    r.alloc = *a;
+    o.replicas.push_back(r);
+  }
+  if (o.replicas.size() < cfg.replicas) {
+    EraseObject(o);
+    return last.WithContext("put of '" + key + "'");
+  }
+  o.put_id = next_put_id_++;
+  o.put_deadline = clock_.Now() + cfg_.put_timeout;
+  put_deadlines_.push_back({o.put_deadline, {key, o.put_id}});
+  std::vector<ReplicaLocation> out;
+  for (const Replica& r : o.replicas) out.push_back(r.loc);
+  for (const Replica& r : o.replicas) EnforceWatermark(r.loc.rank, segments_.at(r.loc.rank));
+  return out;
+}
+
+Status MetadataMaster::PutEnd(const std::string& key, uint64_t checksum) {
+  bool existed = objects_.count(key) != 0;
+  Object* o = FindLive(key);
+  if (o == nullptr) {
+    if (existed) return Timeout("put of '" + key + "' was revoked after its timeout");
+    return NotFound("no put of '" + key + "' in flight");
+  }
+  if (o->visible) return AlreadyExists("object '" + key + "' is already visible");
+  o->checksum = checksum;
+  MakeVisible(*o);
+  return Status::Ok();
+}
+
+Status MetadataMaster::PutRevoke(const std::string& key) {
+  Object* o = FindLive(key);
+  if (o == nullptr || o->visible) return NotFound("no put of '" + key + "' in flight");
+  ++stats_.revoked_puts;
+  EraseObject(*o);
+  return Status::Ok();
+}
+
+Result<ObjectView> MetadataMaster::Get(const std::string& key) {
+  Object* o = FindLive(key);
+  if (o == nullptr || !o->visible) return NotFound("object '" + key + "'");
+  if (o->replicas.empty()) return NotFound("object '" + key + "' is being spilled");
+  Grant(*o);
+  return View(*o);
+}
+
+Status MetadataMaster::Exists(const std::string& key) {
+  Object* o = FindLive(key);
+  if (o == nullptr || !o->visible || o->replicas.empty()) {
+    return NotFound("object '" + key + "'");
+  }
+  Grant(*o);
+  return Status::Ok();
+}
+
+Status MetadataMaster::Remove(const std::string& key) {
+  Object* o = FindLive(key);
+  if (o == nullptr) return NotFound("object '" + key + "'");
+  if (!o->visible) return Busy("a put of '" + key + "' is in flight (revoke it instead)");
+  if (Leased(*o)) return Busy("object '" + key + "' is leased");
+  EraseObject(*o);
+  return Status::Ok();
+}
+
+std::vector<Result<std::vector<ReplicaLocation>>> MetadataMaster::BatchPutStart(
+    std::span<const std::string> keys, std::span<const uint64_t> sizes,
+    const ReplicateConfig& cfg) {
+  std::vector<Result<std::vector<ReplicaLocation>>> out;
+  out.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i >= sizes.size()) {
+      out.push_back(InvalidArgument("batch put-start: fewer sizes than keys"));
+    } else {
+      out.push_back(PutStart(keys[i], sizes[i], cfg));
+    }
+  }
+  return out;
+}
+
+std::vector<Status> MetadataMaster::BatchPutEnd(std::span<const std::string> keys,
+                                                std::span<const uint64_t> checksums) {
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    out.push_back(i < checksums.size()
+                      ? PutEnd(keys[i], checksums[i])
+                      : InvalidArgument("batch put-end: fewer checksums than keys"));
+  }
+  return out;
+}
+
+std::vector<Result<ObjectView>> MetadataMaster::BatchGet(std::span<const std::string> keys) {
+  std::vector<Result<ObjectView>> out;
+  out.reserve(keys.size());
+  for (const auto& k : keys) out.push_back(Get(k));
+  return out;
+}
+
+std::vector<uint8_t> MetadataMaster::BatchExists(std::span<const std::string> keys) {
+  std::vector<uint8_t> out(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) out[i] = Exists(keys[i]).ok() ? 1 : 0;
+  return out;
+}
+
+std::vector<Status> MetadataMaster::BatchRemove(std::span<const std::string> keys) {
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  for (const auto& k : keys) out.push_back(Remove(k));
+  return out;
+}
+
+size_t MetadataMaster::Tick() {
+  size_t revoked = 0;
+  Nanos now = clock_.Now();
+  while (!put_deadlines_.empty() && put_deadlines_.front().first <= now) {
+    auto [key, put_id] = put_deadlines_.front().second;
+    put_deadlines_.pop_front();
+    auto it = objects_.find(key);
+    if (it == objects_.end() || it->second.visible || it->second.put_id != put_id) continue;
+    ++stats_.timed_out_puts;
+    ++stats_.revoked_puts;
+    EraseObject(it->second);
+    ++revoked;
+  }
+  return revoked;
+}
+
+MasterStats MetadataMaster::Stats() const {
+  MasterStats s = stats_;
+  s.objects = 0;
+  s.in_flight_puts = 0;
+  for (const auto& [k, o] : objects_) (o.visible ? s.objects : s.in_flight_puts)++;
+  return s;
+}
+
+void MetadataMaster::Grant(Object& o) {
+  o.lease_until = std::max(o.lease_until, clock_.Now() + cfg_.lease);
+  Touch(o);
+}
+
+ObjectView MetadataMaster::View(const Object& o) const {
+  ObjectView v;
+  v.size = o.size;
+  v.checksum = o.checksum;
+  v.lease = cfg_.lease;
+  for (const Replica& r : o.replicas) v.replicas.push_back(r.loc);
+  return v;
+}
+
+}  // namespace mooncake::store

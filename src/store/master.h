@@ -1,0 +1,165 @@
+// MetadataMaster: the store's global index and allocation/eviction policy (Mooncake Store's
+// master), as pure logic. It maps object keys to replicas on store ranks, allocates their DRAM,
+// grants leases, honours pins and evicts in LRU order. It never touches object bytes and includes
+// no MPI, UCX or HDF5: the conductor rank serves it over RPC and the simulator drives it directly.
+//
+// Semantics (DESIGN.md "Store semantics"):
+// - Two-phase put: PutStart allocates `replicas` regions on distinct ranks; the client writes them;
+//   PutEnd(checksum) makes the object visible. PutRevoke, or `put_timeout` without PutEnd (noticed
+//   by Tick() or lazily by the next call on that key), frees the regions.
+// - Objects are immutable: PutStart of a visible key is AlreadyExists; of an in-flight key, Busy.
+// - Get and Exists take a lease of `lease` (default 10 s) and refresh the LRU position.
+// - A rank whose usage passes `high_watermark` x capacity after an allocation evicts LRU replicas
+//   until at least `evict_fraction` x capacity is freed. Leased, in-flight and hard-pinned objects
+//   are never evicted; soft-pinned ones only after every unpinned one. When an allocation does not
+//   fit, the rank evicts LRU replicas one at a time until it fits or nothing evictable is left; an
+//   object larger than the segment is NoSpace at once and evicts nothing.
+//
+// Thread: not thread-safe; the owner serialises calls (the RPC service holds one mutex).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/eviction_sink.h"
+#include "store/segment_allocator.h"
+#include "store/types.h"
+
+namespace mooncake::store {
+
+struct MasterConfig {
+  Nanos lease = std::chrono::seconds(10);
+  Nanos put_timeout = std::chrono::seconds(30);
+  double high_watermark = 0.90;  // of a rank's capacity
+  double evict_fraction = 0.05;  // of a rank's capacity, freed per eviction batch
+};
+
+struct MasterStats {
+  uint64_t objects = 0;  // visible
+  uint64_t in_flight_puts = 0;
+  uint64_t evicted_replicas = 0;  // DRAM replicas evicted (dropped or spilled)
+  uint64_t spilled_replicas = 0;  // of those, taken by the sink
+  uint64_t revoked_puts = 0;      // by PutRevoke or timeout
+  uint64_t timed_out_puts = 0;
+};
+
+class MetadataMaster {
+ public:
+  // `clock` and `sink` (may be null: evictions drop) must outlive the master.
+  MetadataMaster(MasterConfig cfg, Clock& clock, EvictionSink* sink = nullptr);
+
+  // Segments. AlreadyExists when `rank` is registered. RemoveSegment (a rank died) drops its
+  // replicas, revokes in-flight puts that had one there, and removes objects left with none.
+  Status AddSegment(Rank rank, uint64_t capacity);
+  Status RemoveSegment(Rank rank);
+
+  Result<std::vector<ReplicaLocation>> PutStart(const std::string& key, uint64_t size,
+                                                const ReplicateConfig& cfg);
+  Status PutEnd(const std::string& key, uint64_t checksum);
+  Status PutRevoke(const std::string& key);
+  Result<ObjectView> Get(const std::string& key);
+  // OK when visible, NotFound otherwise.
+  Status Exists(const std::string& key);
+  // Busy while leased or in flight.
+  Status Remove(const std::string& key);
+
+  std::vector<Result<std::vector<ReplicaLocation>>> BatchPutStart(std::span<const std::string> keys,
+                                                                  std::span<const uint64_t> sizes,
+                                                                  const ReplicateConfig& cfg);
+  std::vector<Status> BatchPutEnd(std::span<const std::string> keys,
+                                  std::span<const uint64_t> checksums);
+  std::vector<Result<ObjectView>> BatchGet(std::span<const std::string> keys);
+  // One byte per key: 1 when visible (and now leased), 0 otherwise.
+  std::vector<uint8_t> BatchExists(std::span<const std::string> keys);
+  std::vector<Status> BatchRemove(std::span<const std::string> keys);
+
+  // Second tier. CompleteSpill ends an eviction the sink took: frees the DRAM region and, with
+  // `ssd`, records it as a replica (NotFound when the object is gone: the tier should drop it).
+  Status CompleteSpill(uint64_t ticket, std::optional<ReplicaLocation> ssd);
+  // A replica that appeared outside a put (SSD blocks recovered after a restart, promotions).
+  // Creates a visible object when `key` is unknown; Corrupt when the checksum disagrees.
+  Status AddReplica(const std::string& key, uint64_t size, uint64_t checksum,
+                    const ReplicaLocation& where);
+  // A tier dropped its copy (e.g. the SSD tier's own LRU). DRAM regions are freed.
+  Status DropReplica(const std::string& key, const ReplicaLocation& where);
+
+  // Revokes puts whose timeout has passed; returns how many.
+  size_t Tick();
+
+  Result<AllocatorStats> SegmentStats(Rank rank) const;
+  MasterStats Stats() const;
+
+ private:
+  struct Object;
+  using LruList = std::list<Object*>;
+  struct Replica {
+    ReplicaLocation loc;
+    Allocation alloc;          // DRAM only
+    LruList::iterator lru_it;  // DRAM and visible and not hard-pinned only
+    bool in_lru = false;
+  };
+  struct Object {
+    std::string key;
+    uint64_t size = 0;
+    uint64_t checksum = 0;
+    bool visible = false;
+    bool soft_pin = false;
+    bool hard_pin = false;
+    Nanos lease_until{0};
+    uint64_t put_id = 0;  // unique per object: names this incarnation of the key
+    Nanos put_deadline{0};
+    uint32_t pending_spills = 0;
+    std::vector<Replica> replicas;
+  };
+  struct Segment {
+    explicit Segment(uint64_t capacity) : alloc(capacity) {}
+    SegmentAllocator alloc;
+    LruList lru;       // front = most recently used
+    LruList soft_lru;  // soft-pinned objects, evicted after `lru` is exhausted
+  };
+  struct Spill {
+    std::string key;
+    uint64_t object_id = 0;  // the object's put_id: a re-put of the key is another object
+    Rank rank;
+    Allocation alloc;
+  };
+
+  Object* FindLive(const std::string& key);
+  bool Leased(const Object& o) const { return o.lease_until > clock_.Now(); }
+  void Touch(Object& o);
+  void Grant(Object& o);
+  ObjectView View(const Object& o) const;
+  std::vector<Rank> Candidates(const ReplicateConfig& cfg) const;
+  Result<Allocation> AllocateOn(Rank rank, Segment& seg, uint64_t size);
+  void EnforceWatermark(Rank rank, Segment& seg);
+  // Bytes of the evicted replica's region; 0 when nothing on `rank` is evictable.
+  uint64_t EvictOne(Rank rank, Segment& seg);
+  uint64_t EvictReplica(Object& o, Rank rank, Segment& seg);
+  void Unlink(Object& o, Replica& r);
+  void FreeReplica(Object& o, Replica& r);
+  void EraseObject(Object& o);  // frees DRAM of every replica, then erases
+  void EraseIfEmpty(Object& o);
+  void MakeVisible(Object& o);
+
+  MasterConfig cfg_;
+  Clock& clock_;
+  EvictionSink* sink_;
+  std::unordered_map<std::string, Object> objects_;
+  std::map<Rank, Segment> segments_;
+  std::deque<std::pair<Nanos, std::pair<std::string, uint64_t>>> put_deadlines_;
+  std::unordered_map<uint64_t, Spill> spills_;
+  uint64_t next_put_id_ = 1;
+  uint64_t next_ticket_ = 1;
+  MasterStats stats_;
+};
+
+}  // namespace mooncake::store

@@ -1,0 +1,262 @@
+// MetadataMaster: segments, placement, eviction and the second-tier seam.
+#include <algorithm>
+
+#include "store/master.h"
+
+namespace mooncake::store {
+
+namespace {
+std::string RankName(Rank r) { return "store rank " + std::to_string(r.value); }
+}  // namespace
+
+Status MetadataMaster::AddSegment(Rank rank, uint64_t capacity) {
+  if (segments_.count(rank)) {
+    return {ErrorCode::kAlreadyExists, RankName(rank) + " already has a segment"};
+  }
+  if (capacity < SegmentAllocator::kAlignment) {
+    return InvalidArgument(RankName(rank) + ": segment of " + std::to_string(capacity) + " B");
+  }
+  segments_.emplace(rank, capacity);
+  return Status::Ok();
+}
+
+Status MetadataMaster::RemoveSegment(Rank rank) {
+  auto seg = segments_.find(rank);
+  if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
+  std::vector<std::string> affected;
+  for (auto& [key, o] : objects_) {
+    for (const Replica& r : o.replicas) {
+      if (r.loc.rank == rank) {
+        affected.push_back(key);
+        break;
+      }
+    }
+  }
+  for (auto it = spills_.begin(); it != spills_.end();) {
+    if (it->second.rank == rank) {
+      auto o = objects_.find(it->second.key);
+      if (o != objects_.end() && o->second.put_id == it->second.object_id) {
+        --o->second.pending_spills;
+        affected.push_back(it->second.key);
+      }
+      it = spills_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const std::string& key : affected) {
+    auto it = objects_.find(key);
+    if (it == objects_.end()) continue;
+    Object& o = it->second;
+    if (!o.visible) {
+      ++stats_.revoked_puts;
+      EraseObject(o);
+      continue;
+    }
+    for (size_t i = 0; i < o.replicas.size();) {
+      if (o.replicas[i].loc.rank == rank) {
+        Unlink(o, o.replicas[i]);
+        o.replicas.erase(o.replicas.begin() + i);
+      } else {
+        ++i;
+      }
+    }
+    EraseIfEmpty(o);
+  }
+  segments_.erase(rank);
+  return Status::Ok();
+}
+
+// Preferred ranks first (in the caller's order), then the others, emptiest first.
+std::vector<Rank> MetadataMaster::Candidates(const ReplicateConfig& cfg) const {
+  std::vector<Rank> out;
+  for (Rank r : cfg.preferred_ranks) {
+    if (segments_.count(r) && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  }
+  size_t preferred = out.size();
+  for (const auto& [r, seg] : segments_) {
+    if (std::find(out.begin(), out.begin() + preferred, r) == out.begin() + preferred) {
+      out.push_back(r);
+    }
+  }
+  std::stable_sort(out.begin() + preferred, out.end(), [this](Rank a, Rank b) {
+    return segments_.at(a).alloc.free_bytes() > segments_.at(b).alloc.free_bytes();
+  });
+  return out;
+}
+
+Result<Allocation> MetadataMaster::AllocateOn(Rank rank, Segment& seg, uint64_t size) {
+  if (size > seg.alloc.capacity()) {
+    return NoSpace("object of " + std::to_string(size) + " B exceeds the segment of " +
+                   RankName(rank));
+  }
+  uint64_t deferred = 0;  // evicted bytes whose region the sink still holds
+  while (true) {
+    auto a = seg.alloc.Allocate(size);
+    if (a.ok()) return a;
+    if (deferred >= size) {
+      return NoSpace(RankName(rank) + ": space is being spilled to the second tier, retry");
+    }
+    uint64_t before = seg.alloc.free_bytes();
+    uint64_t evicted = EvictOne(rank, seg);
+    if (evicted == 0) return a.status().WithContext(RankName(rank));
+    if (seg.alloc.free_bytes() == before) deferred += evicted;
+  }
+}
+
+void MetadataMaster::EnforceWatermark(Rank rank, Segment& seg) {
+  uint64_t cap = seg.alloc.capacity();
+  if (static_cast<double>(seg.alloc.used()) <= cfg_.high_watermark * cap) return;
+  uint64_t target = static_cast<uint64_t>(cfg_.evict_fraction * cap);
+  uint64_t freed = 0;
+  while (freed < target) {
+    uint64_t n = EvictOne(rank, seg);
+    if (n == 0) break;
+    freed += n;
+  }
+}
+
+uint64_t MetadataMaster::EvictOne(Rank rank, Segment& seg) {
+  for (LruList* list : {&seg.lru, &seg.soft_lru}) {
+    for (auto it = list->rbegin(); it != list->rend(); ++it) {
+      Object* o = *it;
+      if (Leased(*o)) continue;  // hard-pinned and in-flight objects are never in a list
+      return EvictReplica(*o, rank, seg);
+    }
+  }
+  return 0;
+}
+
+uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
+  auto r = std::find_if(o.replicas.begin(), o.replicas.end(), [&](const Replica& x) {
+    return x.loc.rank == rank && x.loc.tier == Tier::kDram;
+  });
+  if (r == o.replicas.end()) return 0;
+  Unlink(o, *r);
+  ++stats_.evicted_replicas;
+  EvictedReplica ev{next_ticket_++, o.key, o.size, o.checksum, r->loc};
+  if (sink_ != nullptr && sink_->OnEvict(ev)) {
+    spills_[ev.ticket] = Spill{o.key, o.put_id, rank, r->alloc};
+    ++o.pending_spills;
+    ++stats_.spilled_replicas;
+  } else {
+    (void)seg.alloc.Free(r->alloc);
+  }
+  uint64_t bytes = r->alloc.size;
+  o.replicas.erase(r);
+  EraseIfEmpty(o);
+  return bytes;
+}
+
+void MetadataMaster::Unlink(Object& o, Replica& r) {
+  if (!r.in_lru) return;
+  Segment& seg = segments_.at(r.loc.rank);
+  (o.soft_pin ? seg.soft_lru : seg.lru).erase(r.lru_it);
+  r.in_lru = false;
+}
+
+void MetadataMaster::FreeReplica(Object& o, Replica& r) {
+  Unlink(o, r);
+  if (r.loc.tier != Tier::kDram) return;
+  auto seg = segments_.find(r.loc.rank);
+  if (seg != segments_.end()) (void)seg->second.alloc.Free(r.alloc);
+}
+
+void MetadataMaster::EraseObject(Object& o) {
+  for (Replica& r : o.replicas) FreeReplica(o, r);
+  std::string key = o.key;  // o dies with the erase
+  objects_.erase(key);
+}
+
+void MetadataMaster::EraseIfEmpty(Object& o) {
+  if (o.replicas.empty() && o.pending_spills == 0) EraseObject(o);
+}
+
+void MetadataMaster::MakeVisible(Object& o) {
+  o.visible = true;
+  if (o.hard_pin) return;
+  for (Replica& r : o.replicas) {
+    if (r.loc.tier != Tier::kDram) continue;
+    LruList& list = o.soft_pin ? segments_.at(r.loc.rank).soft_lru : segments_.at(r.loc.rank).lru;
+    list.push_front(&o);
+    r.lru_it = list.begin();
+    r.in_lru = true;
+  }
+}
+
+void MetadataMaster::Touch(Object& o) {
+  for (Replica& r : o.replicas) {
+    if (!r.in_lru) continue;
+    Segment& seg = segments_.at(r.loc.rank);
+    LruList& list = o.soft_pin ? seg.soft_lru : seg.lru;
+    list.splice(list.begin(), list, r.lru_it);
+  }
+}
+
+Status MetadataMaster::CompleteSpill(uint64_t ticket, std::optional<ReplicaLocation> ssd) {
+  auto it = spills_.find(ticket);
+  if (it == spills_.end()) return NotFound("no spill with ticket " + std::to_string(ticket));
+  Spill spill = std::move(it->second);
+  spills_.erase(it);
+  auto seg = segments_.find(spill.rank);
+  if (seg != segments_.end()) (void)seg->second.alloc.Free(spill.alloc);
+  auto o = objects_.find(spill.key);
+  if (o == objects_.end() || o->second.put_id != spill.object_id) {
+    return NotFound("object '" + spill.key + "' was removed while it spilled");
+  }
+  --o->second.pending_spills;
+  if (ssd) {
+    Replica r;
+    r.loc = *ssd;
+    r.loc.tier = Tier::kSsd;
+    o->second.replicas.push_back(r);
+  }
+  EraseIfEmpty(o->second);
+  return Status::Ok();
+}
+
+Status MetadataMaster::AddReplica(const std::string& key, uint64_t size, uint64_t checksum,
+                                  const ReplicaLocation& where) {
+  if (where.tier != Tier::kSsd) return InvalidArgument("AddReplica records SSD replicas only");
+  Object* o = FindLive(key);
+  if (o == nullptr) {
+    o = &objects_[key];
+    o->key = key;
+    o->size = size;
+    o->checksum = checksum;
+    o->put_id = next_put_id_++;
+    o->visible = true;
+  } else if (!o->visible) {
+    return {ErrorCode::kBusy, "a put of '" + key + "' is in flight"};
+  } else if (o->size != size || o->checksum != checksum) {
+    return Corrupt("replica of '" + key + "' disagrees with the object's size or checksum");
+  }
+  for (const Replica& r : o->replicas) {
+    if (r.loc == where) return {ErrorCode::kAlreadyExists, "replica of '" + key + "' exists"};
+  }
+  Replica r;
+  r.loc = where;
+  o->replicas.push_back(r);
+  return Status::Ok();
+}
+
+Status MetadataMaster::DropReplica(const std::string& key, const ReplicaLocation& where) {
+  Object* o = FindLive(key);
+  if (o == nullptr) return NotFound("object '" + key + "'");
+  auto r = std::find_if(o->replicas.begin(), o->replicas.end(), [&](const Replica& x) {
+    return x.loc.rank == where.rank && x.loc.tier == where.tier && x.loc.offset == where.offset;
+  });
+  if (r == o->replicas.end()) return NotFound("replica of '" + key + "'");
+  FreeReplica(*o, *r);
+  o->replicas.erase(r);
+  EraseIfEmpty(*o);
+  return Status::Ok();
+}
+
+Result<AllocatorStats> MetadataMaster::SegmentStats(Rank rank) const {
+  auto it = segments_.find(rank);
+  if (it == segments_.end()) return NotFound(RankName(rank) + " has no segment");
+  return it->second.alloc.Stats();
+}
+
+}  // namespace mooncake::store

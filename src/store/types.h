@@ -1,0 +1,44 @@
+// Value types shared by the store's master, its wire messages, its client and its tiers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+
+namespace mooncake::store {
+
+enum class Tier : uint8_t { kDram = 0, kSsd = 1 };
+
+// Where one replica of an object lives. For kDram, `offset` is bytes from the base of the store
+// rank's registered segment; for kSsd it names the block inside that rank's HDF5 tier (opaque to
+// everyone but the tier).
+struct ReplicaLocation {
+  Rank rank;
+  Tier tier = Tier::kDram;
+  uint64_t offset = 0;
+  uint64_t length = 0;  // bytes of the object (not the rounded-up reservation)
+  friend bool operator==(const ReplicaLocation&, const ReplicaLocation&) = default;
+};
+
+// How a put is replicated and protected (Mooncake Store's ReplicateConfig).
+struct ReplicateConfig {
+  uint32_t replicas = 1;                   // placed on distinct store ranks
+  bool soft_pin = false;                   // evicted only after every unpinned object
+  bool hard_pin = false;                   // never evicted (Remove still works)
+  std::vector<Rank> preferred_ranks = {};  // tried first, in order
+};
+
+// The answer to a Get: where to read and what the bytes must hash to. `lease` is the duration
+// granted from the moment the master answered; the client measures it on its own clock from
+// when it sent the request (conservative), because the master's clock is not the client's.
+struct ObjectView {
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+  std::vector<ReplicaLocation> replicas;
+  Nanos lease{0};
+};
+
+}  // namespace mooncake::store

@@ -19,7 +19,8 @@ void Write(Level level, std::string_view message);
 
 template <typename... Args>
 void Debug(fmt::format_string<Args...> f, Args&&... args) {
-  if (GetLevel() <= Level::kDebug) Write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));
+  if (GetLevel() <= Level::kDebug)
+    Write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void Info(fmt::format_string<Args...> f, Args&&... args) {
@@ -31,7 +32,8 @@ void Warn(fmt::format_string<Args...> f, Args&&... args) {
 }
 template <typename... Args>
 void Error(fmt::format_string<Args...> f, Args&&... args) {
-  if (GetLevel() <= Level::kError) Write(Level::kError, fmt::format(f, std::forward<Args>(args)...));
+  if (GetLevel() <= Level::kError)
+    Write(Level::kError, fmt::format(f, std::forward<Args>(args)...));
 }
 
 }  // namespace mooncake::log

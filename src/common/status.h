@@ -75,7 +75,7 @@ inline Status Internal(std::string m) { return {ErrorCode::kInternal, std::move(
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     if (status_.ok()) status_ = Internal("Result constructed from an OK status without a value");
   }
@@ -83,9 +83,18 @@ class [[nodiscard]] Result {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  T& value() & { Check(); return *value_; }
-  const T& value() const& { Check(); return *value_; }
-  T&& value() && { Check(); return std::move(*value_); }
+  T& value() & {
+    Check();
+    return *value_;
+  }
+  const T& value() const& {
+    Check();
+    return *value_;
+  }
+  T&& value() && {
+    Check();
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -102,8 +111,8 @@ class [[nodiscard]] Result {
 }  // namespace mooncake
 
 // Returns early from a function returning Status or Result<T> when `expr` is an error.
-#define MC_RETURN_IF_ERROR(expr)            \
-  do {                                      \
-    ::mooncake::Status mc_status_ = (expr); \
+#define MC_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::mooncake::Status mc_status_ = (expr);  \
     if (!mc_status_.ok()) return mc_status_; \
   } while (0)

@@ -40,11 +40,19 @@ std::string_view Trim(std::string_view s) {
 }  // namespace
 
 Result<uint64_t> ParseBytes(std::string_view text) {
-  static constexpr Suffix kSuffixes[] = {
-      {"", 1},          {"B", 1},         {"KiB", 1024.0},  {"MiB", 1048576.0},
-      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6},
-      {"GB", 1e9},      {"TB", 1e12},     {"K", 1024.0},    {"M", 1048576.0},
-      {"G", 1073741824.0}};
+  static constexpr Suffix kSuffixes[] = {{"", 1},
+                                         {"B", 1},
+                                         {"KiB", 1024.0},
+                                         {"MiB", 1048576.0},
+                                         {"GiB", 1073741824.0},
+                                         {"TiB", 1099511627776.0},
+                                         {"KB", 1e3},
+                                         {"MB", 1e6},
+                                         {"GB", 1e9},
+                                         {"TB", 1e12},
+                                         {"K", 1024.0},
+                                         {"M", 1048576.0},
+                                         {"G", 1073741824.0}};
   text = Trim(text);
   double number = 0;
   std::string_view unit;
@@ -61,8 +69,8 @@ Result<uint64_t> ParseBytes(std::string_view text) {
 }
 
 Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
-  static constexpr Suffix kSuffixes[] = {{"ns", 1},        {"us", 1e3},   {"ms", 1e6},
-                                         {"s", 1e9},       {"min", 60e9}, {"h", 3600e9}};
+  static constexpr Suffix kSuffixes[] = {{"ns", 1},  {"us", 1e3},   {"ms", 1e6},
+                                         {"s", 1e9}, {"min", 60e9}, {"h", 3600e9}};
   text = Trim(text);
   double number = 0;
   std::string_view unit;

@@ -20,7 +20,7 @@ namespace mooncake {
 class WireWriter {
  public:
   template <typename T>
-    requires std::is_trivially_copyable_v<T> && std::is_arithmetic_v<T>
+  requires std::is_trivially_copyable_v<T> && std::is_arithmetic_v<T>
   void Put(T value) {
     size_t at = buf_.size();
     buf_.resize(at + sizeof(T));
@@ -45,7 +45,7 @@ class WireReader {
   explicit WireReader(std::span<const std::byte> data) : data_(data) {}
 
   template <typename T>
-    requires std::is_trivially_copyable_v<T> && std::is_arithmetic_v<T>
+  requires std::is_trivially_copyable_v<T> && std::is_arithmetic_v<T>
   bool Get(T* out) {
     if (!ok_ || data_.size() - pos_ < sizeof(T)) return Fail();
     std::memcpy(out, data_.data() + pos_, sizeof(T));

@@ -1,0 +1,99 @@
+#include "transport/batch_tracker.h"
+
+#include <set>
+#include <string>
+#include <thread>
+
+namespace mooncake::transport {
+
+BatchTracker::BatchTracker(std::vector<TransferRequest> requests)
+    : requests_(std::move(requests)),
+      per_request_(new PerRequest[requests_.size()]),
+      pending_requests_(requests_.size()),
+      errors_(requests_.size()) {}
+
+void BatchTracker::SetSlices(size_t index, uint32_t slices) {
+  per_request_[index].slices_left.store(slices, std::memory_order_relaxed);
+  if (slices == 0) pending_requests_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void BatchTracker::CompleteSlice(size_t index, const Status& status) {
+  PerRequest& r = per_request_[index];
+  if (!status.ok() && !r.failed.exchange(true)) {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    errors_[index] = status;
+  }
+  if (r.slices_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    pending_requests_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+void BatchTracker::FailRemaining(size_t index, uint32_t not_posted, const Status& status) {
+  for (uint32_t i = 0; i < not_posted; ++i) CompleteSlice(index, status);
+}
+
+BatchState BatchTracker::state() const {
+  if (!done()) return BatchState::kInProgress;
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    if (per_request_[i].failed.load(std::memory_order_acquire)) return BatchState::kFailed;
+  }
+  return BatchState::kCompleted;
+}
+
+std::vector<Status> BatchTracker::RequestStatus() const {
+  std::vector<Status> out(requests_.size());
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    if (per_request_[i].failed.load(std::memory_order_acquire)) {
+      out[i] = errors_[i];
+    } else if (per_request_[i].slices_left.load(std::memory_order_acquire) != 0) {
+      out[i] = Status(ErrorCode::kBusy, "in progress");
+    }
+  }
+  return out;
+}
+
+Status BatchTracker::FirstError() const {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    if (per_request_[i].failed.load(std::memory_order_acquire)) return errors_[i];
+  }
+  return Status::Ok();
+}
+
+BatchState SharedBatch::Poll() {
+  if (!state_->done() && progress_) progress_();
+  return state_->state();
+}
+
+Status SharedBatch::Wait(Nanos timeout) {
+  SteadyClock clock;
+  const Nanos deadline = clock.Now() + timeout;
+  uint32_t idle_rounds = 0;
+  while (!state_->done()) {
+    bool progressed = progress_ ? progress_() : false;
+    if (state_->done()) break;
+    if (clock.Now() > deadline) {
+      std::set<int32_t> peers;
+      auto statuses = state_->RequestStatus();
+      for (size_t i = 0; i < statuses.size(); ++i) {
+        if (statuses[i].code() == ErrorCode::kBusy) peers.insert(state_->requests()[i].peer.value);
+      }
+      std::string names;
+      for (int32_t p : peers) names += (names.empty() ? "" : ", ") + std::to_string(p);
+      return Timeout("transfer batch not finished after " +
+                     std::to_string(timeout.count() / 1000000) + " ms; waiting on rank(s) " +
+                     names);
+    }
+    // Spin while the backend makes progress; yield the core when it does not, so oversubscribed
+    // ranks (tests run 6 ranks on 2 cores) let the peer we wait on run.
+    if (progressed) {
+      idle_rounds = 0;
+    } else if (++idle_rounds > 64) {
+      std::this_thread::yield();
+    }
+  }
+  return state_->FirstError();
+}
+
+}  // namespace mooncake::transport

@@ -1,0 +1,63 @@
+// Completion bookkeeping shared by the backends: a batch of N requests, each cut into slices;
+// a request completes when all its slices have, and fails with the first slice error.
+// Completion callbacks may arrive on any thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "transport/transport.h"
+
+namespace mooncake::transport {
+
+class BatchTracker {
+ public:
+  explicit BatchTracker(std::vector<TransferRequest> requests);
+
+  // Declares that request `index` is made of `slices` slices (call before any completion).
+  void SetSlices(size_t index, uint32_t slices);
+  // Records one finished slice of request `index`.
+  void CompleteSlice(size_t index, const Status& status);
+  // Fails every slice not yet posted of request `index` (posting stopped early).
+  void FailRemaining(size_t index, uint32_t not_posted, const Status& status);
+
+  BatchState state() const;
+  std::vector<Status> RequestStatus() const;
+  const std::vector<TransferRequest>& requests() const { return requests_; }
+  bool done() const { return pending_requests_.load(std::memory_order_acquire) == 0; }
+  Status FirstError() const;
+
+ private:
+  struct PerRequest {
+    std::atomic<uint32_t> slices_left{0};
+    std::atomic<bool> failed{false};
+  };
+  std::vector<TransferRequest> requests_;
+  std::unique_ptr<PerRequest[]> per_request_;
+  std::atomic<size_t> pending_requests_;
+  mutable std::mutex error_mutex_;
+  std::vector<Status> errors_;  // guarded by error_mutex_; OK unless the request failed
+};
+
+// A TransferBatch over a shared BatchTracker; `progress` is called while waiting (it may drive
+// the backend's progress engine) and returns true when it made progress.
+class SharedBatch final : public TransferBatch {
+ public:
+  SharedBatch(std::shared_ptr<BatchTracker> state, std::function<bool()> progress)
+      : state_(std::move(state)), progress_(std::move(progress)) {}
+  BatchState Poll() override;
+  Status Wait(Nanos timeout) override;
+  std::vector<Status> RequestStatus() const override { return state_->RequestStatus(); }
+  size_t size() const override { return state_->requests().size(); }
+
+ private:
+  std::shared_ptr<BatchTracker> state_;
+  std::function<bool()> progress_;
+};
+
+}  // namespace mooncake::transport

@@ -1,0 +1,217 @@
+#include "transport/rpc.h"
+
+#include <string>
+
+#include "common/log.h"
+#include "common/wire.h"
+
+namespace mooncake::transport {
+namespace {
+
+constexpr uint16_t kFrameMagic = 0x4d52;  // "MR"
+constexpr size_t kHeaderSize = 2 + 1 + 2 + 2 + 8 + 4;
+
+std::string FormatMs(Nanos d) { return std::to_string(d.count() / 1'000'000) + " ms"; }
+
+std::span<const std::byte> AsBytes(const std::string& s) {
+  return std::as_bytes(std::span<const char>(s.data(), s.size()));
+}
+
+}  // namespace
+
+std::vector<std::byte> EncodeFrame(FrameKind kind, uint16_t type, ErrorCode status,
+                                   uint64_t call_id, std::span<const std::byte> payload) {
+  WireWriter w;
+  w.Put<uint16_t>(kFrameMagic);
+  w.Put<uint8_t>(static_cast<uint8_t>(kind));
+  w.Put<uint16_t>(type);
+  w.Put<uint16_t>(static_cast<uint16_t>(status));
+  w.Put<uint64_t>(call_id);
+  w.PutBytes(payload);
+  return w.Take();
+}
+
+Result<RpcFrame> DecodeFrame(std::span<const std::byte> bytes) {
+  if (bytes.size() < kHeaderSize) {
+    return ProtocolError("rpc frame truncated: " + std::to_string(bytes.size()) +
+                         " bytes, header is " + std::to_string(kHeaderSize));
+  }
+  WireReader r(bytes);
+  uint16_t magic = 0, type = 0, status = 0;
+  uint8_t kind = 0;
+  RpcFrame f;
+  r.Get(&magic);
+  r.Get(&kind);
+  r.Get(&type);
+  r.Get(&status);
+  r.Get(&f.call_id);
+  if (magic != kFrameMagic) return ProtocolError("rpc frame has a bad magic");
+  if (kind < 1 || kind > 3)
+    return ProtocolError("rpc frame has unknown kind " + std::to_string(kind));
+  if (!r.GetBytes(&f.payload, kMaxRpcPayload)) {
+    return ProtocolError("rpc frame payload length disagrees with the frame size (" +
+                         std::to_string(bytes.size()) + " bytes) or exceeds the limit");
+  }
+  if (!r.done()) return ProtocolError("rpc frame has trailing bytes");
+  f.kind = static_cast<FrameKind>(kind);
+  f.type = type;
+  f.status = static_cast<ErrorCode>(status);
+  return f;
+}
+
+void Responder::Reply(std::span<const std::byte> payload) {
+  if (rpc_ == nullptr) return;
+  rpc_->SendResponse(peer_, type_, call_id_, ErrorCode::kOk, payload);
+  rpc_ = nullptr;
+}
+
+void Responder::Fail(const Status& status) {
+  if (rpc_ == nullptr) return;
+  rpc_->SendResponse(peer_, type_, call_id_, status.code(), AsBytes(status.message()));
+  rpc_ = nullptr;
+}
+
+Rpc::Rpc(Transport& transport) : transport_(transport) {
+  transport_.SetMessageHandler(
+      [this](Rank from, std::span<const std::byte> bytes) { OnMessage(from, bytes); });
+  dispatcher_ = std::thread([this] { DispatchLoop(); });
+}
+
+Rpc::~Rpc() {
+  Stop();
+  transport_.SetMessageHandler(nullptr);
+}
+
+void Rpc::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  inbox_cv_.notify_all();
+  if (dispatcher_.joinable()) dispatcher_.join();
+}
+
+void Rpc::Register(uint16_t type, Handler handler) {
+  std::lock_guard<std::mutex> lock(handlers_mutex_);
+  handlers_[type] = std::move(handler);
+}
+
+void Rpc::OnMessage(Rank from, std::span<const std::byte> bytes) {
+  auto frame = DecodeFrame(bytes);
+  if (!frame.ok()) {
+    malformed_frames_.fetch_add(1);
+    log::Warn("dropping message from rank {}: {}", from.value, frame.status().ToString());
+    return;
+  }
+  if (frame->kind == FrameKind::kResponse) {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    auto it = calls_.find(frame->call_id);
+    if (it == calls_.end()) return;  // the caller gave up (deadline passed); drop late answers
+    it->second->done = true;
+    it->second->status = frame->status;
+    it->second->payload.assign(frame->payload.begin(), frame->payload.end());
+    calls_cv_.notify_all();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    inbox_.push_back(
+        Incoming{from, frame->type, frame->call_id, frame->kind,
+                 std::vector<std::byte>(frame->payload.begin(), frame->payload.end())});
+  }
+  inbox_cv_.notify_one();
+}
+
+void Rpc::DispatchLoop() {
+  for (;;) {
+    Incoming msg;
+    {
+      std::unique_lock<std::mutex> lock(inbox_mutex_);
+      inbox_cv_.wait(lock, [this] { return stopping_ || !inbox_.empty(); });
+      if (stopping_) return;
+      msg = std::move(inbox_.front());
+      inbox_.pop_front();
+    }
+    Handler handler;
+    {
+      std::lock_guard<std::mutex> lock(handlers_mutex_);
+      auto it = handlers_.find(msg.type);
+      if (it != handlers_.end()) handler = it->second;
+    }
+    Responder responder = msg.kind == FrameKind::kRequest
+                              ? Responder(this, msg.from, msg.type, msg.call_id)
+                              : Responder();
+    if (!handler) {
+      responder.Fail(NotSupported("rank " + std::to_string(transport_.self().value) +
+                                  " has no handler for message type " + std::to_string(msg.type)));
+      continue;
+    }
+    handler(msg.from, msg.payload, responder);
+  }
+}
+
+void Rpc::SendResponse(Rank peer, uint16_t type, uint64_t call_id, ErrorCode status,
+                       std::span<const std::byte> payload) {
+  auto frame = EncodeFrame(FrameKind::kResponse, type, status, call_id, payload);
+  Status s = transport_.SendMessage(peer, frame);
+  if (!s.ok()) log::Warn("response to rank {} lost: {}", peer.value, s.ToString());
+}
+
+Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
+                                         std::span<const std::byte> request, Nanos timeout) {
+  auto pending = std::make_shared<PendingCall>();
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    id = next_call_id_++;
+    calls_[id] = pending;
+  }
+  auto erase = [&] {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    calls_.erase(id);
+  };
+  Status sent = transport_.SendMessage(
+      peer, EncodeFrame(FrameKind::kRequest, type, ErrorCode::kOk, id, request));
+  if (!sent.ok()) {
+    erase();
+    return sent.WithContext("rpc type " + std::to_string(type) + " to rank " +
+                            std::to_string(peer.value));
+  }
+  SteadyClock clock;
+  const Nanos deadline = clock.Now() + timeout;
+  // Help the backend progress for a short while (low latency on a dedicated core), then block on
+  // the condition variable in short slices so an oversubscribed machine is not starved.
+  const Nanos spin_until = clock.Now() + Nanos(50'000);
+  std::unique_lock<std::mutex> lock(calls_mutex_);
+  while (!pending->done) {
+    Nanos now = clock.Now();
+    if (now >= deadline) {
+      calls_.erase(id);
+      return Timeout("rank " + std::to_string(peer.value) + " did not answer rpc type " +
+                     std::to_string(type) + " within " + FormatMs(timeout));
+    }
+    if (now < spin_until) {
+      lock.unlock();
+      transport_.Progress();
+      lock.lock();
+    } else {
+      Nanos slice = std::min<Nanos>(deadline - now, Nanos(1'000'000));
+      calls_cv_.wait_for(lock, slice);
+    }
+  }
+  calls_.erase(id);
+  if (pending->status != ErrorCode::kOk) {
+    std::string msg(reinterpret_cast<const char*>(pending->payload.data()),
+                    pending->payload.size());
+    return Status(pending->status, "rank " + std::to_string(peer.value) + ": " + msg);
+  }
+  return std::move(pending->payload);
+}
+
+Status Rpc::Notify(Rank peer, uint16_t type, std::span<const std::byte> payload) {
+  return transport_.SendMessage(peer,
+                                EncodeFrame(FrameKind::kOneWay, type, ErrorCode::kOk, 0, payload));
+}
+
+}  // namespace mooncake::transport

@@ -1,0 +1,124 @@
+// The transport: one narrow interface for both planes of a rank (DESIGN.md "Three planes").
+//
+//  * Data plane: register memory, export its remote descriptor, import peers' descriptors, and
+//    submit batches of one-sided READ/WRITE requests against peers' registered memory. A batch is
+//    polled or waited on with a deadline; "in progress" is a state, not an error; a failed request
+//    names its peer and the reason.
+//  * Control plane: small messages to a peer, delivered to one handler per rank. Rpc (rpc.h)
+//    builds typed request/response calls with deadlines on top of it.
+//
+// Backends (chosen in one factory, transport_factory.h): `ucx` for real ranks and `loopback` for
+// several ranks inside one process (unit tests, single-process runs).
+//
+// Threading: every method may be called from any thread. Message handlers run on a transport
+// thread and must not block.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace mooncake::transport {
+
+enum class MemoryType : uint8_t { kHost = 0, kCuda = 1 };
+
+// A local registration. `id` is unique within the owning Transport.
+struct MemoryRegion {
+  uint64_t id = 0;
+  void* addr = nullptr;
+  size_t length = 0;
+  MemoryType type = MemoryType::kHost;
+};
+
+// What a peer needs to address a registered region: its address range and the backend's packed
+// remote key. Serialisable with Encode/Decode (bounds-checked) for the bootstrap exchange.
+struct RemoteDescriptor {
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  MemoryType type = MemoryType::kHost;
+  std::vector<std::byte> packed_key;
+
+  std::vector<std::byte> Encode() const;
+  static Result<RemoteDescriptor> Decode(std::span<const std::byte> bytes);
+};
+
+enum class OpKind : uint8_t { kRead = 0, kWrite = 1 };
+
+// READ copies peer memory [remote_addr, +length) into `local`; WRITE copies `local` to the peer.
+// `local` must stay valid (and, for ucx, inside a registered region when the backend needs it)
+// until the batch completes.
+struct TransferRequest {
+  OpKind op = OpKind::kRead;
+  void* local = nullptr;
+  Rank peer;
+  uint64_t remote_addr = 0;
+  size_t length = 0;
+};
+
+enum class BatchState : uint8_t { kInProgress, kCompleted, kFailed };
+
+// A submitted batch. Owned by the caller; destroying it while requests are still in flight is
+// allowed (the transport keeps what the hardware still references alive) but the local buffers
+// must then stay valid until the transport is closed.
+class TransferBatch {
+ public:
+  virtual ~TransferBatch() = default;
+  virtual BatchState Poll() = 0;
+  // Waits until every request finished or `timeout` passed. Returns OK, the first failure, or
+  // Timeout naming the peers still pending.
+  virtual Status Wait(Nanos timeout) = 0;
+  // Per-request status, in submission order (kOk, an error, or Busy while in progress).
+  virtual std::vector<Status> RequestStatus() const = 0;
+  virtual size_t size() const = 0;
+};
+
+// Called for every control message that arrives: sender and payload (valid during the call).
+using MessageHandler = std::function<void(Rank from, std::span<const std::byte> payload)>;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual Rank self() const = 0;
+  virtual int world_size() const = 0;
+  virtual std::string backend_name() const = 0;
+
+  // Bootstrap: this rank's address blob, and connecting to every rank given all blobs (index =
+  // rank).
+  virtual std::vector<std::byte> LocalAddress() const = 0;
+  virtual Status ConnectAll(const std::vector<std::vector<std::byte>>& addresses) = 0;
+
+  virtual Result<MemoryRegion> RegisterMemory(void* addr, size_t length, MemoryType type) = 0;
+  virtual Status UnregisterMemory(const MemoryRegion& region) = 0;
+  virtual Result<RemoteDescriptor> Export(const MemoryRegion& region) = 0;
+  virtual Status Import(Rank owner, const RemoteDescriptor& descriptor) = 0;
+
+  virtual Result<std::unique_ptr<TransferBatch>> Submit(
+      std::span<const TransferRequest> requests) = 0;
+
+  // One handler per rank; set before ConnectAll. No ordering is promised between messages.
+  virtual void SetMessageHandler(MessageHandler handler) = 0;
+  // Queues a copy of `payload` for `peer`; returns once it is queued (or an error for a dead peer).
+  virtual Status SendMessage(Rank peer, std::span<const std::byte> payload) = 0;
+
+  // Drives the backend's progress engine once from the calling thread; true when something
+  // happened. Waiters call it so that a blocked caller does the work instead of waiting for the
+  // transport's own thread. Backends without a progress engine return false.
+  virtual bool Progress() = 0;
+
+  // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).
+  virtual std::string DescribePath(Rank peer) const = 0;
+
+  // Flushes and closes endpoints; waits at most `timeout`. No method may be called afterwards.
+  virtual Status Close(Nanos timeout) = 0;
+};
+
+}  // namespace mooncake::transport

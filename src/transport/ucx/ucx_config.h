@@ -1,0 +1,35 @@
+// Configuration of the UCX backend. Declared next to the code that uses it (STYLE.md).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "common/clock.h"
+
+namespace mooncake::transport {
+
+// How READ/WRITE bytes move. RMA (ucp_put/get) is fast on shared memory (posix/cma) and RDMA; on
+// tcp UCX 1.13 emulates RMA over small active messages (149 MiB/s at 16 MiB, ENVIRONMENT.md), so
+// there we move the bytes with active-message rendezvous straight into the registered target.
+// kAuto picks per endpoint from the UCX transports its lanes use.
+enum class DataPath { kAuto, kRma, kActiveMessage };
+
+struct UcxConfig {
+  std::string tls;      // raw UCX_TLS list ("posix,cma,self"); empty keeps UCX's default
+  std::string devices;  // raw UCX_NET_DEVICES; empty keeps UCX's default
+  DataPath data_path = DataPath::kAuto;
+  size_t rma_slice = 64 * 1024;       // RMA requests are cut into slices of this size
+  size_t am_slice = 4 * 1024 * 1024;  // AM-path requests are cut into slices of this size
+  // The progress thread spins this long after its last event before it starts to sleep
+  // (exponential back-off up to max_sleep). busy_poll never sleeps (benchmarks on pinned cores).
+  Nanos idle_spin = Nanos(200'000);
+  Nanos max_sleep = Nanos(200'000);
+  bool busy_poll = false;
+};
+
+// Maps the user-facing transport.tls value to a UCX_TLS list: auto -> "" (UCX decides),
+// shm -> "posix,sysv,cma,self", tcp -> "tcp,self", rdma -> "rc,ud,self,posix,sysv,cma"; anything
+// else is passed through as a raw UCX_TLS list.
+std::string ResolveTls(const std::string& user_value);
+
+}  // namespace mooncake::transport

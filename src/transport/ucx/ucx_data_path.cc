@@ -1,0 +1,338 @@
+// READ/WRITE over UCX: RMA (ucp_put/get_nbx with an rkey) or active-message rendezvous, chosen
+// per peer (see UcxConfig::data_path). Each request is cut into slices; all slices of a batch
+// are posted before any is waited on, so many stay in flight.
+#include <cstring>
+
+#include "common/log.h"
+#include "transport/slicing.h"
+#include "transport/ucx/ucx_impl.h"
+
+namespace mooncake::transport {
+namespace {
+
+Status SliceFailure(int32_t peer, const char* what, ucs_status_t st) {
+  return PeerFailure("rank " + std::to_string(peer) + ": " + what +
+                     " failed: " + ucs_status_string(st));
+}
+
+// RMA slice or flush completion: completes one slice of each covered request.
+void OnRmaDone(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<SliceOp*>(user_data);
+  Status s = status == UCS_OK ? Status::Ok() : SliceFailure(op->peer, "rma", status);
+  for (size_t i : op->indices) op->tracker->CompleteSlice(i, s);
+  delete op;
+  ucp_request_free(request);
+}
+
+// Lives until the send completes: UCX 1.13 reads the header until then.
+struct AmSendContext {
+  UcxTransport* transport;
+  uint64_t token;
+  DataHeader header;
+};
+
+// AM send completion: only failures matter here; success is signalled by the target's ack.
+void OnAmSent(void* request, ucs_status_t status, void* user_data) {
+  auto* ctx = static_cast<AmSendContext*>(user_data);
+  if (status != UCS_OK) {
+    ctx->transport->CompleteToken(
+        ctx->token, Status(ErrorCode::kPeerFailure,
+                           std::string("am send failed: ") + ucs_status_string(status)));
+  }
+  delete ctx;
+  ucp_request_free(request);
+}
+
+void OnAckSent(void* request, ucs_status_t, void* user_data) {
+  delete static_cast<AckHeader*>(user_data);
+  ucp_request_free(request);
+}
+
+struct RecvContext {
+  UcxTransport* transport;
+  uint64_t token;    // initiator side (read response): the slice to complete
+  int32_t ack_peer;  // target side (write): who to ack; -1 when not acking
+  uint64_t ack_token;
+};
+
+}  // namespace
+
+uint64_t UcxTransport::RegisterToken(std::unique_ptr<SliceOp> op) {
+  std::lock_guard<std::mutex> lock(tokens_mutex_);
+  uint64_t token = next_token_++;
+  tokens_[token] = std::move(op);
+  return token;
+}
+
+void UcxTransport::CompleteToken(uint64_t token, const Status& status) {
+  std::unique_ptr<SliceOp> op;
+  {
+    std::lock_guard<std::mutex> lock(tokens_mutex_);
+    auto it = tokens_.find(token);
+    if (it == tokens_.end()) return;  // already completed (ack and error raced)
+    op = std::move(it->second);
+    tokens_.erase(it);
+  }
+  for (size_t i : op->indices) op->tracker->CompleteSlice(i, status);
+}
+
+Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
+    std::span<const TransferRequest> requests) {
+  if (closing_) return Internal("transport is closed");
+  auto tracker = std::make_shared<BatchTracker>(
+      std::vector<TransferRequest>(requests.begin(), requests.end()));
+  std::vector<std::vector<size_t>> writes_by_peer(world_size_);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const TransferRequest& r = requests[i];
+    if (r.length == 0) {
+      tracker->SetSlices(i, 0);
+      continue;
+    }
+    if (r.peer.value < 0 || r.peer.value >= world_size_ || eps_.empty()) {
+      tracker->SetSlices(i, 1);
+      tracker->CompleteSlice(
+          i, InvalidArgument("request names rank " + std::to_string(r.peer.value) + " of " +
+                             std::to_string(world_size_)));
+      continue;
+    }
+    Status s = UsesAm(r.peer.value) ? PostAm(tracker, i) : PostRma(tracker, i, &writes_by_peer);
+    if (!s.ok()) log::Debug("request {} failed at post: {}", i, s.ToString());
+  }
+  for (int32_t p = 0; p < world_size_; ++p) {
+    if (!writes_by_peer[p].empty()) PostFlush(tracker, p, std::move(writes_by_peer[p]));
+  }
+  return std::unique_ptr<TransferBatch>(new SharedBatch(tracker, [this] { return Progress(); }));
+}
+
+Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_t index,
+                             std::vector<std::vector<size_t>>* writes_by_peer) {
+  const TransferRequest& r = tracker->requests()[index];
+  const int32_t peer = r.peer.value;
+  const bool is_write = r.op == OpKind::kWrite;
+  const uint32_t slices = SliceCount(r.length, config_.rma_slice);
+  // A write completes only after the flush that follows it (remote completion), hence +1.
+  tracker->SetSlices(index, slices + (is_write ? 1 : 0));
+  auto rkey = imported_[peer]->Find(r.remote_addr, r.length);
+  Status error;
+  if (peer_failed_[peer]) {
+    error = PeerFailure("rank " + std::to_string(peer) + " has failed");
+  } else if (!rkey) {
+    error = InvalidArgument("rank " + std::to_string(peer) + ": remote range [" +
+                            std::to_string(r.remote_addr) + ", +" + std::to_string(r.length) +
+                            ") is not inside a region imported from that rank");
+  }
+  if (!error.ok()) {
+    tracker->FailRemaining(index, slices + (is_write ? 1 : 0), error);
+    return error;
+  }
+  for (uint32_t s = 0; s < slices; ++s) {
+    Slice slice = SliceAt(r.length, config_.rma_slice, s);
+    auto* op = new SliceOp{tracker, {index}, peer, nullptr, 0};
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.send = OnRmaDone;
+    rp.user_data = op;
+    void* local = static_cast<std::byte*>(r.local) + slice.offset;
+    uint64_t remote = r.remote_addr + slice.offset;
+    ucs_status_ptr_t req =
+        is_write ? ucp_put_nbx(eps_[peer], local, slice.length, remote, (*rkey)->rkey, &rp)
+                 : ucp_get_nbx(eps_[peer], local, slice.length, remote, (*rkey)->rkey, &rp);
+    if (req == nullptr) {
+      tracker->CompleteSlice(index, Status::Ok());
+      delete op;
+    } else if (UCS_PTR_IS_ERR(req)) {
+      delete op;
+      Status e = SliceFailure(peer, is_write ? "put" : "get", UCS_PTR_STATUS(req));
+      tracker->FailRemaining(index, slices - s + (is_write ? 1 : 0), e);
+      return e;
+    }
+  }
+  if (is_write) (*writes_by_peer)[peer].push_back(index);
+  return Status::Ok();
+}
+
+void UcxTransport::PostFlush(const std::shared_ptr<BatchTracker>& tracker, int32_t peer,
+                             std::vector<size_t> indices) {
+  auto* op = new SliceOp{tracker, std::move(indices), peer, nullptr, 0};
+  ucp_request_param_t rp{};
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  rp.cb.send = OnRmaDone;
+  rp.user_data = op;
+  ucs_status_ptr_t req = ucp_ep_flush_nbx(eps_[peer], &rp);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+    Status s = req == nullptr ? Status::Ok() : SliceFailure(peer, "flush", UCS_PTR_STATUS(req));
+    for (size_t i : op->indices) tracker->CompleteSlice(i, s);
+    delete op;
+  }
+}
+
+Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t index) {
+  const TransferRequest& r = tracker->requests()[index];
+  const int32_t peer = r.peer.value;
+  const uint32_t slices = SliceCount(r.length, config_.am_slice);
+  tracker->SetSlices(index, slices);
+  if (peer_failed_[peer]) {
+    Status e = PeerFailure("rank " + std::to_string(peer) + " has failed");
+    tracker->FailRemaining(index, slices, e);
+    return e;
+  }
+  for (uint32_t s = 0; s < slices; ++s) {
+    Slice slice = SliceAt(r.length, config_.am_slice, s);
+    auto* local = static_cast<std::byte*>(r.local) + slice.offset;
+    uint64_t token = RegisterToken(
+        std::make_unique<SliceOp>(SliceOp{tracker, {index}, peer, local, slice.length}));
+    auto* ctx = new AmSendContext{
+        this, token, DataHeader{token, r.remote_addr + slice.offset, slice.length, self_.value, 0}};
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.send = OnAmSent;
+    rp.user_data = ctx;
+    DataHeader* h = &ctx->header;
+    ucs_status_ptr_t req =
+        r.op == OpKind::kWrite
+            ? ucp_am_send_nbx(eps_[peer], kAmWrite, h, sizeof *h, local, slice.length, &rp)
+            : ucp_am_send_nbx(eps_[peer], kAmReadReq, h, sizeof *h, nullptr, 0, &rp);
+    if (req == nullptr) {
+      delete static_cast<AmSendContext*>(rp.user_data);
+    } else if (UCS_PTR_IS_ERR(req)) {
+      delete static_cast<AmSendContext*>(rp.user_data);
+      CompleteToken(token, SliceFailure(peer, "am send", UCS_PTR_STATUS(req)));
+    }
+  }
+  return Status::Ok();
+}
+
+void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status_t status,
+                           const void* data, size_t length) {
+  if (peer < 0 || peer >= static_cast<int32_t>(eps_.size()) || eps_[peer] == nullptr) return;
+  auto* h = new AckHeader{token, static_cast<int32_t>(status), 0};
+  ucp_request_param_t rp{};
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  rp.cb.send = OnAckSent;
+  rp.user_data = h;
+  ucs_status_ptr_t req = ucp_am_send_nbx(eps_[peer], id, h, sizeof *h, data, length, &rp);
+  if (req == nullptr) {
+    delete h;
+  } else if (UCS_PTR_IS_ERR(req)) {
+    delete h;
+    log::Warn("ack to rank {} failed: {}", peer, ucs_status_string(UCS_PTR_STATUS(req)));
+  }
+}
+
+ucs_status_t UcxTransport::OnWrite(const void* header, size_t header_length, void* data,
+                                   size_t length, const ucp_am_recv_param_t* param) {
+  if (header_length != sizeof(DataHeader)) return UCS_ERR_INVALID_PARAM;
+  DataHeader h;
+  std::memcpy(&h, header, sizeof h);
+  if (h.src_rank < 0 || h.src_rank >= world_size_) return UCS_ERR_INVALID_PARAM;
+  if (h.length != length || !local_ranges_.Find(h.remote_addr, h.length)) {
+    // Outside every registered region: never touch memory; tell the writer why.
+    SendAck(h.src_rank, kAmWriteAck, h.token, UCS_ERR_INVALID_ADDR, nullptr, 0);
+    return (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ? UCS_ERR_INVALID_ADDR : UCS_OK;
+  }
+  void* target = reinterpret_cast<void*>(h.remote_addr);
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    std::memcpy(target, data, length);
+    SendAck(h.src_rank, kAmWriteAck, h.token, UCS_OK, nullptr, 0);
+    return UCS_OK;
+  }
+  auto* ctx = new RecvContext{this, 0, h.src_rank, h.token};
+  ucp_request_param_t rp{};
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user_data) {
+    auto* c = static_cast<RecvContext*>(user_data);
+    c->transport->SendAck(c->ack_peer, kAmWriteAck, c->ack_token, status, nullptr, 0);
+    delete c;
+    ucp_request_free(request);
+  };
+  rp.user_data = ctx;
+  ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_, data, target, length, &rp);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+    ucs_status_t st = req == nullptr ? UCS_OK : UCS_PTR_STATUS(req);
+    SendAck(h.src_rank, kAmWriteAck, h.token, st, nullptr, 0);
+    delete ctx;
+  }
+  return UCS_INPROGRESS;
+}
+
+ucs_status_t UcxTransport::OnReadReq(const void* header, size_t header_length) {
+  if (header_length != sizeof(DataHeader)) return UCS_OK;
+  DataHeader h;
+  std::memcpy(&h, header, sizeof h);
+  if (h.src_rank < 0 || h.src_rank >= world_size_) return UCS_OK;
+  if (!local_ranges_.Find(h.remote_addr, h.length)) {
+    SendAck(h.src_rank, kAmReadResp, h.token, UCS_ERR_INVALID_ADDR, nullptr, 0);
+    return UCS_OK;
+  }
+  // The registered region stays mapped while the transport lives, so UCX may send from it
+  // directly (zero copy, rendezvous for large sizes).
+  SendAck(h.src_rank, kAmReadResp, h.token, UCS_OK, reinterpret_cast<const void*>(h.remote_addr),
+          h.length);
+  return UCS_OK;
+}
+
+ucs_status_t UcxTransport::OnAck(unsigned id, const void* header, size_t header_length, void* data,
+                                 size_t length, const ucp_am_recv_param_t* param) {
+  if (header_length != sizeof(AckHeader)) return UCS_OK;
+  AckHeader h;
+  std::memcpy(&h, header, sizeof h);
+  auto status = static_cast<ucs_status_t>(h.status);
+  int32_t peer = -1;
+  void* local = nullptr;
+  size_t expected = 0;
+  {
+    std::lock_guard<std::mutex> lock(tokens_mutex_);
+    auto it = tokens_.find(h.token);
+    if (it == tokens_.end()) return UCS_OK;  // the batch gave up on it; drop
+    peer = it->second->peer;
+    local = it->second->local;
+    expected = it->second->length;
+  }
+  if (status != UCS_OK) {
+    std::string why = status == UCS_ERR_INVALID_ADDR
+                          ? "remote range is not inside a region registered by that rank"
+                          : ucs_status_string(status);
+    CompleteToken(h.token, Status(status == UCS_ERR_INVALID_ADDR ? ErrorCode::kInvalidArgument
+                                                                 : ErrorCode::kPeerFailure,
+                                  "rank " + std::to_string(peer) + ": " + why));
+    return UCS_OK;
+  }
+  if (id == kAmWriteAck) {
+    CompleteToken(h.token, Status::Ok());
+    return UCS_OK;
+  }
+  if (length != expected) {
+    CompleteToken(
+        h.token, ProtocolError("rank " + std::to_string(peer) + " answered a read of " +
+                               std::to_string(expected) + " bytes with " + std::to_string(length)));
+    return UCS_OK;
+  }
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    std::memcpy(local, data, length);
+    CompleteToken(h.token, Status::Ok());
+    return UCS_OK;
+  }
+  auto* ctx = new RecvContext{this, h.token, -1, 0};
+  ucp_request_param_t rp{};
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  rp.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user_data) {
+    auto* c = static_cast<RecvContext*>(user_data);
+    c->transport->CompleteToken(c->token, status == UCS_OK
+                                              ? Status::Ok()
+                                              : PeerFailure(std::string("read receive failed: ") +
+                                                            ucs_status_string(status)));
+    delete c;
+    ucp_request_free(request);
+  };
+  rp.user_data = ctx;
+  ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_, data, local, length, &rp);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+    CompleteToken(h.token, req == nullptr ? Status::Ok()
+                                          : PeerFailure(std::string("read receive failed: ") +
+                                                        ucs_status_string(UCS_PTR_STATUS(req))));
+    delete ctx;
+  }
+  return UCS_INPROGRESS;
+}
+
+}  // namespace mooncake::transport

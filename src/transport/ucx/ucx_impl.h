@@ -1,0 +1,140 @@
+// Internal declaration of the UCX transport, shared by ucx_transport.cc (setup, memory,
+// messages) and ucx_data_path.cc (READ/WRITE). Not included outside this folder.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/batch_tracker.h"
+#include "transport/region_table.h"
+#include "transport/ucx/ucx_transport.h"
+
+namespace mooncake::transport {
+
+// Active-message ids. Headers are fixed-size structs, checked for length before use.
+enum AmId : unsigned {
+  kAmControl = 1,   // header: ControlHeader; payload: an Rpc frame
+  kAmWrite = 2,     // header: DataHeader; payload: bytes to place at remote_addr
+  kAmWriteAck = 3,  // header: AckHeader
+  kAmReadReq = 4,   // header: DataHeader; no payload
+  kAmReadResp = 5,  // header: AckHeader; payload: the bytes read
+};
+
+struct ControlHeader {
+  int32_t src_rank;
+};
+struct DataHeader {
+  uint64_t token;
+  uint64_t remote_addr;
+  uint64_t length;
+  int32_t src_rank;
+  int32_t pad;
+};
+struct AckHeader {
+  uint64_t token;
+  int32_t status;  // ucs_status_t of the target's handling
+  int32_t pad;
+};
+
+struct RkeyHolder {
+  ucp_rkey_h rkey = nullptr;
+  ~RkeyHolder() {
+    if (rkey) ucp_rkey_destroy(rkey);
+  }
+};
+
+// One posted slice (or flush) waiting for completion.
+struct SliceOp {
+  std::shared_ptr<BatchTracker> tracker;
+  std::vector<size_t> indices;  // requests completed by this op (a flush covers several)
+  int32_t peer = -1;
+  void* local = nullptr;  // AM read: where the response lands
+  size_t length = 0;
+};
+
+class UcxTransport final : public Transport {
+ public:
+  UcxTransport(const UcxConfig& config, Rank self, int world_size);
+  ~UcxTransport() override;
+  Status Init();
+
+  Rank self() const override { return self_; }
+  int world_size() const override { return world_size_; }
+  std::string backend_name() const override { return "ucx"; }
+  std::vector<std::byte> LocalAddress() const override { return local_address_; }
+  Status ConnectAll(const std::vector<std::vector<std::byte>>& addresses) override;
+
+  Result<MemoryRegion> RegisterMemory(void* addr, size_t length, MemoryType type) override;
+  Status UnregisterMemory(const MemoryRegion& region) override;
+  Result<RemoteDescriptor> Export(const MemoryRegion& region) override;
+  Status Import(Rank owner, const RemoteDescriptor& descriptor) override;
+
+  Result<std::unique_ptr<TransferBatch>> Submit(std::span<const TransferRequest> requests) override;
+
+  void SetMessageHandler(MessageHandler handler) override;
+  Status SendMessage(Rank peer, std::span<const std::byte> payload) override;
+  bool Progress() override;
+  std::string DescribePath(Rank peer) const override;
+  Status Close(Nanos timeout) override;
+
+  // Callbacks from UCX (static trampolines forward here).
+  ucs_status_t OnControl(const void* header, size_t header_length, void* data, size_t length,
+                         const ucp_am_recv_param_t* param);
+  ucs_status_t OnWrite(const void* header, size_t header_length, void* data, size_t length,
+                       const ucp_am_recv_param_t* param);
+  ucs_status_t OnAck(unsigned id, const void* header, size_t header_length, void* data,
+                     size_t length, const ucp_am_recv_param_t* param);
+  ucs_status_t OnReadReq(const void* header, size_t header_length);
+  void OnPeerError(int32_t peer, ucs_status_t status);
+  void CompleteToken(uint64_t token, const Status& status);
+
+ private:
+  void ProgressLoop();
+  Status PostRma(const std::shared_ptr<BatchTracker>& tracker, size_t index,
+                 std::vector<std::vector<size_t>>* writes_by_peer);
+  Status PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t index);
+  void PostFlush(const std::shared_ptr<BatchTracker>& tracker, int32_t peer,
+                 std::vector<size_t> indices);
+  uint64_t RegisterToken(std::unique_ptr<SliceOp> op);
+  void SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status_t status, const void* data,
+               size_t length);
+  bool UsesAm(int32_t peer) const;
+  std::string PeerName(int32_t peer) const { return "rank " + std::to_string(peer); }
+
+  UcxConfig config_;
+  Rank self_;
+  int world_size_;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<std::byte> local_address_;
+  std::vector<ucp_ep_h> eps_;
+  std::vector<char> use_am_;        // per peer: AM data path (1) or RMA (0)
+  std::vector<std::string> paths_;  // per peer: UCX transports of the endpoint's lanes
+  std::unique_ptr<std::atomic<bool>[]> peer_failed_;
+
+  std::mutex regions_mutex_;
+  std::unordered_map<uint64_t, std::pair<MemoryRegion, ucp_mem_h>> regions_;  // by id
+  uint64_t next_region_id_ = 1;
+  RegionTable<uint64_t> local_ranges_;  // base -> region id (for AM-path targets)
+  std::vector<std::unique_ptr<RegionTable<std::shared_ptr<RkeyHolder>>>> imported_;  // per peer
+
+  std::mutex tokens_mutex_;
+  uint64_t next_token_ = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<SliceOp>> tokens_;
+
+  std::mutex handler_mutex_;
+  std::shared_ptr<MessageHandler> handler_;
+
+  std::atomic<bool> running_{false};
+  std::atomic<bool> closing_{false};
+  std::thread progress_thread_;
+};
+
+}  // namespace mooncake::transport

@@ -1,0 +1,445 @@
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "common/log.h"
+#include "transport/ucx/ucx_impl.h"
+
+namespace mooncake::transport {
+namespace {
+
+Status UcxError(const std::string& what, ucs_status_t status) {
+  return Status(ErrorCode::kInternal, what + ": " + ucs_status_string(status));
+}
+
+ucs_status_t ControlTrampoline(void* arg, const void* header, size_t header_length, void* data,
+                               size_t length, const ucp_am_recv_param_t* param) {
+  return static_cast<UcxTransport*>(arg)->OnControl(header, header_length, data, length, param);
+}
+ucs_status_t WriteTrampoline(void* arg, const void* header, size_t header_length, void* data,
+                             size_t length, const ucp_am_recv_param_t* param) {
+  return static_cast<UcxTransport*>(arg)->OnWrite(header, header_length, data, length, param);
+}
+ucs_status_t WriteAckTrampoline(void* arg, const void* header, size_t header_length, void* data,
+                                size_t length, const ucp_am_recv_param_t* param) {
+  return static_cast<UcxTransport*>(arg)->OnAck(kAmWriteAck, header, header_length, data, length,
+                                                param);
+}
+ucs_status_t ReadRespTrampoline(void* arg, const void* header, size_t header_length, void* data,
+                                size_t length, const ucp_am_recv_param_t* param) {
+  return static_cast<UcxTransport*>(arg)->OnAck(kAmReadResp, header, header_length, data, length,
+                                                param);
+}
+ucs_status_t ReadReqTrampoline(void* arg, const void* header, size_t header_length, void*, size_t,
+                               const ucp_am_recv_param_t*) {
+  return static_cast<UcxTransport*>(arg)->OnReadReq(header, header_length);
+}
+
+struct PeerErrorArg {
+  UcxTransport* transport;
+  int32_t peer;
+};
+
+void PeerErrorTrampoline(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* a = static_cast<PeerErrorArg*>(arg);
+  a->transport->OnPeerError(a->peer, status);
+}
+
+// A control message in flight: UCX 1.13 reads the header and payload until the send completes.
+struct OutgoingControl {
+  ControlHeader header;
+  std::vector<std::byte> payload;
+};
+
+void FreeOnSend(void* request, ucs_status_t, void* user_data) {
+  delete static_cast<OutgoingControl*>(user_data);
+  ucp_request_free(request);
+}
+
+// The UCX transports of an endpoint's lanes, read from ucp_ep_print_info ("posix/memory").
+std::string LaneTransports(ucp_ep_h ep) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* stream = open_memstream(&text, &size);
+  if (stream == nullptr) return "unknown";
+  ucp_ep_print_info(ep, stream);
+  std::fclose(stream);
+  std::set<std::string> names;
+  std::string all(text, size);
+  std::free(text);
+  size_t pos = 0;
+  while ((pos = all.find("lane[", pos)) != std::string::npos) {
+    size_t eol = all.find('\n', pos);
+    std::string line = all.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    // "lane[0]:  1:posix/memory.0 md[1] ..." -> "posix/memory"
+    size_t colon = line.find(':', line.find(']'));
+    size_t start = line.find(':', colon + 1);
+    if (start != std::string::npos) {
+      size_t end = line.find_first_of(" .", start + 1);
+      names.insert(line.substr(start + 1, end - start - 1));
+    }
+    pos = eol == std::string::npos ? all.size() : eol;
+  }
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out.empty() ? "unknown" : out;
+}
+
+}  // namespace
+
+std::string ResolveTls(const std::string& v) {
+  if (v.empty() || v == "auto") return "";
+  if (v == "shm") return "posix,sysv,cma,self";
+  if (v == "tcp") return "tcp,self";
+  if (v == "rdma") return "rc,ud,self,posix,sysv,cma";
+  return v;
+}
+
+UcxTransport::UcxTransport(const UcxConfig& config, Rank self, int world_size)
+    : config_(config), self_(self), world_size_(world_size) {}
+
+Status UcxTransport::Init() {
+  ucp_config_t* cfg = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
+  if (st != UCS_OK) return UcxError("ucp_config_read", st);
+  std::string tls = ResolveTls(config_.tls);
+  if (!tls.empty() && (st = ucp_config_modify(cfg, "TLS", tls.c_str())) != UCS_OK) {
+    ucp_config_release(cfg);
+    return Status(ErrorCode::kInvalidArgument,
+                  "transport.tls = '" + config_.tls +
+                      "' is not a valid UCX_TLS list: " + ucs_status_string(st));
+  }
+  if (!config_.devices.empty() &&
+      (st = ucp_config_modify(cfg, "NET_DEVICES", config_.devices.c_str())) != UCS_OK) {
+    ucp_config_release(cfg);
+    return Status(ErrorCode::kInvalidArgument, "transport.devices = '" + config_.devices +
+                                                   "' is not valid: " + ucs_status_string(st));
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
+  params.mt_workers_shared = 0;
+  st = ucp_init(&params, cfg, &context_);
+  ucp_config_release(cfg);
+  if (st != UCS_OK) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "UCX could not start with UCX_TLS='" + tls + "': " + ucs_status_string(st));
+  }
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_MULTI;  // posting threads and the progress thread share it
+  if ((st = ucp_worker_create(context_, &wp, &worker_)) != UCS_OK) {
+    return UcxError("ucp_worker_create", st);
+  }
+  ucp_worker_attr_t wa{};
+  wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
+  ucp_worker_query(worker_, &wa);
+  if (wa.thread_mode != UCS_THREAD_MODE_MULTI) {
+    return Internal("this UCX build has no multi-threaded worker support (--enable-mt)");
+  }
+  ucp_address_t* address = nullptr;
+  size_t address_length = 0;
+  if ((st = ucp_worker_get_address(worker_, &address, &address_length)) != UCS_OK) {
+    return UcxError("ucp_worker_get_address", st);
+  }
+  auto* p = reinterpret_cast<const std::byte*>(address);
+  local_address_.assign(p, p + address_length);
+  ucp_worker_release_address(worker_, address);
+
+  struct Handler {
+    unsigned id;
+    ucp_am_recv_callback_t cb;
+  };
+  const Handler handlers[] = {{kAmControl, ControlTrampoline},
+                              {kAmWrite, WriteTrampoline},
+                              {kAmWriteAck, WriteAckTrampoline},
+                              {kAmReadReq, ReadReqTrampoline},
+                              {kAmReadResp, ReadRespTrampoline}};
+  for (const Handler& h : handlers) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = h.id;
+    hp.cb = h.cb;
+    hp.arg = this;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    if ((st = ucp_worker_set_am_recv_handler(worker_, &hp)) != UCS_OK) {
+      return UcxError("ucp_worker_set_am_recv_handler", st);
+    }
+  }
+  peer_failed_.reset(new std::atomic<bool>[world_size_]);
+  for (int i = 0; i < world_size_; ++i) peer_failed_[i] = false;
+  for (int i = 0; i < world_size_; ++i) {
+    imported_.push_back(std::make_unique<RegionTable<std::shared_ptr<RkeyHolder>>>());
+  }
+  running_ = true;
+  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  return Status::Ok();
+}
+
+UcxTransport::~UcxTransport() {
+  if (!closing_) (void)Close(Nanos(2'000'000'000));
+}
+
+void UcxTransport::ProgressLoop() {
+  SteadyClock clock;
+  Nanos last_event = clock.Now();
+  Nanos sleep(1'000);
+  while (running_.load(std::memory_order_acquire)) {
+    if (ucp_worker_progress(worker_) != 0) {
+      last_event = clock.Now();
+      sleep = Nanos(1'000);
+      continue;
+    }
+    if (config_.busy_poll || clock.Now() - last_event < config_.idle_spin) continue;
+    // Idle: back off so oversubscribed ranks leave the cores to the ranks doing work.
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, config_.max_sleep);
+  }
+}
+
+bool UcxTransport::Progress() { return ucp_worker_progress(worker_) != 0; }
+
+Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addresses) {
+  if (static_cast<int>(addresses.size()) != world_size_) {
+    return InvalidArgument("ConnectAll got " + std::to_string(addresses.size()) +
+                           " addresses for " + std::to_string(world_size_) + " ranks");
+  }
+  eps_.assign(world_size_, nullptr);
+  use_am_.assign(world_size_, 0);
+  paths_.assign(world_size_, "");
+  for (int r = 0; r < world_size_; ++r) {
+    auto* arg = new PeerErrorArg{this, r};  // lives as long as the endpoint; freed in Close
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = PeerErrorTrampoline;
+    ep.err_handler.arg = arg;
+    ucs_status_t st = ucp_ep_create(worker_, &ep, &eps_[r]);
+    if (st != UCS_OK) {
+      delete arg;
+      return PeerFailure("cannot create an endpoint to " + PeerName(r) + ": " +
+                         ucs_status_string(st));
+    }
+    paths_[r] = LaneTransports(eps_[r]);
+    switch (config_.data_path) {
+      case DataPath::kRma:
+        use_am_[r] = 0;
+        break;
+      case DataPath::kActiveMessage:
+        use_am_[r] = 1;
+        break;
+      case DataPath::kAuto:
+        use_am_[r] = paths_[r].find("tcp") != std::string::npos;
+        break;
+    }
+    log::Debug("endpoint to rank {}: {} ({})", r, paths_[r], use_am_[r] ? "am" : "rma");
+  }
+  return Status::Ok();
+}
+
+std::string UcxTransport::DescribePath(Rank peer) const {
+  if (peer.value < 0 || peer.value >= static_cast<int>(paths_.size())) return "not connected";
+  return paths_[peer.value] + (use_am_[peer.value] ? " (am rendezvous)" : " (rma)");
+}
+
+bool UcxTransport::UsesAm(int32_t peer) const { return use_am_[peer] != 0; }
+
+Result<MemoryRegion> UcxTransport::RegisterMemory(void* addr, size_t length, MemoryType type) {
+  if (addr == nullptr || length == 0) return InvalidArgument("cannot register an empty region");
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                  UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+  mp.address = addr;
+  mp.length = length;
+  mp.memory_type = type == MemoryType::kCuda ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST;
+  ucp_mem_h memh = nullptr;
+  ucs_status_t st = ucp_mem_map(context_, &mp, &memh);
+  if (st != UCS_OK) {
+    if (type == MemoryType::kCuda) {
+      return NotSupported("this UCX build cannot register CUDA memory: " +
+                          std::string(ucs_status_string(st)));
+    }
+    return UcxError("ucp_mem_map of " + std::to_string(length) + " bytes", st);
+  }
+  std::lock_guard<std::mutex> lock(regions_mutex_);
+  MemoryRegion region{next_region_id_++, addr, length, type};
+  regions_[region.id] = {region, memh};
+  local_ranges_.Insert(reinterpret_cast<uint64_t>(addr), length, region.id);
+  return region;
+}
+
+Status UcxTransport::UnregisterMemory(const MemoryRegion& region) {
+  std::lock_guard<std::mutex> lock(regions_mutex_);
+  auto it = regions_.find(region.id);
+  if (it == regions_.end())
+    return NotFound("region " + std::to_string(region.id) + " is not registered");
+  local_ranges_.Erase(reinterpret_cast<uint64_t>(region.addr));
+  ucp_mem_unmap(context_, it->second.second);
+  regions_.erase(it);
+  return Status::Ok();
+}
+
+Result<RemoteDescriptor> UcxTransport::Export(const MemoryRegion& region) {
+  std::lock_guard<std::mutex> lock(regions_mutex_);
+  auto it = regions_.find(region.id);
+  if (it == regions_.end())
+    return NotFound("region " + std::to_string(region.id) + " is not registered");
+  void* buffer = nullptr;
+  size_t size = 0;
+  ucs_status_t st = ucp_rkey_pack(context_, it->second.second, &buffer, &size);
+  if (st != UCS_OK) return UcxError("ucp_rkey_pack", st);
+  RemoteDescriptor d;
+  d.addr = reinterpret_cast<uint64_t>(region.addr);
+  d.length = region.length;
+  d.type = region.type;
+  auto* p = static_cast<const std::byte*>(buffer);
+  d.packed_key.assign(p, p + size);
+  ucp_rkey_buffer_release(buffer);
+  return d;
+}
+
+Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
+  if (owner.value < 0 || owner.value >= world_size_ || eps_.empty()) {
+    return InvalidArgument("cannot import a descriptor of rank " + std::to_string(owner.value) +
+                           " (not connected)");
+  }
+  auto holder = std::make_shared<RkeyHolder>();
+  ucs_status_t st = ucp_ep_rkey_unpack(eps_[owner.value], d.packed_key.data(), &holder->rkey);
+  if (st != UCS_OK) {
+    return ProtocolError("remote key of " + PeerName(owner.value) +
+                         " does not unpack: " + ucs_status_string(st));
+  }
+  imported_[owner.value]->Insert(d.addr, d.length, std::move(holder));
+  return Status::Ok();
+}
+
+void UcxTransport::SetMessageHandler(MessageHandler handler) {
+  std::lock_guard<std::mutex> lock(handler_mutex_);
+  handler_ = handler ? std::make_shared<MessageHandler>(std::move(handler)) : nullptr;
+}
+
+Status UcxTransport::SendMessage(Rank peer, std::span<const std::byte> payload) {
+  if (peer.value < 0 || peer.value >= static_cast<int>(eps_.size())) {
+    return InvalidArgument("no endpoint to rank " + std::to_string(peer.value));
+  }
+  if (peer_failed_[peer.value]) return PeerFailure(PeerName(peer.value) + " has failed");
+  // The payload must live until UCX is done with it: a heap copy freed by the callback.
+  auto* copy = new OutgoingControl{ControlHeader{self_.value},
+                                   std::vector<std::byte>(payload.begin(), payload.end())};
+  ucp_request_param_t rp{};
+  rp.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  rp.flags = UCP_AM_SEND_FLAG_EAGER;
+  rp.cb.send = FreeOnSend;
+  rp.user_data = copy;
+  ucs_status_ptr_t req =
+      ucp_am_send_nbx(eps_[peer.value], kAmControl, &copy->header, sizeof copy->header,
+                      copy->payload.data(), copy->payload.size(), &rp);
+  if (req == nullptr) {
+    delete copy;
+  } else if (UCS_PTR_IS_ERR(req)) {
+    delete copy;
+    return PeerFailure("send to " + PeerName(peer.value) +
+                       " failed: " + ucs_status_string(UCS_PTR_STATUS(req)));
+  }
+  return Status::Ok();
+}
+
+ucs_status_t UcxTransport::OnControl(const void* header, size_t header_length, void* data,
+                                     size_t length, const ucp_am_recv_param_t* param) {
+  if (header_length != sizeof(ControlHeader) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    log::Warn("dropping a malformed control message ({} header bytes)", header_length);
+    return UCS_OK;
+  }
+  ControlHeader h;
+  std::memcpy(&h, header, sizeof h);
+  if (h.src_rank < 0 || h.src_rank >= world_size_) {
+    log::Warn("dropping a control message that claims to come from rank {}", h.src_rank);
+    return UCS_OK;
+  }
+  std::shared_ptr<MessageHandler> handler;
+  {
+    std::lock_guard<std::mutex> lock(handler_mutex_);
+    handler = handler_;
+  }
+  if (handler && *handler) {
+    (*handler)(Rank{h.src_rank},
+               std::span<const std::byte>(static_cast<const std::byte*>(data), length));
+  }
+  return UCS_OK;
+}
+
+void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
+  if (closing_) return;  // peers closing their endpoints at shutdown is not a failure
+  peer_failed_[peer] = true;
+  log::Warn("endpoint to rank {} failed: {}", peer, ucs_status_string(status));
+  std::vector<uint64_t> doomed;
+  {
+    std::lock_guard<std::mutex> lock(tokens_mutex_);
+    for (auto& [token, op] : tokens_) {
+      if (op->peer == peer) doomed.push_back(token);
+    }
+  }
+  for (uint64_t t : doomed) {
+    CompleteToken(t, PeerFailure(PeerName(peer) + " failed: " + ucs_status_string(status)));
+  }
+}
+
+Status UcxTransport::Close(Nanos timeout) {
+  if (closing_.exchange(true)) return Status::Ok();
+  SteadyClock clock;
+  const Nanos deadline = clock.Now() + timeout;
+  Status result;
+  // Flush-close every endpoint while the progress thread still runs.
+  std::vector<ucs_status_ptr_t> pending;
+  for (ucp_ep_h ep : eps_) {
+    if (ep == nullptr) continue;
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &rp);
+    if (req != nullptr && !UCS_PTR_IS_ERR(req)) pending.push_back(req);
+  }
+  for (ucs_status_ptr_t req : pending) {
+    while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+      if (clock.Now() > deadline) {
+        result = Timeout("closing endpoints took longer than the deadline");
+        break;
+      }
+      std::this_thread::yield();
+    }
+    ucp_request_free(req);
+  }
+  eps_.clear();
+  running_ = false;
+  if (progress_thread_.joinable()) progress_thread_.join();
+  for (auto& table : imported_) table.reset();
+  imported_.clear();
+  {
+    std::lock_guard<std::mutex> lock(tokens_mutex_);
+    tokens_.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(regions_mutex_);
+    for (auto& [id, entry] : regions_) ucp_mem_unmap(context_, entry.second);
+    regions_.clear();
+  }
+  if (worker_) ucp_worker_destroy(worker_);
+  if (context_) ucp_cleanup(context_);
+  worker_ = nullptr;
+  context_ = nullptr;
+  return result;
+}
+
+Result<std::unique_ptr<Transport>> CreateUcxTransport(const UcxConfig& config, Rank self,
+                                                      int world_size) {
+  auto t = std::make_unique<UcxTransport>(config, self, world_size);
+  Status s = t->Init();
+  if (!s.ok()) return s;
+  return std::unique_ptr<Transport>(std::move(t));
+}
+
+}  // namespace mooncake::transport

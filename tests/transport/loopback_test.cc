@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "transport/loopback/loopback_transport.h"
+
+namespace mooncake::transport {
+namespace {
+
+using std::chrono::milliseconds;
+
+class LoopbackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ranks_ = CreateLoopbackCluster(2, &hub_);
+    target_.resize(4096);
+    auto region = ranks_[1]->RegisterMemory(target_.data(), target_.size(), MemoryType::kHost);
+    ASSERT_TRUE(region.ok());
+    auto desc = ranks_[1]->Export(*region);
+    ASSERT_TRUE(desc.ok());
+    ASSERT_TRUE(ranks_[0]->Import(Rank{1}, *desc).ok());
+  }
+  uint64_t remote(size_t offset) { return reinterpret_cast<uint64_t>(target_.data()) + offset; }
+
+  std::shared_ptr<LoopbackHub> hub_;
+  std::vector<std::unique_ptr<Transport>> ranks_;
+  std::vector<std::byte> target_;
+};
+
+TEST_F(LoopbackTest, WriteThenReadMovesBytes) {
+  std::vector<std::byte> src(1000), dst(1000);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 7);
+  TransferRequest w{OpKind::kWrite, src.data(), Rank{1}, remote(100), src.size()};
+  auto batch = ranks_[0]->Submit(std::span(&w, 1));
+  ASSERT_TRUE(batch.ok());
+  ASSERT_TRUE((*batch)->Wait(milliseconds(1000)).ok());
+  TransferRequest r{OpKind::kRead, dst.data(), Rank{1}, remote(100), dst.size()};
+  auto rb = ranks_[0]->Submit(std::span(&r, 1));
+  ASSERT_TRUE((*rb)->Wait(milliseconds(1000)).ok());
+  EXPECT_EQ(src, dst);
+  EXPECT_EQ((*rb)->Poll(), BatchState::kCompleted);
+}
+
+TEST_F(LoopbackTest, OutOfRangeAndUnregisteredAddressesFailPerRequest) {
+  std::vector<std::byte> buf(64);
+  std::vector<TransferRequest> reqs = {
+      {OpKind::kRead, buf.data(), Rank{1}, remote(0), 64},     // fine
+      {OpKind::kRead, buf.data(), Rank{1}, remote(4090), 64},  // runs past the end
+      {OpKind::kRead, buf.data(), Rank{1}, 0x1000, 64},        // never registered
+      {OpKind::kRead, buf.data(), Rank{5}, remote(0), 64},     // no such rank
+  };
+  auto batch = ranks_[0]->Submit(reqs);
+  ASSERT_TRUE(batch.ok());
+  Status s = (*batch)->Wait(milliseconds(1000));
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  auto per = (*batch)->RequestStatus();
+  EXPECT_TRUE(per[0].ok());
+  EXPECT_EQ(per[1].code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(per[1].message().find("rank 1"), std::string::npos);
+  EXPECT_EQ(per[2].code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(per[3].code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ((*batch)->Poll(), BatchState::kFailed);
+}
+
+TEST_F(LoopbackTest, PausedPeerMakesWaitTimeOutNamingThePeer) {
+  SetLoopbackRankPaused(*hub_, Rank{1}, true);
+  std::vector<std::byte> buf(64);
+  TransferRequest r{OpKind::kRead, buf.data(), Rank{1}, remote(0), 64};
+  auto batch = ranks_[0]->Submit(std::span(&r, 1));
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ((*batch)->Poll(), BatchState::kInProgress);
+  Status s = (*batch)->Wait(milliseconds(50));
+  EXPECT_EQ(s.code(), ErrorCode::kTimeout);
+  EXPECT_NE(s.message().find("rank(s) 1"), std::string::npos) << s.message();
+  auto per = (*batch)->RequestStatus();
+  EXPECT_EQ(per[0].code(), ErrorCode::kBusy);  // in progress is a state, not an error
+  SetLoopbackRankPaused(*hub_, Rank{1}, false);
+  EXPECT_TRUE((*batch)->Wait(milliseconds(1000)).ok());
+}
+
+}  // namespace
+}  // namespace mooncake::transport

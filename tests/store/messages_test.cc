@@ -1,0 +1,150 @@
+#include "store/messages.h"
+
+#include <gtest/gtest.h>
+
+#include "common/wire.h"
+
+namespace mooncake::store {
+namespace {
+
+// Every strict prefix of a valid encoding must be rejected, and so must one extra byte.
+template <typename T>
+void ExpectRejectsTruncationAndTrailing(const std::vector<std::byte>& bytes) {
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    T out;
+    Status s = Decode(std::span<const std::byte>(bytes.data(), n), &out);
+    ASSERT_EQ(s.code(), ErrorCode::kProtocolError) << "prefix of " << n << " bytes accepted";
+  }
+  auto longer = bytes;
+  longer.push_back(std::byte{0});
+  T out;
+  Status s = Decode(longer, &out);
+  EXPECT_EQ(s.code(), ErrorCode::kProtocolError);
+  EXPECT_NE(s.message().find("trailing"), std::string::npos) << s.message();
+}
+
+TEST(StoreMessagesTest, PutStartRequestRoundTripsAndRejectsBadInput) {
+  PutStartRequest m;
+  m.config = ReplicateConfig{2, true, false, {Rank{3}, Rank{5}}};
+  m.keys = {"a", "block/17"};
+  m.sizes = {4096, 1 << 20};
+  auto bytes = Encode(m);
+  PutStartRequest got;
+  ASSERT_TRUE(Decode(bytes, &got).ok());
+  EXPECT_EQ(got.config.replicas, 2u);
+  EXPECT_TRUE(got.config.soft_pin);
+  EXPECT_FALSE(got.config.hard_pin);
+  EXPECT_EQ(got.config.preferred_ranks, (std::vector<Rank>{Rank{3}, Rank{5}}));
+  EXPECT_EQ(got.keys, m.keys);
+  EXPECT_EQ(got.sizes, m.sizes);
+  ExpectRejectsTruncationAndTrailing<PutStartRequest>(bytes);
+}
+
+TEST(StoreMessagesTest, PutStartRequestWithMismatchedSizesIsRejected) {
+  PutStartRequest m;
+  m.keys = {"a", "b"};
+  m.sizes = {1};
+  PutStartRequest got;
+  EXPECT_EQ(Decode(Encode(m), &got).code(), ErrorCode::kProtocolError);
+}
+
+TEST(StoreMessagesTest, OversizedBatchCountIsRejectedBeforeAllocating) {
+  WireWriter w;
+  w.Put<uint32_t>(kMaxBatchKeys + 1);
+  KeysRequest got;
+  EXPECT_EQ(Decode(w.bytes(), &got).code(), ErrorCode::kProtocolError);
+  WireWriter w2;
+  w2.Put<uint32_t>(1);
+  w2.Put<uint32_t>(kMaxKeyBytes + 1);  // key length beyond the cap
+  w2.PutString(std::string(kMaxKeyBytes + 1, 'x'));
+  EXPECT_EQ(Decode(w2.bytes(), &got).code(), ErrorCode::kProtocolError);
+}
+
+TEST(StoreMessagesTest, PutEndRequestRoundTrips) {
+  PutEndRequest m{{"x", "y", "z"}, {1, 2, 3}};
+  auto bytes = Encode(m);
+  PutEndRequest got;
+  ASSERT_TRUE(Decode(bytes, &got).ok());
+  EXPECT_EQ(got.keys, m.keys);
+  EXPECT_EQ(got.checksums, m.checksums);
+  ExpectRejectsTruncationAndTrailing<PutEndRequest>(bytes);
+}
+
+TEST(StoreMessagesTest, KeysRequestRoundTrips) {
+  KeysRequest m{{"", "k1", std::string(300, 'q')}};
+  auto bytes = Encode(m);
+  KeysRequest got;
+  ASSERT_TRUE(Decode(bytes, &got).ok());
+  EXPECT_EQ(got.keys, m.keys);
+  ExpectRejectsTruncationAndTrailing<KeysRequest>(bytes);
+}
+
+TEST(StoreMessagesTest, StatusResponseRoundTripsAndRejectsUnknownCodes) {
+  StatusResponse m{{ToEntry(Status::Ok()), ToEntry(NotFound("object 'k'"))}};
+  auto bytes = Encode(m);
+  StatusResponse got;
+  ASSERT_TRUE(Decode(bytes, &got).ok());
+  ASSERT_EQ(got.entries.size(), 2u);
+  EXPECT_TRUE(FromEntry(got.entries[0]).ok());
+  EXPECT_EQ(FromEntry(got.entries[1]).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(got.entries[1].message, "object 'k'");
+  ExpectRejectsTruncationAndTrailing<StatusResponse>(bytes);
+  WireWriter w;
+  w.Put<uint32_t>(1);
+  w.Put<uint16_t>(999);  // not an ErrorCode
+  w.PutString("");
+  EXPECT_EQ(Decode(w.bytes(), &got).code(), ErrorCode::kProtocolError);
+}
+
+TEST(StoreMessagesTest, PutStartResponseRoundTrips) {
+  PutStartResponse m;
+  m.entries.push_back({ToEntry(Status::Ok()),
+                       {ReplicaLocation{Rank{1}, Tier::kDram, 64, 100},
+                        ReplicaLocation{Rank{2}, Tier::kDram, 128, 100}}});
+  m.entries.push_back({ToEntry(NoSpace("full")), {}});
+  auto bytes = Encode(m);
+  PutStartResponse got;
+  ASSERT_TRUE(Decode(bytes, &got).ok());
+  ASSERT_EQ(got.entries.size(), 2u);
+  EXPECT_EQ(got.entries[0].replicas, m.entries[0].replicas);
+  EXPECT_EQ(got.entries[1].status.code, ErrorCode::kNoSpace);
+  ExpectRejectsTruncationAndTrailing<PutStartResponse>(bytes);
+}
+
+TEST(StoreMessagesTest, GetResponseRoundTripsAndRejectsBadTier) {
+  GetResponse m;
+  GetEntry e;
+  e.view = ObjectView{
+      100, 0xfeed, {ReplicaLocation{Rank{4}, Tier::kSsd, 9, 100}}, std::chrono::seconds(10)};
+  m.entries.push_back(e);
+  m.entries.push_back({ToEntry(NotFound("gone")), {}});
+  auto bytes = Encode(m);
+  GetResponse got;
+  ASSERT_TRUE(Decode(bytes, &got).ok());
+  ASSERT_EQ(got.entries.size(), 2u);
+  EXPECT_EQ(got.entries[0].view.checksum, 0xfeedu);
+  EXPECT_EQ(got.entries[0].view.lease, std::chrono::seconds(10));
+  EXPECT_EQ(got.entries[0].view.replicas, e.view.replicas);
+  ExpectRejectsTruncationAndTrailing<GetResponse>(bytes);
+  // The tier byte of the first replica sits right after status(2+4), size, checksum, lease and
+  // the replica count, plus the rank.
+  auto bad = bytes;
+  size_t tier_at = 4 + 2 + 4 + 8 + 8 + 8 + 4 + 4;
+  ASSERT_EQ(bad[tier_at], std::byte{1});
+  bad[tier_at] = std::byte{7};
+  EXPECT_EQ(Decode(bad, &got).code(), ErrorCode::kProtocolError);
+}
+
+TEST(StoreMessagesTest, ExistsResponseRoundTripsAndRejectsNonBooleans) {
+  ExistsResponse m{{1, 0, 1, 1}};
+  auto bytes = Encode(m);
+  ExistsResponse got;
+  ASSERT_TRUE(Decode(bytes, &got).ok());
+  EXPECT_EQ(got.exists, m.exists);
+  ExpectRejectsTruncationAndTrailing<ExistsResponse>(bytes);
+  ExistsResponse bad{{2}};
+  EXPECT_EQ(Decode(Encode(bad), &got).code(), ErrorCode::kProtocolError);
+}
+
+}  // namespace
+}  // namespace mooncake::store

@@ -28,29 +28,48 @@ ini_get() {
   ' "${file}"
 }
 
-# expand_roles "conductor:1 store:2 decode:1" -> prints one role per line in rank order
-# (conductor, store, store, decode): the mooncake binary gives ranks their roles in the order the
-# `roles` option lists them. A plain per-rank list ("conductor store store decode") is accepted
-# too. Returns 1 (with a message) on a malformed entry.
+# expand_roles SPEC [N]: prints one role per line in rank order, exactly as the mooncake binary
+# gives ranks their roles (src/cluster/role_table.h):
+#   - counts, "conductor:1 store:2 prefill:2 decode:1": conductor first, then the stores, the
+#     prefills, the decodes, whatever order the spec lists them in;
+#   - a per-rank list, "conductor,store,store,prefill,decode" (commas or spaces): as written;
+#   - empty: the default rule for N ranks: rank 0 the conductor; of the other r = N-1 ranks,
+#     store = max(1, r/4), decode = max(1, (r-store)/2), prefill = the rest.
+# Returns 1 (with a message) on a malformed entry. The binary checks the rest (one conductor, at
+# least one rank per role, the count matching the job).
 expand_roles() {
-  local spec=${1//,/ } entry role count i
-  for entry in ${spec}; do
-    role=${entry%%:*}
-    count=1
-    [[ ${entry} == *:* ]] && count=${entry#*:}
-    case ${role} in
-      conductor | store | prefill | decode) ;;
-      *)
-        echo "roles: unknown role '${role}' in '${1}' (allowed: conductor store prefill decode)" >&2
+  local spec=$1 n=${2:-4} word role count i
+  local -A counts=([conductor]=0 [store]=0 [prefill]=0 [decode]=0)
+  if [[ -z ${spec//[ ,]/} ]]; then
+    local rest=$((n - 1)) store decode
+    store=$((rest / 4 > 1 ? rest / 4 : 1))
+    decode=$(((rest - store) / 2 > 1 ? (rest - store) / 2 : 1))
+    spec="conductor:1 store:${store} prefill:$((rest - store - decode)) decode:${decode}"
+  fi
+  if [[ ${spec} == *:* ]]; then
+    for word in ${spec}; do
+      role=${word%%:*}
+      count=${word#*:}
+      if [[ ${word} != *:* || -z ${counts[${role}]+set} || ! ${count} =~ ^[0-9]+$ ]]; then
+        echo "roles = '${spec}': '${word}' is not ROLE:COUNT with ROLE one of" \
+          "conductor, store, prefill, decode" >&2
         return 1
-        ;;
-    esac
-    if ! [[ ${count} =~ ^[0-9]+$ ]] || ((count < 1)); then
-      echo "roles: bad count '${count}' for ${role} in '${1}' (allowed: a positive integer)" >&2
-      return 1
-    fi
-    for ((i = 0; i < count; ++i)); do echo "${role}"; done
-  done
+      fi
+      counts[${role}]=$((counts[${role}] + count))
+    done
+    for role in conductor store prefill decode; do
+      for ((i = 0; i < counts[${role}]; ++i)); do echo "${role}"; done
+    done
+  else
+    for word in ${spec//,/ }; do
+      if [[ -z ${counts[${word}]+set} ]]; then
+        echo "roles = '${spec}': unknown role '${word}' (allowed: conductor, store, prefill," \
+          "decode)" >&2
+        return 1
+      fi
+      echo "${word}"
+    done
+  fi
 }
 
 # ucx_tls_for VALUE: maps the config's transport.tls (shm | tcp | auto | a raw UCX_TLS list) to a

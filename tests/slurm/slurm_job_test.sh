@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The slurm test: a real single-node Slurm on 127.0.0.1 runs `sbatch --wait slurm/mooncake.slurm`
+# with a tiny config, once per launcher (srun --mpi=pmix, then mpirun inside the allocation).
+# Asserts, per job: sbatch --wait exits 0; `scontrol show job` says COMPLETED with ExitCode 0:0;
+# the output file ends with mooncake's summary table; runs/<job id>/summary.json accounts for every
+# request (total == completed + rejected, lost == 0, total > 0). Then `sbatch --test-only` accepts
+# every script in slurm/. The daemons are stopped by PID in an EXIT trap, whatever happens.
+#
+# Usage: slurm_job_test.sh SOURCE_DIR MOONCAKE_BINARY
+# Env:   SLURM_TEST_KEEP=1 keeps the temporary folder; SLURM_TEST_LAUNCHERS="srun mpirun".
+set -euo pipefail
+
+src=$(cd "${1:?usage: slurm_job_test.sh SOURCE_DIR MOONCAKE_BINARY}" && pwd)
+bin=$(readlink -f "${2:?usage: slurm_job_test.sh SOURCE_DIR MOONCAKE_BINARY}")
+config=configs/slurm/tiny.ini
+launchers=${SLURM_TEST_LAUNCHERS:-srun mpirun}
+job_timeout=150 # seconds for one sbatch --wait; the issue asks for COMPLETED within 120 s
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+pass() { echo "ok: $*"; }
+# expect ACTUAL OP WANTED MESSAGE: passes MESSAGE when `ACTUAL OP WANTED` holds (OP: == or -lt).
+expect() {
+  local ok=0
+  case $2 in
+    ==) [[ $1 == "$3" ]] && ok=1 ;;
+    -lt) (($1 < $3)) && ok=1 ;;
+  esac
+  if ((ok)); then pass "$4"; else fail "$4 (got: $1)"; fi
+}
+
+# 1. Packages. Installs only what is missing, and says what.
+need=()
+for tool in slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || command -v "/usr/sbin/${tool%%:*}" >/dev/null 2>&1 ||
+    need+=("${tool#*:}")
+done
+if ((${#need[@]} > 0)); then
+  need+=(slurm-wlm)
+  echo "installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  timeout 300 apt-get -o DPkg::Lock::Timeout=120 update -q
+  timeout 300 apt-get -o DPkg::Lock::Timeout=120 install -y -q --no-install-recommends "${need[@]}"
+fi
+export PATH=${PATH}:/usr/sbin
+
+# 2. A private cluster and submit folder; the EXIT trap stops the daemons by PID.
+# shellcheck source=tests/slurm/local_slurm.sh
+source "${src}/tests/slurm/local_slurm.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mooncake-slurm-test.XXXXXX")
+on_exit() {
+  local rc=$?
+  local_slurm_down
+  if [[ ${SLURM_TEST_KEEP:-0} == 1 || ${rc} != 0 ]]; then
+    echo "kept ${tmp} for inspection"
+  else
+    rm -rf "${tmp}"
+  fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+local_slurm_up "${tmp}/slurm" || {
+  echo "FAIL: the local Slurm did not come up" >&2
+  exit 1
+}
+
+# The submit folder looks like a checkout with build/mooncake, so the script's defaults are used.
+work=${tmp}/work
+mkdir -p "${work}/build"
+ln -s "${bin}" "${work}/build/mooncake"
+for d in launch slurm configs; do ln -s "${src}/${d}" "${work}/${d}"; done
+cd "${work}"
+
+sbatch_extra=()
+if (($(nproc) < 4)); then
+  sbatch_extra+=(--overcommit) # 4 ranks on fewer cores
+fi
+
+summary_check() {
+  local json=$1
+  python_bin=/usr/bin/python3
+  [[ -x ${python_bin} ]] || python_bin=python3
+  "${python_bin}" - "${json}" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))["requests"]
+t, c, j, l = r["total"], r["completed"], r["rejected"], r["lost"]
+print(f"requests: total {t}, completed {c}, rejected {j}, lost {l}")
+ok = t > 0 and t == c + j and l == 0
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# The last non-blank line of the job output must belong to mooncake's summary table: a table row
+# or border, not a launcher message or a Slurm error.
+ends_with_summary_table() {
+  local last
+  last=$(grep -v '^[[:space:]]*$' "$1" | tail -n 1)
+  echo "last line: ${last}"
+  [[ ${last} =~ ^[[:space:]]*[-+|=] || ${last} =~ [|] ]] || return 1
+  ! [[ ${last} =~ ^(mooncake\.slurm|mooncake-mpirun|srun|slurmstepd|mpirun): ]]
+}
+
+# 3. One job per launcher.
+for launcher in ${launchers}; do
+  echo "=== sbatch --wait slurm/mooncake.slurm ${config} (MOONCAKE_LAUNCHER=${launcher})"
+  start_ns=$(date +%s%N)
+  set +e
+  out=$(MOONCAKE_LAUNCHER=${launcher} timeout "${job_timeout}" \
+    sbatch --wait --time=00:03:00 "${sbatch_extra[@]}" slurm/mooncake.slurm "${config}" 2>&1)
+  rc=$?
+  set -e
+  elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+  echo "${out}"
+  job=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' <<<"${out}")
+  if [[ -z ${job} ]]; then
+    fail "${launcher}: sbatch did not submit (rc ${rc})"
+    continue
+  fi
+  echo "--- job ${job} output (mooncake-${job}.out):"
+  cat "mooncake-${job}.out" 2>/dev/null || true
+  echo "--- end of output"
+  expect "${rc}" == 0 "${launcher}: sbatch --wait exits 0"
+  info=$(scontrol show job "${job}" 2>&1 || true)
+  state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"${info}")
+  code=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"${info}")
+  expect "${state}" == COMPLETED "${launcher}: job ${job} is COMPLETED"
+  expect "${code}" == 0:0 "${launcher}: job ${job} has ExitCode 0:0"
+  submit=$(sed -n 's/.*SubmitTime=\([^ ]*\).*/\1/p' <<<"${info}")
+  end=$(sed -n 's/.* EndTime=\([^ ]*\).*/\1/p' <<<"${info}")
+  if [[ -n ${submit} && -n ${end} ]]; then
+    slurm_s=$(($(date -d "${end}" +%s) - $(date -d "${submit}" +%s)))
+    echo "timing: ${launcher}: submit -> COMPLETED ${slurm_s} s (Slurm's clock);" \
+      "sbatch --wait returned after ${elapsed_ms} ms"
+    expect "${slurm_s}" -lt 120 "${launcher}: COMPLETED within 2 minutes"
+  fi
+  if ends_with_summary_table "mooncake-${job}.out"; then
+    pass "${launcher}: output ends with the summary table"
+  else
+    fail "${launcher}: output does not end with the summary table"
+  fi
+  if [[ -f runs/${job}/summary.json ]] && summary_check "runs/${job}/summary.json"; then
+    pass "${launcher}: summary.json accounts for every request"
+  else
+    fail "${launcher}: runs/${job}/summary.json missing or does not account for every request"
+  fi
+done
+
+# 4. Every batch script passes sbatch --test-only (syntax, partitions, resources).
+for script in slurm/*.slurm; do
+  args=("${sbatch_extra[@]}")
+  [[ ${script} == */hetjob.slurm ]] && args=() # its components carry their own resources
+  if msg=$(timeout 30 sbatch --test-only "${args[@]}" "${script}" 2>&1); then
+    pass "sbatch --test-only ${script}: ${msg##*$'\n'}"
+  else
+    fail "sbatch --test-only ${script}: ${msg}"
+  fi
+done
+
+if ((failures > 0)); then
+  echo "${failures} check(s) failed; daemon logs in ${tmp}/slurm"
+  exit 1
+fi
+echo "all slurm checks passed"

@@ -1,0 +1,147 @@
+#include "cluster/role_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+namespace mooncake::cluster {
+namespace {
+
+std::vector<std::string_view> SplitOn(std::string_view s, std::string_view seps) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && seps.find(s[i]) != std::string_view::npos) ++i;
+    size_t j = i;
+    while (j < s.size() && seps.find(s[j]) == std::string_view::npos) ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::string Quote(std::string_view spec) { return "roles = '" + std::string(spec) + "'"; }
+
+Status CheckLayout(const std::vector<Role>& roles, std::string_view spec) {
+  int conductors = static_cast<int>(std::count(roles.begin(), roles.end(), Role::kConductor));
+  if (conductors != 1 || roles.front() != Role::kConductor) {
+    return InvalidArgument(Quote(spec) + ": exactly one conductor is needed, at rank 0");
+  }
+  for (Role r : {Role::kStore, Role::kPrefill, Role::kDecode}) {
+    if (std::find(roles.begin(), roles.end(), r) == roles.end()) {
+      return InvalidArgument(Quote(spec) + ": at least one " + std::string(RoleName(r)) +
+                             " rank is needed");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kConductor:
+      return "conductor";
+    case Role::kStore:
+      return "store";
+    case Role::kPrefill:
+      return "prefill";
+    case Role::kDecode:
+      return "decode";
+  }
+  return "?";
+}
+
+std::optional<Role> ParseRole(std::string_view name) {
+  for (Role r : kAllRoles) {
+    if (RoleName(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+RoleTable::RoleTable(std::vector<Role> roles) : roles_(std::move(roles)) {
+  for (Role r : roles_) ++counts_[static_cast<int>(r)];
+}
+
+Result<RoleTable> RoleTable::Build(std::string_view spec, int world_size) {
+  if (world_size < 4) {
+    return InvalidArgument("the job has " + std::to_string(world_size) +
+                           " ranks; it needs at least 4 (conductor, store, prefill, decode)");
+  }
+  std::vector<Role> roles;
+  auto words = SplitOn(spec, " \t");
+  if (words.empty()) {
+    int rest = world_size - 1;
+    int store = std::max(1, rest / 4);
+    int decode = std::max(1, (rest - store) / 2);
+    int prefill = rest - store - decode;
+    roles.push_back(Role::kConductor);
+    roles.insert(roles.end(), store, Role::kStore);
+    roles.insert(roles.end(), prefill, Role::kPrefill);
+    roles.insert(roles.end(), decode, Role::kDecode);
+  } else if (spec.find(':') != std::string_view::npos) {
+    std::array<int, 4> counts{};
+    for (std::string_view w : words) {
+      size_t colon = w.find(':');
+      auto role = colon == std::string_view::npos ? std::nullopt : ParseRole(w.substr(0, colon));
+      int n = -1;
+      std::string_view num = colon == std::string_view::npos ? "" : w.substr(colon + 1);
+      auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
+      if (!role || ec != std::errc() || p != num.data() + num.size() || n < 0) {
+        return InvalidArgument(Quote(spec) + ": '" + std::string(w) +
+                               "' is not ROLE:COUNT with ROLE one of conductor, store, prefill, "
+                               "decode");
+      }
+      counts[static_cast<int>(*role)] += n;
+    }
+    int total = counts[0] + counts[1] + counts[2] + counts[3];
+    if (total != world_size) {
+      return InvalidArgument(Quote(spec) + " asks for " + std::to_string(total) +
+                             " ranks but the job has " + std::to_string(world_size));
+    }
+    for (Role r : kAllRoles) roles.insert(roles.end(), counts[static_cast<int>(r)], r);
+  } else {
+    for (std::string_view w : SplitOn(spec, ", \t")) {
+      auto role = ParseRole(w);
+      if (!role) {
+        return InvalidArgument(Quote(spec) + ": unknown role '" + std::string(w) +
+                               "' (allowed: conductor, store, prefill, decode)");
+      }
+      roles.push_back(*role);
+    }
+    if (static_cast<int>(roles.size()) != world_size) {
+      return InvalidArgument(Quote(spec) + " lists " + std::to_string(roles.size()) +
+                             " ranks but the job has " + std::to_string(world_size));
+    }
+  }
+  MC_RETURN_IF_ERROR(CheckLayout(roles, spec));
+  return RoleTable(std::move(roles));
+}
+
+std::vector<int> RoleTable::RanksOf(Role role) const {
+  std::vector<int> out;
+  for (int i = 0; i < size(); ++i) {
+    if (roles_[i] == role) out.push_back(i);
+  }
+  return out;
+}
+
+int RoleTable::IndexInRole(int rank) const {
+  int index = 0;
+  for (int i = 0; i < rank; ++i) {
+    if (roles_[i] == roles_[rank]) ++index;
+  }
+  return index;
+}
+
+std::string RoleTable::Summary() const {
+  std::ostringstream os;
+  for (Role r : kAllRoles) {
+    if (r != Role::kConductor) os << ' ';
+    os << RoleName(r) << ':' << count(r);
+  }
+  return os.str();
+}
+
+}  // namespace mooncake::cluster

@@ -1,0 +1,44 @@
+// Which rank takes which role. Pure logic (no MPI), so it is validated before MPI starts.
+//
+// A layout is written either as counts, "conductor:1 store:2 prefill:2 decode:2" (ranks are given
+// out in that order: conductor first, then stores, prefills, decodes), or as a per-rank list,
+// "conductor,store,prefill,decode,decode". Without one, DefaultLayout applies:
+//   rank 0 is the conductor; of the other r = N-1 ranks, store = max(1, r/4),
+//   decode = max(1, (r-store)/2), prefill = the rest (N = 4: 1/1/1/1; N = 6: 1/2/2; N = 64:
+//   15/24/24).
+// Every layout needs exactly one conductor, at rank 0, and at least one rank of each other role.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/role.h"
+#include "common/status.h"
+
+namespace mooncake::cluster {
+
+class RoleTable {
+ public:
+  // Parses `spec` (empty = default rule) for `world_size` ranks. Errors name the spec and what
+  // is allowed, e.g. "roles = 'store:5' asks for 5 ranks but the job has 4".
+  static Result<RoleTable> Build(std::string_view spec, int world_size);
+
+  Role role(int rank) const { return roles_[rank]; }
+  int size() const { return static_cast<int>(roles_.size()); }
+  int count(Role role) const { return counts_[static_cast<int>(role)]; }
+  // The ranks holding `role`, ascending.
+  std::vector<int> RanksOf(Role role) const;
+  // Position of `rank` among the ranks of its role (the 2nd store rank has index 1).
+  int IndexInRole(int rank) const;
+  // "conductor:1 store:1 prefill:1 decode:1".
+  std::string Summary() const;
+
+ private:
+  explicit RoleTable(std::vector<Role> roles);
+  std::vector<Role> roles_;
+  std::array<int, 4> counts_{};
+};
+
+}  // namespace mooncake::cluster

@@ -1,0 +1,214 @@
+#include "conductor/scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace mooncake::conductor {
+
+Status ValidateSchedulerConfig(const SchedulerConfig& c) {
+  if (c.prefill_instances < 1) return InvalidArgument("cluster.prefill: must be >= 1");
+  if (!c.colocated && c.decode_instances < 1)
+    return InvalidArgument("cluster.decode: must be >= 1");
+  if (!(c.balancing_threshold >= 1.0)) {
+    return InvalidArgument(
+        fmt::format("conductor.balancing_threshold: {} must be >= 1", c.balancing_threshold));
+  }
+  if (c.ttft_slo <= Nanos(0)) return InvalidArgument("slo.ttft: must be > 0");
+  if (c.tbt_slo <= Nanos(0)) return InvalidArgument("slo.tbt: must be > 0");
+  return Status::Ok();
+}
+
+Scheduler::Scheduler(SchedulerConfig config, const engine::CostModel* cost)
+    : config_(config),
+      cost_(cost),
+      index_(config.prefill_instances, config.cache_capacity_blocks, config.shared_pool),
+      decode_(config.colocated ? config.prefill_instances : config.decode_instances, cost,
+              config.assumed_decode_time),
+      prefill_(config.prefill_instances),
+      rng_(config.seed) {}
+
+int64_t Scheduler::PrefixTokens(int blocks, int32_t input) const {
+  // The last prompt token is always computed: it yields the first output token.
+  return std::min<int64_t>(int64_t{blocks} * cost_->block_tokens(), std::max(0, input - 1));
+}
+
+Scheduler::Candidate Scheduler::Evaluate(int i, const Request& r, const BestPrefix& best,
+                                         Nanos now) const {
+  Candidate c;
+  c.instance = i;
+  c.local = config_.prefix_cache ? index_.LocalPrefix(i, r.hash_ids) : 0;
+  c.prefix = c.local;
+  if (config_.prefix_cache && config_.shared_pool && c.local > 0) {
+    // The pool lives in remote DRAM: the prefix is always loaded over the NICs.
+    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() * static_cast<uint64_t>(c.local));
+  }
+  if (config_.policy == PrefillPolicy::kKvCacheCentric && !config_.shared_pool &&
+      best.blocks > c.local &&
+      (c.local == 0 || static_cast<double>(best.blocks) / c.local > config_.balancing_threshold)) {
+    c.prefix = best.blocks;
+    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() *
+                                     static_cast<uint64_t>(best.blocks - c.local));
+  }
+  c.queue = std::max(Nanos(0), prefill_[i].free_at - now);
+  c.prefill = cost_->PrefillTime(r.input_length, PrefixTokens(c.prefix, r.input_length));
+  return c;
+}
+
+int Scheduler::PickPrefill(const Request& r, const BestPrefix& best, Nanos now, Candidate* out) {
+  const int n = config_.prefill_instances;
+  if (config_.policy == PrefillPolicy::kRandom) {
+    const int i = static_cast<int>(rng_() % static_cast<uint64_t>(n));
+    *out = Evaluate(i, r, best, now);
+    return i;
+  }
+  bool have = false;
+  Candidate best_c;
+  int64_t best_tie = 0;
+  for (int k = 0; k < n; ++k) {
+    const int i = (rotate_ + k) % n;
+    Candidate c = Evaluate(i, r, best, now);
+    // load_balance looks at the queue only; the cache-aware policies at the whole TTFT.
+    const Nanos key = config_.policy == PrefillPolicy::kLoadBalance ? c.queue : c.Ttft();
+    const Nanos best_key =
+        config_.policy == PrefillPolicy::kLoadBalance ? best_c.queue : best_c.Ttft();
+    // Ties go to the instance with less decode work (colocated) or fewer queued requests.
+    const int64_t tie = config_.colocated ? decode_.ActiveTokens(i) : prefill_[i].outstanding;
+    if (!have || key < best_key || (key == best_key && tie < best_tie)) {
+      have = true;
+      best_c = c;
+      best_tie = tie;
+    }
+  }
+  *out = best_c;
+  return best_c.instance;
+}
+
+int Scheduler::PickDecode(int64_t tokens, Nanos join_at, Nanos* tbt) {
+  const int n = config_.decode_instances;
+  int pick = -1;
+  int64_t pick_tokens = 0;
+  for (int k = 0; k < n; ++k) {
+    const int i = (rotate_ + k) % n;
+    const Nanos t = config_.early_rejection == EarlyRejection::kPredicted
+                        ? decode_.PredictTbtAt(i, join_at, tokens)
+                        : decode_.PredictTbtNow(i, tokens);
+    const int64_t load = decode_.ActiveTokens(i);
+    if (pick < 0 || t < *tbt || (t == *tbt && load < pick_tokens)) {
+      pick = i;
+      *tbt = t;
+      pick_tokens = load;
+    }
+  }
+  return pick;
+}
+
+Decision Scheduler::Reject(Decision d, RejectReason reason) {
+  d.accepted = false;
+  d.reason = reason;
+  ++rejected_[static_cast<int>(reason)];
+  return d;
+}
+
+Decision Scheduler::Decide(const Request& r, Nanos now) {
+  Decision d;
+  const BestPrefix best = config_.prefix_cache ? index_.FindBestPrefix(r.hash_ids) : BestPrefix{};
+  Candidate c;
+  d.prefill = PickPrefill(r, best, now, &c);
+  rotate_ = (rotate_ + 1) % std::max(config_.prefill_instances, config_.decode_instances);
+  d.local_prefix_blocks = c.local;
+  d.prefix_blocks = c.prefix;
+  d.fetch_from = c.prefix > c.local && !config_.shared_pool ? best.instance : -1;
+  d.prefix_tokens = PrefixTokens(c.prefix, r.input_length);
+  d.t_transfer = c.transfer;
+  d.t_queue = c.queue;
+  d.t_prefill = c.prefill;
+  d.predicted_ttft = c.Ttft();
+  if (config_.prefix_cache) {
+    const int global = std::max(best.blocks, c.prefix);
+    for (size_t k = global; k < r.hash_ids.size() && inflight_.count(r.hash_ids[k].value); ++k) {
+      ++d.inflight_miss_blocks;
+    }
+  }
+  const int64_t tokens = DecodeLoad::ContextTokens(r.input_length, r.output_length);
+  const Nanos join_at = now + d.predicted_ttft;
+  if (config_.colocated) {
+    d.decode = d.prefill;
+    d.predicted_tbt = decode_.PredictTbtNow(d.decode, tokens);
+  } else {
+    d.decode = PickDecode(tokens, join_at, &d.predicted_tbt);
+  }
+  if (config_.admission) {
+    if (d.predicted_ttft > config_.ttft_slo) return Reject(d, RejectReason::kTtftSlo);
+    if (config_.early_rejection == EarlyRejection::kCurrent && d.predicted_tbt > config_.tbt_slo) {
+      return Reject(d, RejectReason::kTbtSloCurrent);
+    }
+    if (config_.early_rejection == EarlyRejection::kPredicted &&
+        d.predicted_tbt > config_.tbt_slo) {
+      return Reject(d, RejectReason::kTbtSloPredicted);
+    }
+  }
+  d.accepted = true;
+  ++accepted_;
+  PrefillState& p = prefill_[d.prefill];
+  p.free_at = std::max(p.free_at, now) + c.transfer + c.prefill;
+  ++p.outstanding;
+  Pending pend{d.prefill, d.decode, p.free_at, tokens, {}};
+  if (config_.prefix_cache) {
+    index_.Touch(d.prefill, r.hash_ids.first(d.local_prefix_blocks));
+    if (d.fetch_from >= 0) {
+      index_.Touch(d.fetch_from, r.hash_ids.subspan(d.local_prefix_blocks,
+                                                    d.prefix_blocks - d.local_prefix_blocks));
+      ++fetches_;
+      fetched_blocks_ += d.prefix_blocks - d.local_prefix_blocks;
+    }
+    pend.computing.assign(r.hash_ids.begin() + d.prefix_blocks, r.hash_ids.end());
+    for (BlockHash b : pend.computing) ++inflight_[b.value];
+  }
+  decode_.AddPending(r.id, d.decode, join_at, tokens);
+  pending_[r.id.value] = std::move(pend);
+  return d;
+}
+
+void Scheduler::OnBlocksStored(int prefill, std::span<const BlockHash> blocks, Nanos /*now*/) {
+  if (config_.prefix_cache) index_.Store(prefill, blocks);
+}
+
+void Scheduler::OnPrefillDone(RequestId id, int prefill, Nanos now) {
+  PrefillState& p = prefill_[prefill];
+  auto it = pending_.find(id.value);
+  if (it != pending_.end()) {
+    // Shift the rest of the queue by how far this prediction was off.
+    p.free_at += now - it->second.predicted_prefill_end;
+    for (BlockHash b : it->second.computing) {
+      auto f = inflight_.find(b.value);
+      if (f != inflight_.end() && --f->second == 0) inflight_.erase(f);
+    }
+    it->second.computing.clear();
+  }
+  if (--p.outstanding <= 0) {
+    p.outstanding = 0;
+    p.free_at = now;
+  }
+  p.free_at = std::max(p.free_at, now);
+}
+
+RejectReason Scheduler::AdmitToDecode(RequestId id, int decode, Nanos now) {
+  auto it = pending_.find(id.value);
+  const int64_t tokens = it == pending_.end() ? 0 : it->second.decode_tokens;
+  if (config_.admission && decode_.PredictTbtNow(decode, tokens) > config_.tbt_slo) {
+    decode_.Remove(id, decode, now);
+    if (it != pending_.end()) pending_.erase(it);
+    ++rejected_[static_cast<int>(RejectReason::kDecodeOverload)];
+    return RejectReason::kDecodeOverload;
+  }
+  decode_.Join(id, decode, now);
+  return RejectReason::kNone;
+}
+
+void Scheduler::OnDecodeDone(RequestId id, int decode, Nanos now) {
+  decode_.Remove(id, decode, now);
+  pending_.erase(id.value);
+}
+
+}  // namespace mooncake::conductor

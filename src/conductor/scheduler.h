@@ -1,0 +1,128 @@
+// The conductor's scheduler: prefix matching, prefill/decode selection, admission and early
+// rejection (Mooncake Algorithm 1 and the arXiv report's overload handling).
+//
+// Pure logic on an injected clock value (`now`, model time): the live conductor rank and the
+// simulator drive the same object. Protocol per request:
+//   Decide -> (accepted) OnBlocksStored* -> OnPrefillDone -> AdmitToDecode -> OnDecodeDone
+// Decide updates the scheduler's own load forecast; the notifications correct it with what
+// really happened. Not thread-safe: one owner thread. The cost model must outlive it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "conductor/decode_load.h"
+#include "conductor/kv_index.h"
+#include "conductor/policy.h"
+#include "engine/cost_model.h"
+
+namespace mooncake::conductor {
+
+struct SchedulerConfig {
+  int prefill_instances = 1;
+  int decode_instances = 1;
+  bool colocated = false;  // vLLM-like: instance i decodes what it prefilled (decode = prefill)
+  PrefillPolicy policy = PrefillPolicy::kKvCacheCentric;
+  // kvcache_centric fetches the best remote prefix when best / local > threshold (>= 1).
+  double balancing_threshold = 1.5;
+  EarlyRejection early_rejection = EarlyRejection::kPredicted;
+  bool admission = true;  // reject requests whose predicted TTFT/TBT breaks the SLO
+  Nanos ttft_slo = std::chrono::seconds(30);
+  Nanos tbt_slo = std::chrono::milliseconds(100);
+  bool prefix_cache = true;            // instances keep the KV they computed
+  uint64_t cache_capacity_blocks = 0;  // per instance (or of the shared pool); 0 = unbounded
+  bool shared_pool = false;            // one global LRU pool instead of per-instance caches
+  Nanos assumed_decode_time = std::chrono::seconds(10);  // t_d until decodes were observed
+  uint64_t seed = 1;
+};
+Status ValidateSchedulerConfig(const SchedulerConfig& config);
+
+struct Request {
+  RequestId id;
+  Nanos arrival{0};
+  int32_t input_length = 0;
+  int32_t output_length = 0;
+  std::span<const BlockHash> hash_ids;  // must stay valid during Decide only
+};
+
+struct Decision {
+  bool accepted = false;
+  RejectReason reason = RejectReason::kNone;
+  int prefill = -1;
+  int decode = -1;
+  int local_prefix_blocks = 0;   // held by the chosen prefill instance
+  int prefix_blocks = 0;         // reused in total (local + fetched)
+  int fetch_from = -1;           // instance that sends blocks [local, prefix), or -1
+  int inflight_miss_blocks = 0;  // blocks after the cached prefix that were being computed
+  int64_t prefix_tokens = 0;     // tokens the prefill skips
+  Nanos t_transfer{0}, t_queue{0}, t_prefill{0};
+  Nanos predicted_ttft{0}, predicted_tbt{0};
+};
+
+class Scheduler {
+ public:
+  Scheduler(SchedulerConfig config, const engine::CostModel* cost);
+
+  Decision Decide(const Request& request, Nanos now);
+  // Blocks now held by a prefill instance (computed, or fetched from another instance).
+  void OnBlocksStored(int prefill, std::span<const BlockHash> blocks, Nanos now);
+  void OnPrefillDone(RequestId id, int prefill, Nanos now);
+  // The decode instance's check when the KV has arrived: kNone (joined) or kDecodeOverload.
+  RejectReason AdmitToDecode(RequestId id, int decode, Nanos now);
+  void OnDecodeDone(RequestId id, int decode, Nanos now);
+
+  const SchedulerConfig& config() const { return config_; }
+  const KvIndex& index() const { return index_; }
+  const DecodeLoad& decode_load() const { return decode_; }
+  uint64_t accepted() const { return accepted_; }
+  uint64_t rejected(RejectReason r) const { return rejected_[static_cast<int>(r)]; }
+  uint64_t fetches() const { return fetches_; }
+  uint64_t fetched_blocks() const { return fetched_blocks_; }
+  // Predicted time at which the instance's prefill queue drains.
+  Nanos PrefillFreeAt(int prefill) const { return prefill_[prefill].free_at; }
+
+ private:
+  struct PrefillState {
+    Nanos free_at{0};
+    int outstanding = 0;
+  };
+  struct Pending {
+    int prefill, decode;
+    Nanos predicted_prefill_end;
+    int64_t decode_tokens;
+    std::vector<BlockHash> computing;  // blocks this request computes (in flight until done)
+  };
+  struct Candidate {
+    int instance = -1;
+    int local = 0, prefix = 0;
+    Nanos transfer{0}, queue{0}, prefill{0};
+    Nanos Ttft() const { return transfer + queue + prefill; }
+  };
+
+  Candidate Evaluate(int instance, const Request& r, const BestPrefix& best, Nanos now) const;
+  int PickPrefill(const Request& r, const BestPrefix& best, Nanos now, Candidate* out);
+  int PickDecode(int64_t tokens, Nanos join_at, Nanos* tbt);
+  int64_t PrefixTokens(int blocks, int32_t input) const;
+  Decision Reject(Decision d, RejectReason reason);
+
+  SchedulerConfig config_;
+  const engine::CostModel* cost_;
+  KvIndex index_;
+  DecodeLoad decode_;
+  std::vector<PrefillState> prefill_;
+  std::unordered_map<uint64_t, Pending> pending_;
+  std::unordered_map<uint64_t, int> inflight_;  // block -> requests computing it
+  std::mt19937_64 rng_;
+  int rotate_ = 0;  // start of the tie-breaking scan, advanced per decision
+  uint64_t accepted_ = 0, fetches_ = 0, fetched_blocks_ = 0;
+  std::array<uint64_t, kRejectReasonCount> rejected_{};
+};
+
+}  // namespace mooncake::conductor

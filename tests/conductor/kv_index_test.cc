@@ -1,0 +1,46 @@
+#include "conductor/kv_index.h"
+
+#include <gtest/gtest.h>
+
+namespace mooncake::conductor {
+namespace {
+
+std::vector<BlockHash> Blocks(std::initializer_list<uint64_t> ids) {
+  std::vector<BlockHash> v;
+  for (auto i : ids) v.push_back(BlockHash{i});
+  return v;
+}
+
+TEST(KvIndex, BestPrefixIsLongestHeldByOneInstance) {
+  KvIndex idx(3, 0, false);
+  idx.Store(0, Blocks({1, 2}));
+  idx.Store(2, Blocks({1, 2, 3, 4}));
+  idx.Store(1, Blocks({5}));
+  auto q = Blocks({1, 2, 3, 4, 9});
+  EXPECT_EQ(idx.LocalPrefix(0, q), 2);
+  EXPECT_EQ(idx.LocalPrefix(1, q), 0);
+  BestPrefix best = idx.FindBestPrefix(q);
+  EXPECT_EQ(best.blocks, 4);
+  EXPECT_EQ(best.instance, 2);
+}
+
+TEST(KvIndex, ReplicasCountInstancesAndDropOnEviction) {
+  KvIndex idx(2, 2, false);
+  idx.Store(0, Blocks({1, 2}));
+  idx.Store(1, Blocks({1}));
+  EXPECT_EQ(idx.Replicas(BlockHash{1}), 2);
+  idx.Store(0, Blocks({3}));  // evicts 1 from instance 0
+  EXPECT_EQ(idx.Replicas(BlockHash{1}), 1);
+  EXPECT_EQ(idx.evictions(), 1u);
+  EXPECT_EQ(idx.Occupancy(), 3u);
+}
+
+TEST(KvIndex, SharedPoolIsSeenByEveryInstance) {
+  KvIndex idx(4, 0, true);
+  idx.Store(1, Blocks({7, 8}));
+  EXPECT_EQ(idx.LocalPrefix(3, Blocks({7, 8, 9})), 2);
+  EXPECT_EQ(idx.FindBestPrefix(Blocks({7, 8})).blocks, 2);
+}
+
+}  // namespace
+}  // namespace mooncake::conductor

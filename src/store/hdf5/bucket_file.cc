@@ -1,0 +1,246 @@
+#include "store/hdf5/bucket_file.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+namespace mooncake::store::hdf5 {
+
+namespace {
+
+struct RawEntry {
+  char key[kMaxKeyBytes + 1];
+  uint64_t offset;
+  uint64_t length;
+  uint64_t checksum;
+  int64_t written_ns;
+};
+
+H5Handle EntryType() {
+  H5Handle str(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(str.get(), sizeof(RawEntry::key));
+  H5Tset_strpad(str.get(), H5T_STR_NULLTERM);
+  H5Handle t(H5Tcreate(H5T_COMPOUND, sizeof(RawEntry)), H5Tclose);
+  H5Tinsert(t.get(), "key", HOFFSET(RawEntry, key), str.get());
+  H5Tinsert(t.get(), "offset", HOFFSET(RawEntry, offset), H5T_NATIVE_UINT64);
+  H5Tinsert(t.get(), "length", HOFFSET(RawEntry, length), H5T_NATIVE_UINT64);
+  H5Tinsert(t.get(), "checksum", HOFFSET(RawEntry, checksum), H5T_NATIVE_UINT64);
+  H5Tinsert(t.get(), "written_ns", HOFFSET(RawEntry, written_ns), H5T_NATIVE_INT64);
+  return t;
+}
+
+Status Err(const std::string& what, const std::string& path) {
+  return IoError("hdf5: " + what + " (" + path + ")");
+}
+
+bool WriteScalar(hid_t file, const char* name, hid_t type, const void* value) {
+  H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Handle attr(H5Acreate2(file, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  return attr.valid() && H5Awrite(attr.get(), type, value) >= 0;
+}
+bool WriteString(hid_t file, const char* name, const std::string& value) {
+  H5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), value.empty() ? 1 : value.size());
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  std::string padded = value.empty() ? std::string(1, '\0') : value;
+  return WriteScalar(file, name, type.get(), padded.data());
+}
+bool ReadScalar(hid_t file, const char* name, hid_t type, void* out) {
+  H5Handle attr(H5Aopen(file, name, H5P_DEFAULT), H5Aclose);
+  return attr.valid() && H5Aread(attr.get(), type, out) >= 0;
+}
+bool ReadString(hid_t file, const char* name, std::string* out) {
+  H5Handle attr(H5Aopen(file, name, H5P_DEFAULT), H5Aclose);
+  if (!attr.valid()) return false;
+  H5Handle ftype(H5Aget_type(attr.get()), H5Tclose);
+  size_t n = H5Tget_size(ftype.get());
+  if (n == 0 || n > (1 << 16)) return false;
+  H5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), n);
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  std::string buf(n, '\0');
+  if (H5Aread(attr.get(), type.get(), buf.data()) < 0) return false;
+  buf.resize(strnlen(buf.data(), n));
+  *out = std::move(buf);
+  return true;
+}
+
+H5Handle Contiguous(hid_t file, const char* name, hid_t type, uint64_t n, H5D_alloc_time_t when) {
+  hsize_t dims = n;
+  H5Handle space(H5Screate_simple(1, &dims, nullptr), H5Sclose);
+  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
+  H5Pset_alloc_time(dcpl.get(), when);
+  H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);  // sparse: unwritten bytes cost nothing
+  return H5Handle(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                  H5Dclose);
+}
+
+// Writes `count` elements of `mem_type` at element `at` of a 1-D dataset.
+bool WriteAt(hid_t dset, hid_t mem_type, uint64_t at, uint64_t count, const void* buf) {
+  hsize_t start = at, n = count;
+  H5Handle fspace(H5Dget_space(dset), H5Sclose);
+  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
+  H5Handle mspace(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  return H5Dwrite(dset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, buf) >= 0;
+}
+bool ReadAt(hid_t dset, hid_t mem_type, uint64_t at, uint64_t count, void* buf) {
+  hsize_t start = at, n = count;
+  H5Handle fspace(H5Dget_space(dset), H5Sclose);
+  if (H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) < 0) {
+    return false;
+  }
+  H5Handle mspace(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  return H5Dread(dset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, buf) >= 0;
+}
+uint64_t Extent(hid_t dset) {
+  H5Handle space(H5Dget_space(dset), H5Sclose);
+  hsize_t dims = 0;
+  if (H5Sget_simple_extent_ndims(space.get()) != 1) return 0;
+  H5Sget_simple_extent_dims(space.get(), &dims, nullptr);
+  return dims;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<BucketFile>> BucketFile::Create(const std::string& path,
+                                                       const BucketAttributes& a,
+                                                       uint64_t data_bytes, uint32_t max_entries) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as Status values
+  std::unique_ptr<BucketFile> b(new BucketFile());
+  b->path_ = path;
+  b->data_bytes_ = data_bytes;
+  b->max_entries_ = max_entries;
+  b->file_ = H5Handle(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!b->file_.valid()) return Err("cannot create file", path);
+  hid_t f = b->file_.get();
+  int32_t rank = a.store_rank;
+  bool ok = WriteScalar(f, "format_version", H5T_NATIVE_UINT32, &a.format_version) &&
+            WriteString(f, "cluster_id", a.cluster_id) &&
+            WriteString(f, "model_preset", a.model_preset) &&
+            WriteString(f, "kv_layout", a.kv_layout) &&
+            WriteScalar(f, "block_tokens", H5T_NATIVE_UINT32, &a.block_tokens) &&
+            WriteScalar(f, "store_rank", H5T_NATIVE_INT32, &rank) &&
+            WriteString(f, "checksum_algorithm", "XXH3_64");
+  if (!ok) return Err("cannot write file attributes", path);
+  b->entry_type_ = EntryType();
+  // Every piece of metadata must sit before the first block's bytes, so that a torn tail can
+  // only hurt the block being written: /index storage is allocated now, /blocks storage (one
+  // extent at the end of the file) at the first write, after its name is linked.
+  b->index_ = Contiguous(f, "index", b->entry_type_.get(), max_entries, H5D_ALLOC_TIME_EARLY);
+  b->blocks_ = Contiguous(f, "blocks", H5T_NATIVE_UINT8, data_bytes, H5D_ALLOC_TIME_LATE);
+  if (!b->blocks_.valid() || !b->index_.valid()) return Err("cannot create datasets", path);
+  MC_RETURN_IF_ERROR(b->Sync(false));
+  return b;
+}
+
+Result<std::unique_ptr<BucketFile>> BucketFile::Open(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  std::unique_ptr<BucketFile> b(new BucketFile());
+  b->path_ = path;
+  b->read_only_ = true;
+  H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  hbool_t skip = 1;  // the property h5clear uses: a torn tail must not hide the intact blocks
+  (void)H5Pset(fapl.get(), "skip_eof_check", &skip);
+  b->file_ = H5Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+  if (!b->file_.valid()) return Err("cannot open file", path);
+  b->blocks_ = H5Handle(H5Dopen2(b->file_.get(), "blocks", H5P_DEFAULT), H5Dclose);
+  b->index_ = H5Handle(H5Dopen2(b->file_.get(), "index", H5P_DEFAULT), H5Dclose);
+  if (!b->blocks_.valid() || !b->index_.valid()) return Err("missing /blocks or /index", path);
+  b->entry_type_ = EntryType();
+  b->data_bytes_ = Extent(b->blocks_.get());
+  b->max_entries_ = static_cast<uint32_t>(Extent(b->index_.get()));
+  return b;
+}
+
+Result<IndexEntry> BucketFile::Append(const std::string& key, std::span<const std::byte> bytes,
+                                      uint64_t checksum, bool fsync) {
+  if (key.size() > kMaxKeyBytes) return InvalidArgument("key longer than 255 bytes: " + key);
+  if (bytes.empty() || !HasRoom(bytes.size())) return NoSpace("bucket full: " + path_);
+  IndexEntry e;
+  e.slot = next_slot_;
+  e.key = key;
+  e.offset = used_;
+  e.length = bytes.size();
+  e.checksum = checksum;
+  e.written_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+  if (!WriteAt(blocks_.get(), H5T_NATIVE_UINT8, e.offset, e.length, bytes.data())) {
+    return Err("cannot write block bytes", path_);
+  }
+  MC_RETURN_IF_ERROR(Sync(fsync));  // bytes before the index entry that names them
+  RawEntry raw{};
+  std::memcpy(raw.key, key.data(), key.size());
+  raw.offset = e.offset;
+  raw.length = e.length;
+  raw.checksum = e.checksum;
+  raw.written_ns = e.written_ns;
+  if (!WriteAt(index_.get(), entry_type_.get(), e.slot, 1, &raw)) {
+    return Err("cannot write index entry", path_);
+  }
+  MC_RETURN_IF_ERROR(Sync(fsync));
+  // Reserve in 64-byte steps so every block starts aligned (for direct readers of the file).
+  used_ += (e.length + 63) / 64 * 64;
+  if (used_ > data_bytes_) used_ = data_bytes_;
+  ++next_slot_;
+  return e;
+}
+
+Status BucketFile::Sync(bool fsync) {
+  if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) return Err("H5Fflush failed", path_);
+  if (!fsync) return Status::Ok();
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) {
+    return Err("no file descriptor", path_);
+  }
+  if (fdatasync(*static_cast<int*>(handle)) != 0) return Err("fdatasync failed", path_);
+  return Status::Ok();
+}
+
+Status BucketFile::ReadData(uint64_t offset, std::span<std::byte> out) const {
+  if (offset > data_bytes_ || out.size() > data_bytes_ - offset) {
+    return Corrupt("block range beyond /blocks in " + path_);
+  }
+  if (out.empty()) return Status::Ok();
+  if (!ReadAt(blocks_.get(), H5T_NATIVE_UINT8, offset, out.size(), out.data())) {
+    return Err("cannot read block bytes", path_);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<IndexEntry>> BucketFile::ReadIndex() const {
+  std::vector<RawEntry> raw(max_entries_);
+  if (max_entries_ > 0 && !ReadAt(index_.get(), entry_type_.get(), 0, max_entries_, raw.data())) {
+    return Err("cannot read /index", path_);
+  }
+  std::vector<IndexEntry> out;
+  for (uint32_t i = 0; i < max_entries_; ++i) {
+    if (raw[i].length == 0) continue;
+    IndexEntry e;
+    e.slot = i;
+    e.key.assign(raw[i].key, strnlen(raw[i].key, sizeof(raw[i].key)));
+    e.offset = raw[i].offset;
+    e.length = raw[i].length;
+    e.checksum = raw[i].checksum;
+    e.written_ns = raw[i].written_ns;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<BucketAttributes> BucketFile::ReadAttributes() const {
+  BucketAttributes a;
+  hid_t f = file_.get();
+  bool ok = ReadScalar(f, "format_version", H5T_NATIVE_UINT32, &a.format_version) &&
+            ReadString(f, "cluster_id", &a.cluster_id) &&
+            ReadString(f, "model_preset", &a.model_preset) &&
+            ReadString(f, "kv_layout", &a.kv_layout) &&
+            ReadScalar(f, "block_tokens", H5T_NATIVE_UINT32, &a.block_tokens) &&
+            ReadScalar(f, "store_rank", H5T_NATIVE_INT32, &a.store_rank);
+  if (!ok) return Err("missing file attributes", path_);
+  return a;
+}
+
+}  // namespace mooncake::store::hdf5

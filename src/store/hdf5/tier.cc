@@ -1,0 +1,212 @@
+#include "store/hdf5/tier.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "common/checksum.h"
+#include "store/hdf5/bucket_file.h"
+
+namespace mooncake::store::hdf5 {
+
+namespace fs = std::filesystem;
+
+namespace {
+uint64_t Pack(uint32_t bucket, uint32_t slot) { return (uint64_t{bucket} << 32) | slot; }
+std::string BucketPath(const std::string& dir, uint32_t id) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "bucket-%08u.h5", id);
+  return (fs::path(dir) / name).string();
+}
+}  // namespace
+
+Hdf5Tier::Hdf5Tier(Hdf5TierOptions opts) : opts_(std::move(opts)) {}
+
+Result<std::unique_ptr<Hdf5Tier>> Hdf5Tier::Open(Hdf5TierOptions opts, RecoveryReport* report) {
+  if (opts.dir.empty()) return InvalidArgument("store.ssd_dir is empty");
+  if (opts.bucket_bytes == 0 || opts.bucket_entries == 0 || opts.capacity < opts.bucket_bytes) {
+    return InvalidArgument("store.ssd_capacity must hold at least one bucket of " +
+                           std::to_string(opts.bucket_bytes) + " B");
+  }
+  std::error_code ec;
+  fs::create_directories(opts.dir, ec);
+  if (ec) return IoError("cannot create " + opts.dir + ": " + ec.message());
+  std::unique_ptr<Hdf5Tier> tier(new Hdf5Tier(std::move(opts)));
+  RecoveryReport local;
+  MC_RETURN_IF_ERROR(tier->Recover(report != nullptr ? report : &local));
+  tier->writer_ = std::thread([t = tier.get()] { t->WriterLoop(); });
+  return tier;
+}
+
+Hdf5Tier::~Hdf5Tier() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  queue_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+Status Hdf5Tier::Spill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
+                       SpillDone done) {
+  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/true);
+}
+
+Status Hdf5Tier::TrySpill(const std::string& key, std::span<const std::byte> bytes,
+                          uint64_t checksum, SpillDone done) {
+  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/false);
+}
+
+Status Hdf5Tier::Enqueue(const std::string& key, std::span<const std::byte> bytes,
+                         uint64_t checksum, SpillDone done, bool wait) {
+  if (key.empty() || key.size() > kMaxKeyBytes) {
+    return InvalidArgument("SSD tier keys are 1..255 bytes: '" + key + "'");
+  }
+  if (bytes.empty() || bytes.size() > opts_.bucket_bytes) {
+    return InvalidArgument("block of " + std::to_string(bytes.size()) +
+                           " B does not fit a bucket of " + std::to_string(opts_.bucket_bytes));
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  // A block larger than the whole queue bound still goes through, alone.
+  auto full = [&] { return queued_bytes_ > 0 && queued_bytes_ + bytes.size() > opts_.queue_bytes; };
+  if (full()) {
+    if (!wait) return {ErrorCode::kBusy, "SSD spill queue is full"};
+    space_cv_.wait(lock, [&] { return !full() || stop_; });
+  }
+  if (stop_) return {ErrorCode::kBusy, "SSD tier is stopping"};
+  queue_.push_back(
+      Job{key, std::vector<std::byte>(bytes.begin(), bytes.end()), checksum, std::move(done)});
+  queued_bytes_ += bytes.size();
+  queue_cv_.notify_one();
+  return Status::Ok();
+}
+
+void Hdf5Tier::WriterLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    queue_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stop_ and nothing left to write
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    lock.unlock();
+    Result<SsdBlock> result = Write(job);
+    if (job.done) job.done(std::move(result));
+    lock.lock();
+    queued_bytes_ -= job.bytes.size();
+    writing_ = false;
+    space_cv_.notify_all();
+  }
+}
+
+Result<SsdBlock> Hdf5Tier::Write(Job& job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(job.key);
+    if (it != index_.end()) {  // already on SSD (blocks are immutable): nothing to write
+      return SsdBlock{job.key, it->second.length, it->second.checksum,
+                      Pack(it->second.bucket, it->second.slot)};
+    }
+  }
+  if (!active_ || !active_->HasRoom(job.bytes.size())) MC_RETURN_IF_ERROR(RollBucket());
+  auto e = active_->Append(job.key, job.bytes, job.checksum, opts_.fsync);
+  if (!e.ok()) return e.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  index_[job.key] = Entry{active_id_, e->slot, e->offset, e->length, e->checksum};
+  Bucket& b = buckets_[active_id_];
+  b.keys.push_back(job.key);
+  b.last_use = ++use_clock_;
+  ++stats_.spilled;
+  return SsdBlock{job.key, e->length, e->checksum, Pack(active_id_, e->slot)};
+}
+
+Status Hdf5Tier::RollBucket() {
+  std::vector<std::string> dropped;
+  std::vector<std::string> removed_files;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!buckets_.empty() && (buckets_.size() + 1) * opts_.bucket_bytes > opts_.capacity) {
+      auto lru = buckets_.begin();
+      for (auto it = buckets_.begin(); it != buckets_.end(); ++it) {
+        if (it->second.last_use < lru->second.last_use) lru = it;
+      }
+      for (const std::string& key : lru->second.keys) {
+        auto e = index_.find(key);
+        if (e != index_.end() && e->second.bucket == lru->first) {
+          index_.erase(e);
+          dropped.push_back(key);
+        }
+      }
+      removed_files.push_back(lru->second.file->path());
+      if (lru->first == active_id_) active_.reset();
+      buckets_.erase(lru);
+    }
+    stats_.dropped_by_lru += dropped.size();
+  }
+  for (const auto& path : removed_files) {
+    std::error_code ec;
+    fs::remove(path, ec);  // open readers keep the inode until they finish
+  }
+  if (opts_.on_drop) {
+    for (const auto& key : dropped) opts_.on_drop(key);
+  }
+  BucketAttributes attrs{kFormatVersion,  opts_.cluster_id,   opts_.model_preset,
+                         opts_.kv_layout, opts_.block_tokens, opts_.store_rank};
+  uint32_t id = next_bucket_++;
+  auto file = BucketFile::Create(BucketPath(opts_.dir, id), attrs, opts_.bucket_bytes,
+                                 opts_.bucket_entries);
+  if (!file.ok()) return file.status();
+  std::shared_ptr<BucketFile> shared(std::move(file).value());
+  std::lock_guard<std::mutex> lock(mu_);
+  buckets_[id] = Bucket{shared, {}, ++use_clock_};
+  active_ = shared;
+  active_id_ = id;
+  return Status::Ok();
+}
+
+Result<uint64_t> Hdf5Tier::Read(const std::string& key, std::span<std::byte> out) {
+  Entry e;
+  std::shared_ptr<BucketFile> file;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return NotFound("block '" + key + "' is not on SSD");
+    e = it->second;
+    Bucket& b = buckets_.at(e.bucket);
+    b.last_use = ++use_clock_;
+    file = b.file;
+  }
+  if (out.size() < e.length) {
+    return InvalidArgument("buffer of " + std::to_string(out.size()) + " B for a block of " +
+                           std::to_string(e.length) + " B");
+  }
+  MC_RETURN_IF_ERROR(file->ReadData(e.offset, out.first(e.length)));
+  if (Checksum64(out.data(), e.length) != e.checksum) {
+    return Corrupt("checksum mismatch for '" + key + "' in " + file->path());
+  }
+  return e.length;
+}
+
+Result<SsdBlock> Hdf5Tier::Lookup(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return NotFound("block '" + key + "' is not on SSD");
+  return SsdBlock{key, it->second.length, it->second.checksum,
+                  Pack(it->second.bucket, it->second.slot)};
+}
+
+void Hdf5Tier::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  space_cv_.wait(lock, [&] { return queue_.empty() && !writing_; });
+}
+
+TierStats Hdf5Tier::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  TierStats s = stats_;
+  s.blocks = index_.size();
+  s.buckets = buckets_.size();
+  s.bytes_on_disk = buckets_.size() * opts_.bucket_bytes;
+  s.queued_bytes = queued_bytes_;
+  return s;
+}
+
+}  // namespace mooncake::store::hdf5

@@ -1,0 +1,148 @@
+// Hdf5Tier: a store rank's SSD tier. Blocks evicted from DRAM are appended to self-describing
+// HDF5 bucket files under `dir` (layout in bucket_file.h and docs/STORE.md), read back with their
+// checksum verified, and recovered from the files after a restart.
+//
+// - Spill copies the bytes into a bounded queue (at most `queue_bytes`) and returns; one writer
+//   thread appends them. Spill blocks while the queue is full (back-pressure); TrySpill returns
+//   Busy instead. `done` runs on the writer thread once the block is durable and indexed, or
+//   with the error.
+// - Flush policy: per block, write bytes -> H5Fflush -> write index slot -> H5Fflush (and
+//   fdatasync after each with `fsync`). A block is visible (Read, Lookup, the file's index) only
+//   after both; a crash in between leaves bytes no index slot names, or a slot whose bytes fail
+//   the checksum; neither is ever served.
+// - Capacity: at most capacity / bucket_bytes bucket files. Eviction is LRU at bucket
+//   granularity (append-only files cannot free single blocks): the least recently read or written
+//   bucket is deleted and `on_drop` is called for each of its keys (on the writer thread).
+// - Recovery (Open): every bucket-*.h5 under `dir` is opened read-only, each index slot's bytes
+//   are checksummed, bad slots are dropped and counted; recovered buckets are sealed (new blocks
+//   go to new files).
+//
+// Thread: every public method may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+
+namespace mooncake::store::hdf5 {
+
+class BucketFile;
+
+struct Hdf5TierOptions {
+  std::string dir;                       // created if missing
+  uint64_t capacity = 8ull << 30;        // bytes of bucket files
+  uint64_t bucket_bytes = 256ull << 20;  // /blocks size per file; a block must fit one bucket
+  uint32_t bucket_entries = 4096;        // index slots per file
+  uint64_t queue_bytes = 64ull << 20;    // spill queue bound
+  bool fsync = false;                    // fdatasync per write (power-loss durability)
+  // File attributes.
+  std::string cluster_id;
+  std::string model_preset;
+  std::string kv_layout;
+  uint32_t block_tokens = 512;
+  int32_t store_rank = -1;
+  // Called (writer thread) for each key removed by the tier's LRU. May be empty.
+  std::function<void(const std::string& key)> on_drop;
+};
+
+struct SsdBlock {
+  std::string key;
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+  uint64_t location = 0;  // (bucket id << 32) | slot: opaque outside the tier
+};
+
+struct RecoveryReport {
+  std::vector<SsdBlock> blocks;
+  uint64_t recovered = 0;
+  uint64_t dropped = 0;  // slots whose bytes were torn or corrupt, or duplicate keys
+  uint32_t files = 0;
+  uint32_t unreadable_files = 0;  // not HDF5 or without our datasets; left in place
+};
+
+struct TierStats {
+  uint64_t blocks = 0;
+  uint64_t buckets = 0;
+  uint64_t bytes_on_disk = 0;  // sum of bucket capacities
+  uint64_t queued_bytes = 0;
+  uint64_t spilled = 0;
+  uint64_t dropped_by_lru = 0;
+};
+
+class Hdf5Tier {
+ public:
+  using SpillDone = std::function<void(Result<SsdBlock>)>;
+
+  static Result<std::unique_ptr<Hdf5Tier>> Open(Hdf5TierOptions opts, RecoveryReport* report);
+  ~Hdf5Tier();  // writes what is queued, then stops the writer
+  Hdf5Tier(const Hdf5Tier&) = delete;
+  Hdf5Tier& operator=(const Hdf5Tier&) = delete;
+
+  Status Spill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
+               SpillDone done);
+  Status TrySpill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
+                  SpillDone done);
+  // Reads the block into `out` (at least its size) and verifies its checksum. Returns the size.
+  Result<uint64_t> Read(const std::string& key, std::span<std::byte> out);
+  Result<SsdBlock> Lookup(const std::string& key) const;
+  void Drain();  // returns when the queue is empty and the writer idle
+  TierStats Stats() const;
+
+ private:
+  struct Job {
+    std::string key;
+    std::vector<std::byte> bytes;
+    uint64_t checksum;
+    SpillDone done;
+  };
+  struct Entry {
+    uint32_t bucket;
+    uint32_t slot;
+    uint64_t offset;
+    uint64_t length;
+    uint64_t checksum;
+  };
+  struct Bucket {
+    std::shared_ptr<BucketFile> file;
+    std::vector<std::string> keys;
+    uint64_t last_use = 0;
+  };
+
+  explicit Hdf5Tier(Hdf5TierOptions opts);
+  Status Enqueue(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
+                 SpillDone done, bool wait);
+  void WriterLoop();
+  Result<SsdBlock> Write(Job& job);
+  Status RollBucket();  // writer thread: seal the active bucket, make room, create the next
+  Status Recover(RecoveryReport* report);
+
+  Hdf5TierOptions opts_;
+  mutable std::mutex mu_;
+  std::condition_variable queue_cv_;  // writer waits for jobs
+  std::condition_variable space_cv_;  // producers wait for room; Drain waits for idle
+  std::deque<Job> queue_;
+  uint64_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool stop_ = false;
+  std::unordered_map<std::string, Entry> index_;
+  std::map<uint32_t, Bucket> buckets_;
+  std::shared_ptr<BucketFile> active_;  // writer thread only
+  uint32_t active_id_ = 0;
+  uint32_t next_bucket_ = 0;
+  uint64_t use_clock_ = 0;
+  TierStats stats_;
+  std::thread writer_;
+};
+
+}  // namespace mooncake::store::hdf5

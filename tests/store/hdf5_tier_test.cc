@@ -1,0 +1,251 @@
+#include "store/hdf5/tier.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <random>
+#include <sstream>
+
+#include "common/checksum.h"
+#include "store/hdf5/inspect.h"
+
+namespace mooncake::store::hdf5 {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::byte> RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v) b = static_cast<std::byte>(rng());
+  return v;
+}
+
+class Hdf5TierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/mooncake-hdf5-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Hdf5TierOptions Options() {
+    Hdf5TierOptions o;
+    o.dir = dir_;
+    o.capacity = 64ull << 20;
+    o.bucket_bytes = 8ull << 20;
+    o.bucket_entries = 64;
+    o.queue_bytes = 4ull << 20;
+    o.cluster_id = "test-cluster";
+    o.model_preset = "llama3-8b";
+    o.kv_layout = "layers=32,kv_heads=8,head_dim=128,dtype=bf16";
+    o.store_rank = 3;
+    return o;
+  }
+  std::unique_ptr<Hdf5Tier> OpenTier(Hdf5TierOptions o, RecoveryReport* report = nullptr) {
+    auto t = Hdf5Tier::Open(std::move(o), report);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? std::move(t).value() : nullptr;
+  }
+  // Spills `n` blocks of `size` bytes named b0..b{n-1}; returns their contents.
+  std::vector<std::vector<std::byte>> SpillBlocks(Hdf5Tier& t, int n, size_t size) {
+    std::vector<std::vector<std::byte>> blocks;
+    for (int i = 0; i < n; ++i) {
+      blocks.push_back(RandomBytes(size, 100 + i));
+      auto& b = blocks.back();
+      EXPECT_TRUE(
+          t.Spill("b" + std::to_string(i), b, Checksum64(b.data(), b.size()), nullptr).ok());
+    }
+    t.Drain();
+    return blocks;
+  }
+  std::string OnlyFile() {
+    std::vector<std::string> files;
+    for (auto& de : fs::directory_iterator(dir_)) files.push_back(de.path());
+    EXPECT_EQ(files.size(), 1u);
+    return files.empty() ? "" : files[0];
+  }
+  // Physical offset of a block's bytes inside the file, found by content (tests stay HDF5-free).
+  static size_t FindInFile(const std::string& path, const std::vector<std::byte>& block) {
+    std::ifstream in(path, std::ios::binary);
+    std::string file((std::istreambuf_iterator<char>(in)), {});
+    std::string needle(reinterpret_cast<const char*>(block.data()), 256);
+    return file.find(needle);
+  }
+  std::string dir_;
+};
+
+TEST_F(Hdf5TierTest, SpilledBlocksReadBackWithVerifiedBytes) {
+  auto t = OpenTier(Options());
+  std::vector<std::string> done_keys;
+  std::mutex mu;
+  auto blocks = SpillBlocks(*t, 5, 100 * 1024);
+  auto b = RandomBytes(4096, 7);
+  ASSERT_TRUE(t->Spill("cb", b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
+                 std::lock_guard<std::mutex> lock(mu);
+                 if (r.ok()) done_keys.push_back(r->key);
+               }).ok());
+  t->Drain();
+  EXPECT_EQ(done_keys, std::vector<std::string>{"cb"});
+  for (int i = 0; i < 5; ++i) {
+    std::vector<std::byte> out(blocks[i].size());
+    auto n = t->Read("b" + std::to_string(i), out);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(*n, blocks[i].size());
+    EXPECT_EQ(out, blocks[i]);
+  }
+  std::vector<std::byte> small(10);
+  EXPECT_EQ(t->Read("b0", small).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(t->Read("nope", small).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(t->Stats().blocks, 6u);
+}
+
+TEST_F(Hdf5TierTest, FileDescribesItselfAndInspectVerifiesEveryBlock) {
+  {
+    auto t = OpenTier(Options());
+    SpillBlocks(*t, 3, 64 * 1024);
+  }
+  std::ostringstream out;
+  EXPECT_EQ(InspectFile(OnlyFile(), out), 0) << out.str();
+  EXPECT_NE(out.str().find("cluster_id 'test-cluster'"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("model_preset 'llama3-8b'"), std::string::npos);
+  EXPECT_NE(out.str().find("3 blocks, 3 intact, 0 corrupt"), std::string::npos) << out.str();
+}
+
+TEST_F(Hdf5TierTest, RestartRebuildsTheIndexFromTheFiles) {
+  std::vector<std::vector<std::byte>> blocks;
+  {
+    auto t = OpenTier(Options());
+    blocks = SpillBlocks(*t, 20, 512 * 1024);  // 10 MiB: spans two bucket files
+  }
+  RecoveryReport report;
+  auto t = OpenTier(Options(), &report);
+  EXPECT_EQ(report.files, 2u);
+  EXPECT_EQ(report.recovered, 20u);
+  EXPECT_EQ(report.dropped, 0u);
+  ASSERT_EQ(report.blocks.size(), 20u);
+  EXPECT_EQ(report.blocks[0].checksum, Checksum64(blocks[0].data(), blocks[0].size()));
+  for (int i = 0; i < 20; ++i) {
+    std::vector<std::byte> out(blocks[i].size());
+    ASSERT_TRUE(t->Read("b" + std::to_string(i), out).ok()) << i;
+    EXPECT_EQ(out, blocks[i]);
+  }
+  // New blocks go to a new file; the recovered ones stay readable.
+  auto extra = RandomBytes(1024, 5);
+  ASSERT_TRUE(t->Spill("extra", extra, Checksum64(extra.data(), extra.size()), nullptr).ok());
+  t->Drain();
+  EXPECT_EQ(t->Stats().buckets, 3u);
+  std::vector<std::byte> out(extra.size());
+  ASSERT_TRUE(t->Read("extra", out).ok());
+  EXPECT_EQ(out, extra);
+}
+
+TEST_F(Hdf5TierTest, FileTruncatedInTheMiddleOfABlockLosesOnlyThatBlock) {
+  std::vector<std::vector<std::byte>> blocks;
+  {
+    auto t = OpenTier(Options());
+    blocks = SpillBlocks(*t, 6, 200 * 1024);
+  }
+  std::string path = OnlyFile();
+  size_t at = FindInFile(path, blocks[5]);
+  ASSERT_NE(at, std::string::npos);
+  fs::resize_file(path, at + blocks[5].size() / 2);  // a torn write of the last block
+  std::ostringstream out;
+  EXPECT_EQ(InspectFile(path, out), 1) << out.str();
+  RecoveryReport report;
+  auto t = OpenTier(Options(), &report);
+  EXPECT_EQ(report.recovered, 5u);
+  EXPECT_EQ(report.dropped, 1u);
+  std::vector<std::byte> buf(blocks[0].size());
+  EXPECT_EQ(t->Read("b5", buf).status().code(), ErrorCode::kNotFound);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(t->Read("b" + std::to_string(i), buf).ok()) << i;
+    EXPECT_EQ(buf, blocks[i]);
+  }
+}
+
+TEST_F(Hdf5TierTest, FlippedByteIsDetectedByReadInspectAndRecovery) {
+  std::vector<std::vector<std::byte>> blocks;
+  auto t = OpenTier(Options());
+  blocks = SpillBlocks(*t, 4, 300 * 1024);
+  std::string path = OnlyFile();
+  size_t at = FindInFile(path, blocks[2]);
+  ASSERT_NE(at, std::string::npos);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(at + 1000);
+    char c = static_cast<char>(blocks[2][1000]) ^ 0x10;
+    f.write(&c, 1);
+  }
+  std::vector<std::byte> buf(blocks[2].size());
+  EXPECT_EQ(t->Read("b2", buf).status().code(), ErrorCode::kCorrupt);
+  EXPECT_TRUE(t->Read("b1", buf).ok());
+  t.reset();
+  std::ostringstream out;
+  EXPECT_EQ(InspectFile(path, out), 1);
+  EXPECT_NE(out.str().find("CORRUPT  b2"), std::string::npos) << out.str();
+  RecoveryReport report;
+  t = OpenTier(Options(), &report);
+  EXPECT_EQ(report.recovered, 3u);
+  EXPECT_EQ(report.dropped, 1u);
+}
+
+TEST_F(Hdf5TierTest, LruDropsTheLeastRecentlyUsedBucketAtCapacity) {
+  auto opts = Options();
+  opts.capacity = 2ull << 20;
+  opts.bucket_bytes = 1ull << 20;
+  std::vector<std::string> dropped;
+  opts.on_drop = [&](const std::string& k) { dropped.push_back(k); };
+  auto t = OpenTier(opts);
+  SpillBlocks(*t, 8, 256 * 1024);  // buckets: {b0..b3} {b4..b7}
+  std::vector<std::byte> buf(256 * 1024);
+  ASSERT_TRUE(t->Read("b1", buf).ok());  // the first bucket becomes the most recently used
+  auto b = RandomBytes(256 * 1024, 99);
+  ASSERT_TRUE(t->Spill("new", b, Checksum64(b.data(), b.size()), nullptr).ok());
+  t->Drain();
+  EXPECT_EQ(dropped, (std::vector<std::string>{"b4", "b5", "b6", "b7"}));
+  EXPECT_EQ(t->Read("b5", buf).status().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(t->Read("b1", buf).ok());
+  EXPECT_TRUE(t->Read("new", buf).ok());
+  EXPECT_EQ(t->Stats().buckets, 2u);
+}
+
+TEST_F(Hdf5TierTest, FullQueueAppliesBackPressure) {
+  auto opts = Options();
+  opts.queue_bytes = 2 * 4096;
+  auto t = OpenTier(opts);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  auto b = RandomBytes(4096, 1);
+  uint64_t sum = Checksum64(b.data(), b.size());
+  // The first job's callback holds the writer, so the queue cannot drain.
+  ASSERT_TRUE(t->TrySpill("k0", b, sum, [gate](Result<SsdBlock>) { gate.wait(); }).ok());
+  ASSERT_TRUE(t->TrySpill("k1", b, sum, nullptr).ok());
+  Status s = t->TrySpill("k2", b, sum, nullptr);
+  EXPECT_EQ(s.code(), ErrorCode::kBusy);
+  EXPECT_LE(t->Stats().queued_bytes, opts.queue_bytes);
+  release.set_value();
+  t->Drain();
+  EXPECT_TRUE(t->TrySpill("k2", b, sum, nullptr).ok());
+  t->Drain();
+  EXPECT_EQ(t->Stats().blocks, 3u);
+}
+
+TEST_F(Hdf5TierTest, InspectRejectsAFileThatIsNotABucket) {
+  std::string path = dir_ + "/bucket-00000000.h5";
+  std::ofstream(path) << "not hdf5";
+  std::ostringstream out;
+  EXPECT_EQ(InspectFile(path, out), 2);
+  RecoveryReport report;
+  auto t = OpenTier(Options(), &report);
+  EXPECT_EQ(report.unreadable_files, 1u);
+  EXPECT_EQ(report.recovered, 0u);
+}
+
+}  // namespace
+}  // namespace mooncake::store::hdf5

@@ -1,0 +1,61 @@
+// Turns the simulator's per-request state into records and the run summary.
+#include <algorithm>
+
+#include "sim/simulator_impl.h"
+
+namespace mooncake::sim {
+
+using engine::NanosToSeconds;
+
+SimResult Simulator::Collect() {
+  SimResult out;
+  out.records.reserve(state_.size());
+  Nanos first{0}, last{0};
+  for (size_t i = 0; i < state_.size(); ++i) {
+    const RequestState& s = state_[i];
+    trace::RequestRecord rec;
+    rec.id = s.trace->id;
+    rec.arrival_s = NanosToSeconds(s.arrival);
+    rec.outcome = s.outcome;
+    rec.reject_reason = s.reason;
+    rec.prefilled = s.prefilled;
+    rec.prefill_instance = s.decision.prefill;
+    rec.decode_instance = s.decision.decode;
+    rec.input_tokens = s.trace->input_length;
+    rec.output_tokens = s.trace->output_length;
+    rec.blocks = static_cast<int32_t>(s.trace->hash_ids.size());
+    rec.prefix_blocks_hit = s.decision.prefix_blocks;
+    rec.inflight_miss_blocks = s.decision.inflight_miss_blocks;
+    if (s.first_token >= Nanos(0)) rec.ttft_s = NanosToSeconds(s.first_token - s.arrival);
+    if (s.outcome == trace::Outcome::kCompleted) {
+      rec.tbt_s = s.tbt.Tbt();
+      rec.e2e_s = NanosToSeconds(s.done - s.arrival);
+    }
+    rec.prefill_compute_s = s.prefill_compute_s;
+    out.records.push_back(std::move(rec));
+    if (i == 0 || s.arrival < first) first = s.arrival;
+    last = std::max(last, s.done);
+  }
+  out.summary = trace::Summarize(out.records, config_.thresholds);
+  out.events = events_.pushed();
+  out.model_span_s = NanosToSeconds(last - first);
+  auto& x = out.summary.extra;
+  for (const auto& [plane, bytes] : bytes_) x["bytes." + plane] = bytes;
+  x["scheduler.accepted"] = static_cast<double>(scheduler_.accepted());
+  x["scheduler.fetches"] = static_cast<double>(scheduler_.fetches());
+  x["scheduler.fetched_blocks"] = static_cast<double>(scheduler_.fetched_blocks());
+  x["store.occupancy_blocks"] = static_cast<double>(scheduler_.index().Occupancy());
+  x["store.evicted_blocks"] = static_cast<double>(scheduler_.index().evictions());
+  x["sim.events"] = static_cast<double>(out.events);
+  x["sim.model_span_s"] = out.model_span_s;
+  return out;
+}
+
+Result<SimResult> RunSimulation(const SimConfig& config, const engine::CostModel& cost,
+                                const std::vector<trace::TraceRequest>& requests) {
+  MC_RETURN_IF_ERROR(ValidateSimConfig(config));
+  Simulator sim(config, cost, requests);
+  return sim.Run();
+}
+
+}  // namespace mooncake::sim

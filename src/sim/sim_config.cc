@@ -1,0 +1,51 @@
+#include "sim/sim_config.h"
+
+#include <string>
+
+namespace mooncake::sim {
+
+Result<SystemKind> ParseSystemKind(std::string_view name) {
+  if (name == "mooncake") return SystemKind::kMooncake;
+  if (name == "vllm") return SystemKind::kVllm;
+  if (name == "vllm_prefix") return SystemKind::kVllmPrefix;
+  if (name == "vllm_chunked") return SystemKind::kVllmChunked;
+  return InvalidArgument("system: '" + std::string(name) +
+                         "' is not one of mooncake, vllm, vllm_prefix, vllm_chunked");
+}
+
+const char* SystemKindName(SystemKind s) {
+  switch (s) {
+    case SystemKind::kMooncake:
+      return "mooncake";
+    case SystemKind::kVllm:
+      return "vllm";
+    case SystemKind::kVllmPrefix:
+      return "vllm_prefix";
+    case SystemKind::kVllmChunked:
+      return "vllm_chunked";
+  }
+  return "unknown";
+}
+
+conductor::SchedulerConfig EffectiveSchedulerConfig(const SimConfig& c) {
+  conductor::SchedulerConfig s = c.scheduler;
+  if (c.system != SystemKind::kMooncake) {
+    s.colocated = true;
+    s.decode_instances = s.prefill_instances;
+    s.prefix_cache = c.system == SystemKind::kVllmPrefix;
+    s.shared_pool = false;
+  }
+  return s;
+}
+
+Status ValidateSimConfig(const SimConfig& c) {
+  MC_RETURN_IF_ERROR(conductor::ValidateSchedulerConfig(EffectiveSchedulerConfig(c)));
+  if (!(c.load_scale > 0)) return InvalidArgument("load.scale: must be > 0");
+  if (c.chunk_tokens < 0) return InvalidArgument("prefill.chunk_tokens: must be >= 0");
+  if (c.system == SystemKind::kVllmChunked && c.chunk_tokens < 1) {
+    return InvalidArgument("prefill.chunk_tokens: vllm_chunked needs a token budget >= 1");
+  }
+  return Status::Ok();
+}
+
+}  // namespace mooncake::sim

@@ -1,0 +1,248 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/simulator_impl.h"
+
+namespace mooncake::sim {
+
+using conductor::RejectReason;
+using engine::NanosToSeconds;
+
+Simulator::Simulator(const SimConfig& config, const engine::CostModel& cost,
+                     const std::vector<trace::TraceRequest>& requests)
+    : config_(config),
+      cost_(cost),
+      requests_(requests),
+      scheduler_(EffectiveSchedulerConfig(config), &cost),
+      state_(requests.size()),
+      hbm_tokens_(cost.HbmKvTokenCapacity()) {
+  const auto sc = EffectiveSchedulerConfig(config);
+  prefill_.resize(sc.prefill_instances);
+  decode_.resize(sc.colocated ? sc.prefill_instances : sc.decode_instances);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    RequestState& s = state_[i];
+    s.trace = &requests[i];
+    s.arrival = engine::SecondsToNanos(static_cast<double>(requests[i].timestamp_ms) / 1e3 /
+                                       config.load_scale);
+    s.tbt = trace::TbtAccumulator(std::max(0, requests[i].output_length - 1));
+    events_.Push(s.arrival, EventKind::kArrival, -1, static_cast<uint32_t>(i));
+  }
+}
+
+SimResult Simulator::Run() {
+  while (!events_.empty()) {
+    const Event e = events_.Pop();
+    switch (e.kind) {
+      case EventKind::kArrival:
+        OnArrival(e.request);
+        break;
+      case EventKind::kFetchDone:
+        OnFetchDone(e.instance, e.request);
+        break;
+      case EventKind::kPrefillChunk:
+        OnPrefillChunk(e.instance, e.request);
+        break;
+      case EventKind::kKvArrived:
+        OnKvArrived(e.instance, e.request);
+        break;
+      case EventKind::kDecodeStep:
+        OnDecodeStep(e.instance);
+        break;
+      case EventKind::kColocatedStep:
+        OnColocatedStep(e.instance);
+        break;
+    }
+  }
+  return Collect();
+}
+
+void Simulator::RejectRequest(uint32_t r, RejectReason reason) {
+  RequestState& s = state_[r];
+  s.outcome = trace::Outcome::kRejected;
+  s.reason = conductor::RejectReasonName(reason);
+  s.done = events_.now();
+}
+
+void Simulator::OnArrival(uint32_t r) {
+  RequestState& s = state_[r];
+  const trace::TraceRequest& t = *s.trace;
+  conductor::Request req{t.id, s.arrival, t.input_length, t.output_length, t.hash_ids};
+  s.decision = scheduler_.Decide(req, events_.now());
+  if (!s.decision.accepted) {
+    RejectRequest(r, s.decision.reason);
+    return;
+  }
+  s.prefilled_tokens = s.decision.prefix_tokens;
+  s.stored_blocks = static_cast<size_t>(s.decision.prefix_blocks);
+  if (config_.system != SystemKind::kMooncake) {
+    DecodeInstance& inst = decode_[s.decision.prefill];
+    inst.waiting.push_back(r);
+    if (!inst.busy) StartColocatedStep(s.decision.prefill);
+    return;
+  }
+  PrefillInstance& p = prefill_[s.decision.prefill];
+  p.queue.push_back(r);
+  if (!p.busy) StartPrefill(s.decision.prefill);
+}
+
+void Simulator::StartPrefill(int p) {
+  PrefillInstance& inst = prefill_[p];
+  if (inst.queue.empty()) {
+    inst.busy = false;
+    return;
+  }
+  inst.busy = true;
+  const uint32_t r = inst.queue.front();
+  inst.queue.pop_front();
+  RequestState& s = state_[r];
+  if (s.decision.t_transfer > Nanos(0)) {
+    const int blocks = s.decision.prefix_blocks - s.decision.local_prefix_blocks;
+    bytes_["prefix_fetch"] += static_cast<double>(cost_.KvBytesPerBlock()) *
+                              (blocks > 0 ? blocks : s.decision.prefix_blocks);
+    events_.Push(events_.now() + s.decision.t_transfer, EventKind::kFetchDone, p, r);
+    return;
+  }
+  OnFetchDone(p, r);
+}
+
+void Simulator::OnFetchDone(int p, uint32_t r) {
+  RequestState& s = state_[r];
+  const conductor::Decision& d = s.decision;
+  if (d.fetch_from >= 0) {
+    // The pulled blocks stay on this instance: hot blocks end up replicated.
+    const auto& ids = s.trace->hash_ids;
+    scheduler_.OnBlocksStored(p,
+                              std::span<const BlockHash>(ids).subspan(
+                                  d.local_prefix_blocks, d.prefix_blocks - d.local_prefix_blocks),
+                              events_.now());
+  }
+  s.compute_start = events_.now();
+  s.prefilled = true;
+  ScheduleChunk(p, r);
+}
+
+void Simulator::ScheduleChunk(int p, uint32_t r) {
+  RequestState& s = state_[r];
+  const int64_t input = s.trace->input_length;
+  int64_t end = input;
+  if (config_.chunk_tokens > 0) end = std::min(input, s.prefilled_tokens + config_.chunk_tokens);
+  const Nanos t = cost_.PrefillTime(end, s.prefilled_tokens);
+  s.prefill_compute_s += NanosToSeconds(t);
+  s.prefilled_tokens = end;
+  events_.Push(events_.now() + t, EventKind::kPrefillChunk, p, r);
+}
+
+void Simulator::StoreCompletedBlocks(int p, RequestState& s, bool all) {
+  const auto& ids = s.trace->hash_ids;
+  const size_t complete =
+      all ? ids.size()
+          : std::min(ids.size(), static_cast<size_t>(s.prefilled_tokens / cost_.block_tokens()));
+  if (complete <= s.stored_blocks) return;
+  scheduler_.OnBlocksStored(
+      p, std::span<const BlockHash>(ids).subspan(s.stored_blocks, complete - s.stored_blocks),
+      events_.now());
+  s.stored_blocks = complete;
+}
+
+void Simulator::OnPrefillChunk(int p, uint32_t r) {
+  RequestState& s = state_[r];
+  const bool last = s.prefilled_tokens >= s.trace->input_length;
+  StoreCompletedBlocks(p, s, last);
+  if (!last) {
+    ScheduleChunk(p, r);
+    return;
+  }
+  const Nanos now = events_.now();
+  s.first_token = now;
+  s.last_token = now;
+  s.generated = 1;
+  scheduler_.OnPrefillDone(s.trace->id, p, now);
+  const int d = s.decision.decode;
+  if (s.trace->output_length <= 1) {
+    FinishRequest(r, d);
+  } else {
+    // KV streams layer by layer during the prefill; the last layer leaves after the compute.
+    const uint64_t bytes = cost_.KvBytesPerToken() * static_cast<uint64_t>(s.trace->input_length);
+    bytes_["prefill_to_decode"] += static_cast<double>(bytes);
+    const Nanos xfer = cost_.TransferTime(bytes);
+    const Nanos arrive = std::max(now + xfer / cost_.model().layers, s.compute_start + xfer);
+    events_.Push(arrive, EventKind::kKvArrived, d, r);
+  }
+  StartPrefill(p);
+}
+
+void Simulator::OnKvArrived(int d, uint32_t r) {
+  RequestState& s = state_[r];
+  const RejectReason reason = scheduler_.AdmitToDecode(s.trace->id, d, events_.now());
+  if (reason != RejectReason::kNone) {
+    RejectRequest(r, reason);
+    return;
+  }
+  DecodeInstance& inst = decode_[d];
+  inst.waiting.push_back(r);
+  if (!inst.busy) StartDecodeStep(d);
+}
+
+void Simulator::AdmitWaiting(DecodeInstance& inst) {
+  while (!inst.waiting.empty()) {
+    const RequestState& s = state_[inst.waiting.front()];
+    const int64_t need = int64_t{s.trace->input_length} + s.trace->output_length;
+    // A request larger than HBM still runs alone rather than blocking forever.
+    if (!inst.batch.empty() && inst.reserved_tokens + need > hbm_tokens_) break;
+    inst.batch.push_back(inst.waiting.front());
+    inst.waiting.pop_front();
+    inst.reserved_tokens += need;
+    inst.context_tokens += int64_t{s.trace->input_length} + s.generated;
+  }
+}
+
+void Simulator::StartDecodeStep(int d) {
+  DecodeInstance& inst = decode_[d];
+  AdmitWaiting(inst);
+  if (inst.batch.empty()) {
+    inst.busy = false;
+    return;
+  }
+  inst.busy = true;
+  const Nanos t =
+      cost_.DecodeStepTime(static_cast<int64_t>(inst.batch.size()), inst.context_tokens);
+  events_.Push(events_.now() + t, EventKind::kDecodeStep, d, 0);
+}
+
+void Simulator::AdvanceBatch(int d) {
+  DecodeInstance& inst = decode_[d];
+  const Nanos now = events_.now();
+  size_t keep = 0;
+  for (size_t k = 0; k < inst.batch.size(); ++k) {
+    const uint32_t r = inst.batch[k];
+    RequestState& s = state_[r];
+    s.tbt.Add(NanosToSeconds(now - s.last_token));
+    s.last_token = now;
+    ++s.generated;
+    ++inst.context_tokens;
+    if (s.generated >= s.trace->output_length) {
+      inst.reserved_tokens -= int64_t{s.trace->input_length} + s.trace->output_length;
+      inst.context_tokens -= int64_t{s.trace->input_length} + s.generated;
+      FinishRequest(r, d);
+    } else {
+      inst.batch[keep++] = r;
+    }
+  }
+  inst.batch.resize(keep);
+}
+
+void Simulator::OnDecodeStep(int d) {
+  AdvanceBatch(d);
+  StartDecodeStep(d);
+}
+
+void Simulator::FinishRequest(uint32_t r, int d) {
+  RequestState& s = state_[r];
+  s.outcome = trace::Outcome::kCompleted;
+  s.done = events_.now();
+  scheduler_.OnDecodeDone(s.trace->id, d, events_.now());
+}
+
+}  // namespace mooncake::sim

@@ -13,17 +13,23 @@ function(mooncake_unit_test name)
                        PROPERTIES LABELS unit TIMEOUT ${ARG_TIMEOUT})
 endfunction()
 
-# mooncake_mpi_test(NAME NP n TLS "posix,self" COMMAND exe args...): runs the command under a real
-# mpirun with n ranks, with UCX pinned to TLS. Label "mpi"; TIMEOUT bounds a hung job.
+# mooncake_mpi_test(NAME NP n TLS "posix,self" [EXPECT regex] COMMAND exe args...): runs the
+# command under a real mpirun with n ranks, with UCX pinned to TLS. Label "mpi"; TIMEOUT bounds a
+# hung job. With EXPECT, the test passes only when mpirun exits 0 AND its output matches the
+# extended regex (newlines are read as spaces).
 set(MOONCAKE_MPIRUN_FLAGS --oversubscribe --allow-run-as-root --bind-to none
     --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 function(mooncake_mpi_test name)
-  cmake_parse_arguments(ARG "" "NP;TLS;TIMEOUT" "COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "" "NP;TLS;TIMEOUT;EXPECT" "COMMAND" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
+  set(_prefix "")
+  if(ARG_EXPECT)
+    set(_prefix ${PROJECT_SOURCE_DIR}/cmake/expect_output.sh ${ARG_EXPECT})
+  endif()
   add_test(NAME ${name}
-           COMMAND ${MPIEXEC_EXECUTABLE} ${MOONCAKE_MPIRUN_FLAGS} -x UCX_TLS=${ARG_TLS}
+           COMMAND ${_prefix} ${MPIEXEC_EXECUTABLE} ${MOONCAKE_MPIRUN_FLAGS} -x UCX_TLS=${ARG_TLS}
                    -x UCX_WARN_UNUSED_ENV_VARS=n -np ${ARG_NP} ${ARG_COMMAND})
   set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT ${ARG_TIMEOUT}
                        ENVIRONMENT "OMPI_MCA_rmaps_base_oversubscribe=1")

@@ -117,6 +117,10 @@ class Transport {
   // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).
   virtual std::string DescribePath(Rank peer) const = 0;
 
+  // Announces an orderly shutdown: from now on a peer that disappears is not reported as a
+  // failure. Call on every rank after a barrier, then barrier again before Close.
+  virtual void BeginShutdown() = 0;
+
   // Flushes and closes endpoints; waits at most `timeout`. No method may be called afterwards.
   virtual Status Close(Nanos timeout) = 0;
 };

@@ -192,6 +192,7 @@ class LoopbackTransport final : public Transport {
   }
   bool Progress() override { return false; }
   std::string DescribePath(Rank) const override { return "loopback(memcpy)"; }
+  void BeginShutdown() override {}
   Status Close(Nanos) override { return Status::Ok(); }
 
  private:

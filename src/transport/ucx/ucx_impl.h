@@ -59,6 +59,12 @@ struct SliceOp {
   size_t length = 0;
 };
 
+class UcxTransport;
+struct PeerErrorArg {
+  UcxTransport* transport;
+  int32_t peer;
+};
+
 class UcxTransport final : public Transport {
  public:
   UcxTransport(const UcxConfig& config, Rank self, int world_size);
@@ -82,6 +88,7 @@ class UcxTransport final : public Transport {
   Status SendMessage(Rank peer, std::span<const std::byte> payload) override;
   bool Progress() override;
   std::string DescribePath(Rank peer) const override;
+  void BeginShutdown() override { shutting_down_ = true; }
   Status Close(Nanos timeout) override;
 
   // Callbacks from UCX (static trampolines forward here).
@@ -115,7 +122,8 @@ class UcxTransport final : public Transport {
   ucp_worker_h worker_ = nullptr;
   std::vector<std::byte> local_address_;
   std::vector<ucp_ep_h> eps_;
-  std::vector<char> use_am_;        // per peer: AM data path (1) or RMA (0)
+  std::vector<std::unique_ptr<PeerErrorArg>> error_args_;  // outlive the endpoints
+  std::vector<char> use_am_;                               // per peer: AM data path (1) or RMA (0)
   std::vector<std::string> paths_;  // per peer: UCX transports of the endpoint's lanes
   std::unique_ptr<std::atomic<bool>[]> peer_failed_;
 
@@ -134,6 +142,7 @@ class UcxTransport final : public Transport {
 
   std::atomic<bool> running_{false};
   std::atomic<bool> closing_{false};
+  std::atomic<bool> shutting_down_{false};
   std::thread progress_thread_;
 };
 

@@ -35,11 +35,6 @@ ucs_status_t ReadReqTrampoline(void* arg, const void* header, size_t header_leng
   return static_cast<UcxTransport*>(arg)->OnReadReq(header, header_length);
 }
 
-struct PeerErrorArg {
-  UcxTransport* transport;
-  int32_t peer;
-};
-
 void PeerErrorTrampoline(void* arg, ucp_ep_h, ucs_status_t status) {
   auto* a = static_cast<PeerErrorArg*>(arg);
   a->transport->OnPeerError(a->peer, status);
@@ -208,18 +203,27 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
   eps_.assign(world_size_, nullptr);
   use_am_.assign(world_size_, 0);
   paths_.assign(world_size_, "");
+  // UCX 1.13's shared-memory transports have no peer-failure handler, and asking for one makes
+  // UCX refuse them; so peer-failure callbacks are requested only where every transport can
+  // honour them (tcp, rdma). Elsewhere a dead peer is detected by deadlines, which every wait has.
+  const std::string tls = ResolveTls(config_.tls);
+  const bool peer_errors = !tls.empty() && tls.find("posix") == std::string::npos &&
+                           tls.find("sysv") == std::string::npos &&
+                           tls.find("shm") == std::string::npos &&
+                           tls.find("cma") == std::string::npos;
   for (int r = 0; r < world_size_; ++r) {
-    auto* arg = new PeerErrorArg{this, r};  // lives as long as the endpoint; freed in Close
+    error_args_.push_back(std::make_unique<PeerErrorArg>(PeerErrorArg{this, r}));
     ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     ep.address = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = PeerErrorTrampoline;
-    ep.err_handler.arg = arg;
+    if (peer_errors) {
+      ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+      ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+      ep.err_handler.cb = PeerErrorTrampoline;
+      ep.err_handler.arg = error_args_.back().get();
+    }
     ucs_status_t st = ucp_ep_create(worker_, &ep, &eps_[r]);
     if (st != UCS_OK) {
-      delete arg;
       return PeerFailure("cannot create an endpoint to " + PeerName(r) + ": " +
                          ucs_status_string(st));
     }
@@ -373,7 +377,7 @@ ucs_status_t UcxTransport::OnControl(const void* header, size_t header_length, v
 }
 
 void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
-  if (closing_) return;  // peers closing their endpoints at shutdown is not a failure
+  if (closing_ || shutting_down_) return;  // peers closing at shutdown is not a failure
   peer_failed_[peer] = true;
   log::Warn("endpoint to rank {} failed: {}", peer, ucs_status_string(status));
   std::vector<uint64_t> doomed;

@@ -1,0 +1,80 @@
+#include "app/bootstrap.h"
+
+#include "common/wire.h"
+
+namespace mooncake::app {
+namespace {
+constexpr uint32_t kRecordMagic = 0x4d434250;  // "MCBP"
+constexpr uint32_t kMaxRegions = 4096;
+}  // namespace
+
+std::vector<std::byte> EncodePeerRecord(const PeerInfo& info, std::span<const std::byte> address) {
+  WireWriter w;
+  w.Put<uint32_t>(kRecordMagic);
+  w.Put<uint8_t>(static_cast<uint8_t>(info.role));
+  w.PutString(info.host);
+  w.PutBytes(address);
+  w.Put<uint32_t>(static_cast<uint32_t>(info.regions.size()));
+  for (const auto& r : info.regions) w.PutBytes(r.Encode());
+  return w.Take();
+}
+
+Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
+                                  std::vector<std::byte>* address) {
+  WireReader r(bytes);
+  uint32_t magic = 0, regions = 0;
+  uint8_t role = 0;
+  PeerInfo info;
+  std::span<const std::byte> addr;
+  r.Get(&magic);
+  r.Get(&role);
+  r.GetString(&info.host, 4096);
+  r.GetBytes(&addr, 1 << 20);
+  r.Get(&regions);
+  if (!r.ok() || magic != kRecordMagic || role > 3 || regions > kMaxRegions) {
+    return ProtocolError("malformed bootstrap record");
+  }
+  info.role = static_cast<cluster::Role>(role);
+  for (uint32_t i = 0; i < regions; ++i) {
+    std::span<const std::byte> enc;
+    if (!r.GetBytes(&enc, 1 << 20))
+      return ProtocolError("bootstrap record truncated in region " + std::to_string(i));
+    auto d = transport::RemoteDescriptor::Decode(enc);
+    if (!d.ok()) return d.status();
+    info.regions.push_back(std::move(*d));
+  }
+  if (!r.done()) return ProtocolError("bootstrap record has trailing bytes");
+  address->assign(addr.begin(), addr.end());
+  return info;
+}
+
+Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
+                                        cluster::Role my_role,
+                                        const std::vector<transport::MemoryRegion>& exported) {
+  PeerInfo mine;
+  mine.role = my_role;
+  mine.host = mpi.hostname();
+  for (const auto& region : exported) {
+    auto d = t.Export(region);
+    if (!d.ok()) return d.status();
+    mine.regions.push_back(std::move(*d));
+  }
+  auto all = mpi.AllGather(EncodePeerRecord(mine, t.LocalAddress()));
+  std::vector<PeerInfo> peers(all.size());
+  std::vector<std::vector<std::byte>> addresses(all.size());
+  for (size_t r = 0; r < all.size(); ++r) {
+    auto info = DecodePeerRecord(all[r], &addresses[r]);
+    if (!info.ok())
+      return info.status().WithContext("bootstrap record of rank " + std::to_string(r));
+    peers[r] = std::move(*info);
+  }
+  MC_RETURN_IF_ERROR(t.ConnectAll(addresses));
+  for (size_t r = 0; r < peers.size(); ++r) {
+    for (const auto& d : peers[r].regions) {
+      MC_RETURN_IF_ERROR(t.Import(Rank{static_cast<int32_t>(r)}, d));
+    }
+  }
+  return peers;
+}
+
+}  // namespace mooncake::app

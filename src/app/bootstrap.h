@@ -1,0 +1,31 @@
+// Bootstrap over MPI (the only use of MPI besides barriers and the final metrics gather):
+// every rank publishes its role, host, UCX worker address and the remote descriptors of the
+// memory it registered; every rank connects to all others and imports all descriptors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cluster/mpi_session.h"
+#include "cluster/role.h"
+#include "transport/transport.h"
+
+namespace mooncake::app {
+
+struct PeerInfo {
+  cluster::Role role = cluster::Role::kConductor;
+  std::string host;
+  std::vector<transport::RemoteDescriptor> regions;
+};
+
+// Encoded form of one rank's record (bounds-checked decode; a malformed record names its rank).
+std::vector<std::byte> EncodePeerRecord(const PeerInfo& info, std::span<const std::byte> address);
+Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
+                                  std::vector<std::byte>* address);
+
+// Collective: every rank must call it. Returns all ranks' records (index = rank).
+Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
+                                        cluster::Role my_role,
+                                        const std::vector<transport::MemoryRegion>& exported);
+
+}  // namespace mooncake::app

@@ -1,0 +1,17 @@
+// `mooncake eval`: batch trace evaluation on the discrete-event simulator. Reads a trace (or
+// makes a seeded synthetic one), simulates it under one config or a sweep, and writes a run
+// folder: requests.csv + summary.json (single run), points/<i>/ and sweep.csv (sweep), and
+// PNG plots when /usr/bin/python3 with matplotlib is present. Exit status: 0 ok, 2 bad
+// option or bad input (one line naming the option, or FILE:LINE for a trace), 1 run failure.
+#pragma once
+
+#include "eval/sweep.h"
+
+namespace mooncake::app::eval {
+
+// argv[0] is "eval". Runs every sweep point in this process.
+int RunEvalCommand(int argc, char** argv);
+// Same, spreading sweep points over `comm` (rank 0 writes sweep.csv and the plots).
+int RunEvalCommand(int argc, char** argv, const SweepComm& comm);
+
+}  // namespace mooncake::app::eval

@@ -1,0 +1,148 @@
+#include "eval_options.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace mooncake::app::eval {
+
+namespace po = boost::program_options;
+
+#ifndef MOONCAKE_CONFIGS_DIR
+#define MOONCAKE_CONFIGS_DIR "configs"
+#endif
+
+po::options_description EvalOptionsDescription() {
+  po::options_description all("Usage: mooncake eval [options]\n\nOptions");
+  po::options_description general("General");
+  general.add_options()
+      ("help,h", "print this help, grouped by section")
+      ("config", po::value<std::string>(), "INI file of options (the command line overrides it)")
+      ("out", po::value<std::string>()->default_value(""),
+       "run folder (default runs/eval-<UTC time>)")
+      ("system", po::value<std::string>()->default_value("mooncake"),
+       "mooncake | vllm | vllm_prefix | vllm_chunked")
+      ("load.scale", po::value<double>()->default_value(1.0),
+       "divide arrival times by this (2 = twice the request rate)")
+      ("plots", po::value<bool>()->default_value(true),
+       "write PNG plots with /usr/bin/python3 + matplotlib when present (true | false)");
+  all.add(general);
+  AddSchedulingOptions(all, MOONCAKE_CONFIGS_DIR);
+  po::options_description syn("Synthetic workload (used when no trace is given)");
+  syn.add_options()
+      ("synthetic.requests", po::value<int>()->default_value(300), "requests")
+      ("synthetic.rate", po::value<double>()->default_value(2.0), "Poisson arrivals per second")
+      ("synthetic.system_prompts", po::value<int>()->default_value(8), "shared system prompts")
+      ("synthetic.prompt_blocks", po::value<int>()->default_value(4),
+       "512-token blocks per system prompt")
+      ("synthetic.followup", po::value<double>()->default_value(0.5),
+       "probability that a request continues an open session")
+      ("synthetic.new_tokens", po::value<double>()->default_value(2000),
+       "mean new prompt tokens per turn")
+      ("synthetic.output_tokens", po::value<double>()->default_value(200), "mean output tokens")
+      ("synthetic.max_input", po::value<int>()->default_value(32768), "longest prompt (tokens)")
+      ("synthetic.write", po::value<std::string>()->default_value(""),
+       "also write the generated trace (JSONL) here");
+  po::options_description sw("Sweep");
+  sw.add_options()("sweep", po::value<std::vector<std::string>>()->composing(),
+                   "key=v1,v2,... over any option (repeatable: cartesian product); under mpirun "
+                   "the points are spread over the ranks; writes sweep.csv");
+  all.add(syn).add(sw);
+  return all;
+}
+
+namespace {
+
+std::string DefaultOut() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "runs/eval-%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
+                                     const SweepPoint& overrides, std::string* help) {
+  const po::options_description desc = EvalOptionsDescription();
+  po::variables_map vm;
+  try {
+    if (!overrides.empty()) {
+      std::vector<std::string> o;
+      for (const auto& [k, v] : overrides) o.push_back("--" + k + "=" + v);
+      po::store(po::command_line_parser(o).options(desc).run(), vm);
+    }
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::ostringstream ss;
+      ss << desc << "\nUnits: durations take ns, us, ms, s, min, h. Booleans: true | false.\n";
+      *help = ss.str();
+      return NotFound("");
+    }
+    if (vm.count("config")) {
+      const std::string file = vm["config"].as<std::string>();
+      std::ifstream in(file);
+      if (!in) return InvalidArgument(fmt::format("config = '{}': cannot open the file", file));
+      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return InvalidArgument(e.what());
+  }
+  EvalOptions o;
+  Result<SchedulingSettings> sched = SchedulingFromVariables(vm);
+  if (!sched.ok()) return sched.status();
+  o.sched = *sched;
+  auto system = sim::ParseSystemKind(vm["system"].as<std::string>());
+  if (!system.ok()) return system.status();
+  o.system = *system;
+  o.load_scale = vm["load.scale"].as<double>();
+  if (!(o.load_scale > 0) || o.load_scale > 1e6) {
+    return InvalidArgument(fmt::format("load.scale = {}: allowed (0, 1e6]", o.load_scale));
+  }
+  o.out = vm["out"].as<std::string>();
+  if (o.out.empty()) o.out = DefaultOut();
+  o.plots = vm["plots"].as<bool>();
+  trace::SyntheticConfig& s = o.synthetic;
+  s.seed = o.sched.seed;
+  s.num_requests = vm["synthetic.requests"].as<int>();
+  s.rate_per_s = vm["synthetic.rate"].as<double>();
+  s.system_prompts = vm["synthetic.system_prompts"].as<int>();
+  s.system_prompt_blocks = vm["synthetic.prompt_blocks"].as<int>();
+  s.followup_probability = vm["synthetic.followup"].as<double>();
+  s.mean_new_tokens = vm["synthetic.new_tokens"].as<double>();
+  s.mean_output_tokens = vm["synthetic.output_tokens"].as<double>();
+  s.max_input_tokens = vm["synthetic.max_input"].as<int>();
+  MC_RETURN_IF_ERROR(trace::ValidateSyntheticConfig(s));
+  o.synthetic_write = vm["synthetic.write"].as<std::string>();
+  if (vm.count("sweep")) {
+    for (const std::string& spec : vm["sweep"].as<std::vector<std::string>>()) {
+      Result<SweepAxis> axis = ParseSweepSpec(spec);
+      if (!axis.ok()) return axis.status();
+      if (desc.find_nothrow(axis->key, false) == nullptr || axis->key == "sweep") {
+        return InvalidArgument(fmt::format("sweep = '{}': '{}' is not an option", spec, axis->key));
+      }
+      o.sweep.push_back(*axis);
+    }
+  }
+  sim::SimConfig check = ToSimConfig(o);
+  MC_RETURN_IF_ERROR(sim::ValidateSimConfig(check));
+  return o;
+}
+
+sim::SimConfig ToSimConfig(const EvalOptions& o) {
+  sim::SimConfig c;
+  c.system = o.system;
+  c.scheduler = o.sched.scheduler;
+  c.chunk_tokens = o.sched.chunk_tokens;
+  c.load_scale = o.load_scale;
+  c.thresholds = o.sched.thresholds;
+  return c;
+}
+
+}  // namespace mooncake::app::eval

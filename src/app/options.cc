@@ -1,0 +1,231 @@
+#include "app/options.h"
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "common/units.h"
+
+namespace po = boost::program_options;
+
+namespace mooncake::app {
+namespace {
+
+constexpr const char* kVersion = "mooncake 0.1.0";
+
+struct RawOptions {
+  std::string out, log_level, roles, tls, devices, data_path, rma_slice, am_slice, store_dram,
+      block_size, rpc_timeout, phase_timeout;
+  bool busy_poll = false;
+  bool dry_run = false;
+  int ping_rounds = 20;
+  int silent_rank = -1;
+};
+
+po::options_description General(std::string* config, RawOptions* raw) {
+  po::options_description d("General");
+  d.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
+      "config", po::value<std::string>(config)->value_name("FILE"),
+      "INI file with any of the options below (e.g. configs/default.ini); the command line "
+      "overrides it")("dry-run", po::bool_switch(&raw->dry_run),
+                      "print the role table (rank, role, host) and exit")(
+      "out", po::value<std::string>(&raw->out)->value_name("DIR"),
+      "run folder for summary.json and CSVs (default: runs/<UTC timestamp>)")(
+      "log-level", po::value<std::string>(&raw->log_level)->default_value("warn"),
+      "debug | info | warn | error");
+  return d;
+}
+
+po::options_description Cluster(RawOptions* raw) {
+  po::options_description d("Cluster");
+  d.add_options()("roles", po::value<std::string>(&raw->roles)->value_name("LAYOUT"),
+                  "role layout: counts 'conductor:1 store:1 prefill:1 decode:1' (in rank order) "
+                  "or a per-rank list 'conductor,store,prefill,decode'. Default: rank 0 "
+                  "conductor; of the other r ranks, max(1,r/4) store, max(1,(r-store)/2) decode, "
+                  "the rest prefill");
+  return d;
+}
+
+po::options_description Transport(RawOptions* raw) {
+  po::options_description d("Transport (UCX)");
+  d.add_options()("transport.tls", po::value<std::string>(&raw->tls)->default_value("auto"),
+                  "auto | shm | tcp | rdma | a raw UCX_TLS list (e.g. posix,cma,self)")(
+      "transport.devices", po::value<std::string>(&raw->devices)->default_value(""),
+      "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose")(
+      "transport.data_path", po::value<std::string>(&raw->data_path)->default_value("auto"),
+      "auto | rma | am: how READ/WRITE bytes move (auto: AM rendezvous on tcp, RMA elsewhere)")(
+      "transport.rma_slice", po::value<std::string>(&raw->rma_slice)->default_value("64KiB"),
+      "slice size of RMA transfers (4KiB..1GiB)")(
+      "transport.am_slice", po::value<std::string>(&raw->am_slice)->default_value("4MiB"),
+      "slice size of active-message transfers (4KiB..1GiB)")(
+      "transport.busy_poll", po::bool_switch(&raw->busy_poll),
+      "progress thread never sleeps (benchmarks on dedicated cores)");
+  return d;
+}
+
+po::options_description StoreAndJob(RawOptions* raw) {
+  po::options_description d("Store and job");
+  d.add_options()("store.dram", po::value<std::string>(&raw->store_dram)->default_value("64MiB"),
+                  "DRAM registered by each store rank (1MiB..1TiB)")(
+      "job.block_size", po::value<std::string>(&raw->block_size)->default_value("1MiB"),
+      "size of the block the default job writes and verifies (1B..store.dram)")(
+      "job.rpc_timeout", po::value<std::string>(&raw->rpc_timeout)->default_value("2s"),
+      "deadline of every RPC (1ms..10min)")(
+      "job.phase_timeout", po::value<std::string>(&raw->phase_timeout)->default_value("60s"),
+      "deadline of each job phase and barrier (1s..24h)")(
+      "job.ping_rounds", po::value<int>(&raw->ping_rounds)->default_value(20),
+      "RPC pings per pair of ranks (1..100000)")(
+      "job.silent_rank", po::value<int>(&raw->silent_rank)->default_value(-1),
+      "test hook: this rank never answers pings (-1: none)");
+  return d;
+}
+
+// One line naming the option, the value and what is allowed; exit status 2.
+int UsageError(const std::string& message) {
+  std::cerr << "mooncake: " << message << "\n(see mooncake --help)\n";
+  return 2;
+}
+
+Status SizeOption(const char* name, const std::string& value, uint64_t lo, uint64_t hi,
+                  uint64_t* out) {
+  auto bytes = ParseBytes(value);
+  if (!bytes.ok()) {
+    return InvalidArgument(std::string(name) + " = '" + value + "': " + bytes.status().message());
+  }
+  if (*bytes < lo || *bytes > hi) {
+    return OutOfRange(std::string(name) + " = '" + value + "' is out of range (allowed " +
+                      FormatBytes(lo) + " to " + FormatBytes(hi) + ")");
+  }
+  *out = *bytes;
+  return Status::Ok();
+}
+
+Status DurationOption(const char* name, const std::string& value, Nanos lo, Nanos hi, Nanos* out) {
+  auto d = ParseDuration(value);
+  if (!d.ok()) {
+    return InvalidArgument(std::string(name) + " = '" + value + "': " + d.status().message());
+  }
+  if (*d < lo || *d > hi) {
+    return OutOfRange(std::string(name) + " = '" + value + "' is out of range (allowed " +
+                      FormatDuration(lo) + " to " + FormatDuration(hi) + ")");
+  }
+  *out = *d;
+  return Status::Ok();
+}
+
+Status Convert(const RawOptions& raw, JobOptions* o) {
+  o->out_dir = raw.out;
+  o->roles = raw.roles;
+  static const std::pair<const char*, log::Level> kLevels[] = {{"debug", log::Level::kDebug},
+                                                               {"info", log::Level::kInfo},
+                                                               {"warn", log::Level::kWarn},
+                                                               {"error", log::Level::kError}};
+  bool level_ok = false;
+  for (auto& [name, level] : kLevels) {
+    if (raw.log_level == name) {
+      o->log_level = level;
+      level_ok = true;
+    }
+  }
+  if (!level_ok) {
+    return InvalidArgument("log-level = '" + raw.log_level +
+                           "' (allowed: debug, info, warn, error)");
+  }
+  auto& ucx = o->transport.ucx;
+  ucx.tls = raw.tls;
+  ucx.devices = raw.devices;
+  ucx.busy_poll = raw.busy_poll;
+  if (raw.data_path == "auto") {
+    ucx.data_path = transport::DataPath::kAuto;
+  } else if (raw.data_path == "rma") {
+    ucx.data_path = transport::DataPath::kRma;
+  } else if (raw.data_path == "am") {
+    ucx.data_path = transport::DataPath::kActiveMessage;
+  } else {
+    return InvalidArgument("transport.data_path = '" + raw.data_path +
+                           "' (allowed: auto, rma, am)");
+  }
+  if (raw.tls.empty())
+    return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma or a UCX_TLS list)");
+  uint64_t v = 0;
+  MC_RETURN_IF_ERROR(SizeOption("transport.rma_slice", raw.rma_slice, 4096, 1ull << 30, &v));
+  ucx.rma_slice = v;
+  MC_RETURN_IF_ERROR(SizeOption("transport.am_slice", raw.am_slice, 4096, 1ull << 30, &v));
+  ucx.am_slice = v;
+  MC_RETURN_IF_ERROR(
+      SizeOption("store.dram", raw.store_dram, 1ull << 20, 1ull << 40, &o->store_dram));
+  MC_RETURN_IF_ERROR(
+      SizeOption("job.block_size", raw.block_size, 1, o->store_dram, &o->block_size));
+  MC_RETURN_IF_ERROR(DurationOption("job.rpc_timeout", raw.rpc_timeout, Nanos(1'000'000),
+                                    Nanos(600'000'000'000), &o->rpc_timeout));
+  MC_RETURN_IF_ERROR(DurationOption("job.phase_timeout", raw.phase_timeout, Nanos(1'000'000'000),
+                                    Nanos(86'400'000'000'000), &o->phase_timeout));
+  if (raw.ping_rounds < 1 || raw.ping_rounds > 100000) {
+    return OutOfRange("job.ping_rounds = " + std::to_string(raw.ping_rounds) +
+                      " is out of range (allowed 1 to 100000)");
+  }
+  o->ping_rounds = raw.ping_rounds;
+  o->silent_rank = raw.silent_rank;
+  return Status::Ok();
+}
+
+}  // namespace
+
+ParseOutcome ParseJobOptions(int argc, char** argv) {
+  ParseOutcome outcome;
+  JobOptions opts;
+  RawOptions raw;
+  po::options_description all(
+      "Usage: mpirun -np N mooncake [options]   (N >= 4)\n"
+      "       mooncake eval [options]            (trace evaluation, see "
+      "mooncake eval --help)\n\nOptions");
+  all.add(General(&opts.config_file, &raw))
+      .add(Cluster(&raw))
+      .add(Transport(&raw))
+      .add(StoreAndJob(&raw));
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    if (vm.count("help")) {
+      std::cout << all
+                << "\nUnits: sizes take B, KiB, MiB, GiB, TiB (or KB, MB, GB); durations "
+                   "take ns, us, ms, s, min, h.\n";
+      return outcome;
+    }
+    if (vm.count("version")) {
+      std::cout << kVersion << "\n";
+      return outcome;
+    }
+    if (vm.count("config")) {
+      std::string file = vm["config"].as<std::string>();
+      std::ifstream in(file);
+      if (!in) {
+        outcome.exit_code = UsageError("config = '" + file + "': cannot open the file");
+        return outcome;
+      }
+      try {
+        po::store(po::parse_config_file(in, all, /*allow_unregistered=*/false), vm);
+      } catch (const po::error& e) {
+        outcome.exit_code = UsageError(file + ": " + e.what());
+        return outcome;
+      }
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    outcome.exit_code = UsageError(e.what());
+    return outcome;
+  }
+  opts.dry_run = raw.dry_run;
+  Status s = Convert(raw, &opts);
+  if (!s.ok()) {
+    std::string where =
+        opts.config_file.empty() ? "" : " (command line or " + opts.config_file + ")";
+    outcome.exit_code = UsageError(s.message() + where);
+    return outcome;
+  }
+  outcome.options = std::move(opts);
+  return outcome;
+}
+
+}  // namespace mooncake::app

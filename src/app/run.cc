@@ -1,0 +1,155 @@
+#include "app/run.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "app/bootstrap.h"
+#include "app/foundation_job.h"
+#include "app/job_context.h"
+#include "cluster/mpi_session.h"
+#include "cluster/role_table.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "transport/rpc.h"
+#include "transport/transport_factory.h"
+
+namespace mooncake::app {
+namespace {
+
+using cluster::Role;
+
+// Page-aligned buffer, freed with std::free.
+struct AlignedBuffer {
+  std::byte* data = nullptr;
+  size_t size = 0;
+  ~AlignedBuffer() { std::free(data); }
+};
+
+void PrintRoleTable(const cluster::RoleTable& roles, const std::vector<std::string>& hosts,
+                    const std::vector<std::string>& paths) {
+  std::printf("%-6s %-10s %-24s %s\n", "rank", "role", "host",
+              paths.empty() ? "" : "ucx path from rank 0");
+  for (int r = 0; r < roles.size(); ++r) {
+    std::printf("%-6d %-10s %-24s %s\n", r, std::string(cluster::RoleName(roles.role(r))).c_str(),
+                hosts[r].c_str(), paths.empty() ? "" : paths[r].c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int LauncherWorldSize() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    if (const char* v = std::getenv(name)) {
+      int n = std::atoi(v);
+      if (n > 0) return n;
+    }
+  }
+  return 0;
+}
+
+int Run(const JobOptions& options, int* argc, char*** argv) {
+  log::SetLevel(options.log_level);
+  // Role counts that cannot fit are a usage error, reported before any MPI work when the
+  // launcher told us the job size.
+  if (int n = LauncherWorldSize(); n > 0) {
+    auto early = cluster::RoleTable::Build(options.roles, n);
+    if (!early.ok()) {
+      std::cerr << "mooncake: " << early.status().message() << "\n";
+      return 2;
+    }
+  }
+  auto mpi_or = cluster::MpiSession::Init(argc, argv);
+  if (!mpi_or.ok()) {
+    std::cerr << "mooncake: " << mpi_or.status().ToString() << "\n";
+    return 1;
+  }
+  auto& mpi = **mpi_or;
+  auto roles_or = cluster::RoleTable::Build(options.roles, mpi.size());
+  if (!roles_or.ok()) {
+    if (mpi.rank() == 0) std::cerr << "mooncake: " << roles_or.status().message() << "\n";
+    return 2;
+  }
+  const auto& roles = *roles_or;
+  const Role role = roles.role(mpi.rank());
+  log::SetTag("r" + std::to_string(mpi.rank()) + " " + std::string(cluster::RoleName(role)));
+
+  if (options.dry_run) {
+    std::string host = mpi.hostname();
+    auto all = mpi.AllGather(std::as_bytes(std::span<const char>(host.data(), host.size())));
+    if (mpi.rank() == 0) {
+      std::vector<std::string> hosts;
+      for (auto& h : all) hosts.emplace_back(reinterpret_cast<const char*>(h.data()), h.size());
+      std::printf("mooncake dry run: %d ranks (%s)\n", roles.size(), roles.Summary().c_str());
+      PrintRoleTable(roles, hosts, {});
+    }
+    return 0;
+  }
+
+  auto transport_or = transport::CreateTransport(options.transport, Rank{mpi.rank()}, mpi.size());
+  if (!transport_or.ok()) {
+    log::Error("cannot start the transport: {}", transport_or.status().ToString());
+    mpi.Abort(transport_or.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
+  }
+  auto& transport = **transport_or;
+
+  // Store ranks register their DRAM segment; prefill and decode ranks a staging buffer.
+  AlignedBuffer buffer;
+  if (role == Role::kStore) buffer.size = options.store_dram;
+  if (role == Role::kPrefill || role == Role::kDecode) buffer.size = options.block_size;
+  std::vector<transport::MemoryRegion> exported;
+  if (buffer.size > 0) {
+    size_t rounded = (buffer.size + 4095) / 4096 * 4096;
+    buffer.data = static_cast<std::byte*>(std::aligned_alloc(4096, rounded));
+    if (buffer.data == nullptr) {
+      log::Error("cannot allocate {}", FormatBytes(rounded));
+      mpi.Abort(1);
+    }
+    std::fill(buffer.data, buffer.data + rounded, std::byte{0});  // fault the pages in now
+    auto region = transport.RegisterMemory(buffer.data, buffer.size, transport::MemoryType::kHost);
+    if (!region.ok()) {
+      log::Error("cannot register {}: {}", FormatBytes(buffer.size), region.status().ToString());
+      mpi.Abort(1);
+    }
+    exported.push_back(*region);
+  }
+
+  transport::Rpc rpc(transport);
+  auto peers = Bootstrap(mpi, transport, role, exported);
+  if (!peers.ok()) {
+    log::Error("bootstrap failed: {}", peers.status().ToString());
+    mpi.Abort(1);
+  }
+  // Each rank's endpoint paths, as UCX really selected them, for the role table.
+  std::string to_zero = transport.DescribePath(Rank{0});
+  if (mpi.rank() == 0 && mpi.size() > 1) to_zero = transport.DescribePath(Rank{1});
+  auto all_paths =
+      mpi.AllGather(std::as_bytes(std::span<const char>(to_zero.data(), to_zero.size())));
+  if (mpi.rank() == 0) {
+    std::vector<std::string> hosts, paths;
+    for (const auto& p : *peers) hosts.push_back(p.host);
+    for (auto& p : all_paths) paths.emplace_back(reinterpret_cast<const char*>(p.data()), p.size());
+    std::printf("mooncake: %d ranks (%s), transport.tls=%s\n", roles.size(),
+                roles.Summary().c_str(), options.transport.ucx.tls.c_str());
+    PrintRoleTable(roles, hosts, paths);
+  }
+
+  JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
+  int code = RunFoundationJob(ctx);
+
+  // Quiesce before closing: every rank has stopped issuing operations once all pass here.
+  Status s = mpi.Barrier(options.phase_timeout);
+  if (!s.ok()) log::Error("final barrier: {}", s.ToString());
+  transport.BeginShutdown();
+  s = mpi.Barrier(options.phase_timeout);
+  if (!s.ok()) log::Error("shutdown barrier: {}", s.ToString());
+  rpc.Stop();
+  Status closed = transport.Close(options.rpc_timeout);
+  if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
+  return code;
+}
+
+}  // namespace mooncake::app

@@ -1,0 +1,75 @@
+#include "app/options.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace mooncake::app {
+namespace {
+
+ParseOutcome Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "mooncake");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return ParseJobOptions(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string WriteIni(const std::string& text) {
+  std::string path = ::testing::TempDir() + "/opts_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".ini";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(OptionsTest, DefaultsAreValid) {
+  auto p = Parse({});
+  ASSERT_TRUE(p.options.has_value());
+  EXPECT_EQ(p.options->store_dram, 64ull << 20);
+  EXPECT_EQ(p.options->transport.ucx.rma_slice, 65536u);
+}
+
+TEST(OptionsTest, UnitsParseOnTheCommandLine) {
+  auto p = Parse({"--store.dram", "2GiB", "--job.rpc_timeout", "100ms", "--transport.tls", "tcp"});
+  ASSERT_TRUE(p.options.has_value());
+  EXPECT_EQ(p.options->store_dram, 2ull << 30);
+  EXPECT_EQ(p.options->rpc_timeout, std::chrono::milliseconds(100));
+  EXPECT_EQ(p.options->transport.ucx.tls, "tcp");
+}
+
+TEST(OptionsTest, CommandLineOverridesTheConfigFile) {
+  std::string ini = WriteIni("store.dram = 128MiB\n[job]\nping_rounds = 7\nblock_size = 4KiB\n");
+  auto p = Parse({"--config", ini, "--store.dram", "256MiB"});
+  ASSERT_TRUE(p.options.has_value());
+  EXPECT_EQ(p.options->store_dram, 256ull << 20);
+  EXPECT_EQ(p.options->ping_rounds, 7);
+  EXPECT_EQ(p.options->block_size, 4096u);
+}
+
+TEST(OptionsTest, BadValuesExitTwo) {
+  EXPECT_EQ(Parse({"--store.dram", "2XB"}).exit_code, 2);
+  EXPECT_EQ(Parse({"--store.dram", "1KiB"}).exit_code, 2);      // below the range
+  EXPECT_EQ(Parse({"--job.rpc_timeout", "100"}).exit_code, 2);  // no unit
+  EXPECT_EQ(Parse({"--transport.data_path", "carrier-pigeon"}).exit_code, 2);
+  EXPECT_EQ(Parse({"--job.ping_rounds", "0"}).exit_code, 2);
+  EXPECT_EQ(Parse({"--no-such-option"}).exit_code, 2);
+  EXPECT_EQ(Parse({"--config", "/nonexistent/x.ini"}).exit_code, 2);
+  EXPECT_FALSE(Parse({"--store.dram", "2XB"}).options.has_value());
+}
+
+TEST(OptionsTest, UnknownKeyInConfigFileExitsTwo) {
+  std::string ini = WriteIni("store.dramm = 1GiB\n");
+  EXPECT_EQ(Parse({"--config", ini}).exit_code, 2);
+}
+
+TEST(OptionsTest, HelpAndVersionExitZero) {
+  auto help = Parse({"--help"});
+  EXPECT_FALSE(help.options.has_value());
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(Parse({"--version"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace mooncake::app

@@ -105,6 +105,22 @@ TEST_F(Hdf5TierTest, SpilledBlocksReadBackWithVerifiedBytes) {
   EXPECT_EQ(t->Stats().blocks, 6u);
 }
 
+TEST_F(Hdf5TierTest, BorrowedSpillWritesTheCallersBytesBeforeDone) {
+  auto t = OpenTier(Options());
+  auto b = RandomBytes(200 * 1024, 11);
+  std::promise<Result<SsdBlock>> done;
+  ASSERT_TRUE(
+      t->SpillBorrowed("borrowed", b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
+         done.set_value(std::move(r));
+       }).ok());
+  auto r = done.get_future().get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::fill(b.begin(), b.end(), std::byte{0});  // the caller may reuse its memory now
+  std::vector<std::byte> out(b.size());
+  ASSERT_TRUE(t->Read("borrowed", out).ok());
+  EXPECT_EQ(out, RandomBytes(200 * 1024, 11));
+}
+
 TEST_F(Hdf5TierTest, FileDescribesItselfAndInspectVerifiesEveryBlock) {
   {
     auto t = OpenTier(Options());

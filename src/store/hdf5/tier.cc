@@ -48,16 +48,21 @@ Hdf5Tier::~Hdf5Tier() {
 
 Status Hdf5Tier::Spill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
                        SpillDone done) {
-  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/true);
+  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/true, /*copy=*/true);
+}
+
+Status Hdf5Tier::SpillBorrowed(const std::string& key, std::span<const std::byte> bytes,
+                               uint64_t checksum, SpillDone done) {
+  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/true, /*copy=*/false);
 }
 
 Status Hdf5Tier::TrySpill(const std::string& key, std::span<const std::byte> bytes,
                           uint64_t checksum, SpillDone done) {
-  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/false);
+  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/false, /*copy=*/true);
 }
 
 Status Hdf5Tier::Enqueue(const std::string& key, std::span<const std::byte> bytes,
-                         uint64_t checksum, SpillDone done, bool wait) {
+                         uint64_t checksum, SpillDone done, bool wait, bool copy) {
   if (key.empty() || key.size() > kMaxKeyBytes) {
     return InvalidArgument("SSD tier keys are 1..255 bytes: '" + key + "'");
   }
@@ -73,8 +78,19 @@ Status Hdf5Tier::Enqueue(const std::string& key, std::span<const std::byte> byte
     space_cv_.wait(lock, [&] { return !full() || stop_; });
   }
   if (stop_) return {ErrorCode::kBusy, "SSD tier is stopping"};
-  queue_.push_back(
-      Job{key, std::vector<std::byte>(bytes.begin(), bytes.end()), checksum, std::move(done)});
+  std::vector<std::byte> buf;
+  for (size_t i = spare_.size(); copy && i-- > 0;) {
+    if (spare_[i].capacity() >= bytes.size()) {
+      buf = std::move(spare_[i]);
+      spare_bytes_ -= buf.capacity();
+      spare_.erase(spare_.begin() + i);
+      break;
+    }
+  }
+  if (copy) buf.assign(bytes.begin(), bytes.end());  // reuses capacity: no faults, no zeroing
+  // Moving a vector keeps its heap block, so `view` stays valid as the Job moves.
+  std::span<const std::byte> view = copy ? std::span<const std::byte>(buf) : bytes;
+  queue_.push_back(Job{key, std::move(buf), view, checksum, std::move(done)});
   queued_bytes_ += bytes.size();
   queue_cv_.notify_one();
   return Status::Ok();
@@ -92,7 +108,11 @@ void Hdf5Tier::WriterLoop() {
     Result<SsdBlock> result = Write(job);
     if (job.done) job.done(std::move(result));
     lock.lock();
-    queued_bytes_ -= job.bytes.size();
+    queued_bytes_ -= job.view.size();
+    if (job.bytes.capacity() > 0 && spare_bytes_ + job.bytes.capacity() <= opts_.queue_bytes) {
+      spare_bytes_ += job.bytes.capacity();
+      spare_.push_back(std::move(job.bytes));
+    }
     writing_ = false;
     space_cv_.notify_all();
   }
@@ -107,8 +127,8 @@ Result<SsdBlock> Hdf5Tier::Write(Job& job) {
                       Pack(it->second.bucket, it->second.slot)};
     }
   }
-  if (!active_ || !active_->HasRoom(job.bytes.size())) MC_RETURN_IF_ERROR(RollBucket());
-  auto e = active_->Append(job.key, job.bytes, job.checksum, opts_.fsync);
+  if (!active_ || !active_->HasRoom(job.view.size())) MC_RETURN_IF_ERROR(RollBucket());
+  auto e = active_->Append(job.key, job.view, job.checksum, opts_.fsync);
   if (!e.ok()) return e.status();
   std::lock_guard<std::mutex> lock(mu_);
   index_[job.key] = Entry{active_id_, e->slot, e->offset, e->length, e->checksum};

@@ -93,6 +93,12 @@ class Hdf5Tier {
                SpillDone done);
   Status TrySpill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
                   SpillDone done);
+  // Zero-copy spill: `bytes` must stay valid and unchanged until `done` runs (a store rank
+  // spills straight from its DRAM segment: the master keeps the region reserved until
+  // CompleteSpill, which the store rank calls from `done`). Counts against the queue bound and
+  // blocks like Spill.
+  Status SpillBorrowed(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
+                       SpillDone done);
   // Reads the block into `out` (at least its size) and verifies its checksum. Returns the size.
   Result<uint64_t> Read(const std::string& key, std::span<std::byte> out);
   Result<SsdBlock> Lookup(const std::string& key) const;
@@ -102,7 +108,8 @@ class Hdf5Tier {
  private:
   struct Job {
     std::string key;
-    std::vector<std::byte> bytes;
+    std::vector<std::byte> bytes;     // owned copy (empty when borrowed)
+    std::span<const std::byte> view;  // what to write: `bytes` or the caller's memory
     uint64_t checksum;
     SpillDone done;
   };
@@ -121,7 +128,7 @@ class Hdf5Tier {
 
   explicit Hdf5Tier(Hdf5TierOptions opts);
   Status Enqueue(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
-                 SpillDone done, bool wait);
+                 SpillDone done, bool wait, bool copy);
   void WriterLoop();
   Result<SsdBlock> Write(Job& job);
   Status RollBucket();  // writer thread: seal the active bucket, make room, create the next
@@ -132,6 +139,10 @@ class Hdf5Tier {
   std::condition_variable queue_cv_;  // writer waits for jobs
   std::condition_variable space_cv_;  // producers wait for room; Drain waits for idle
   std::deque<Job> queue_;
+  // Buffers of written jobs, reused so a spill copies into warm memory instead of faulting in
+  // fresh pages (a 1 MiB vector is a new mmap each time). Bounded by queue_bytes in total.
+  std::vector<std::vector<std::byte>> spare_;
+  uint64_t spare_bytes_ = 0;
   uint64_t queued_bytes_ = 0;
   bool writing_ = false;
   bool stop_ = false;

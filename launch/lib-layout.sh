@@ -72,13 +72,14 @@ expand_roles() {
   fi
 }
 
-# ucx_tls_for VALUE: maps the config's transport.tls (shm | tcp | auto | a raw UCX_TLS list) to a
-# UCX_TLS value; prints nothing for auto (let UCX choose).
+# ucx_tls_for VALUE: maps the config's transport.tls (auto | shm | tcp | rdma | a raw UCX_TLS list)
+# to a UCX_TLS value as the binary does (src/transport/ucx/ucx_config.h); nothing for auto.
 ucx_tls_for() {
   case $1 in
     "" | auto) ;;
-    shm) echo "shm,self" ;;
+    shm) echo "posix,sysv,cma,self" ;;
     tcp) echo "tcp,self" ;;
+    rdma) echo "rc,ud,self,posix,sysv,cma" ;;
     *) echo "$1" ;;
   esac
 }

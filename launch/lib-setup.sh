@@ -1,0 +1,78 @@
+# Shared by launch/quickstart and launch/test: install what is missing, configure, build.
+# Sourced, not run. Idempotent: a second run installs nothing and rebuilds only what changed.
+
+MOONCAKE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MOONCAKE_BUILD=${MOONCAKE_BUILD:-$MOONCAKE_ROOT/build}
+
+# Debian 12 packages the build and the job need.
+MOONCAKE_BUILD_PACKAGES=(
+  cmake g++ make pkg-config
+  libopenmpi-dev openmpi-bin
+  libucx-dev ucx-utils
+  libhdf5-dev hdf5-tools
+  libboost-program-options-dev
+  googletest libgtest-dev libgmock-dev
+  nlohmann-json3-dev libxxhash-dev libfmt-dev
+  python3-matplotlib python3-h5py
+)
+# What the full test suite and the benchmarks' baselines need in addition.
+MOONCAKE_TEST_PACKAGES=(
+  slurm-wlm slurmctld slurmd slurm-client munge
+  redis-server redis-tools fio clang-format
+)
+
+mooncake_log() { printf '[mooncake] %s\n' "$*"; }
+
+# mooncake_install PKG...: installs the packages that are not installed yet, saying which.
+mooncake_install() {
+  local missing=()
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    mooncake_log "all ${#@} required Debian packages are installed"
+    return 0
+  fi
+  mooncake_log "installing ${#missing[@]} Debian packages: ${missing[*]}"
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q >/dev/null
+  # Slurm's and munge's maintainer scripts try to start daemons; there is no init system in a
+  # container, and the tests start their own daemons, so a failing start must not fail the install.
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/mooncake-apt.log 2>&1 || {
+    tail -20 /tmp/mooncake-apt.log
+    mooncake_log "apt-get install failed (full log: /tmp/mooncake-apt.log)"
+    return 1
+  }
+}
+
+# mooncake_build: configures (once) and builds into $MOONCAKE_BUILD.
+mooncake_build() {
+  if [[ ! -f $MOONCAKE_BUILD/CMakeCache.txt ]]; then
+    mooncake_log "configuring into $MOONCAKE_BUILD"
+    cmake -S "$MOONCAKE_ROOT" -B "$MOONCAKE_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$MOONCAKE_BUILD.configure.log" 2>&1 || {
+      cat "$MOONCAKE_BUILD.configure.log"
+      return 1
+    }
+  fi
+  mooncake_log "building ($(nproc) jobs; log: $MOONCAKE_BUILD.build.log)"
+  if ! cmake --build "$MOONCAKE_BUILD" -j"$(nproc)" >"$MOONCAKE_BUILD.build.log" 2>&1; then
+    grep -E -A3 "error|Error" "$MOONCAKE_BUILD.build.log" | head -60
+    mooncake_log "build failed (full log: $MOONCAKE_BUILD.build.log)"
+    return 1
+  fi
+  grep -E "warning:" "$MOONCAKE_BUILD.build.log" | sort -u | head -20 || true
+  mooncake_log "built $MOONCAKE_BUILD/mooncake"
+}
+
+# Open MPI refuses root without these, and more ranks than cores without oversubscription.
+mooncake_mpi_env() {
+  if [[ $(id -u) -eq 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+  export UCX_WARN_UNUSED_ENV_VARS=n
+}

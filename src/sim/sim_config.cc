@@ -34,6 +34,10 @@ conductor::SchedulerConfig EffectiveSchedulerConfig(const SimConfig& c) {
     s.decode_instances = s.prefill_instances;
     s.prefix_cache = c.system == SystemKind::kVllmPrefix;
     s.shared_pool = false;
+    // vLLM has no SLO admission, and its router balances load: it cannot see other instances'
+    // caches, so the Mooncake policies do not apply.
+    s.admission = false;
+    s.policy = conductor::PrefillPolicy::kLoadBalance;
   }
   return s;
 }

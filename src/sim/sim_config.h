@@ -23,7 +23,7 @@ const char* SystemKindName(SystemKind s);
 struct SimConfig {
   SystemKind system = SystemKind::kMooncake;
   // For vLLM kinds, scheduler.prefill_instances is the number of instances; the simulator sets
-  // colocated and (for kVllm, kVllmChunked) disables the prefix cache.
+  // colocated, load_balance routing, no admission, and (for kVllm, kVllmChunked) no prefix cache.
   conductor::SchedulerConfig scheduler;
   // Mooncake: prefill chunk size (new blocks are stored after each chunk); 0 = one pass.
   // kVllmChunked: the token budget of one step (decode tokens + prefill chunk).

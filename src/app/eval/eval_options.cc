@@ -18,34 +18,32 @@ namespace po = boost::program_options;
 po::options_description EvalOptionsDescription() {
   po::options_description all("Usage: mooncake eval [options]\n\nOptions");
   po::options_description general("General");
-  general.add_options()
-      ("help,h", "print this help, grouped by section")
-      ("config", po::value<std::string>(), "INI file of options (the command line overrides it)")
-      ("out", po::value<std::string>()->default_value(""),
-       "run folder (default runs/eval-<UTC time>)")
-      ("system", po::value<std::string>()->default_value("mooncake"),
-       "mooncake | vllm | vllm_prefix | vllm_chunked")
-      ("load.scale", po::value<double>()->default_value(1.0),
-       "divide arrival times by this (2 = twice the request rate)")
-      ("plots", po::value<bool>()->default_value(true),
-       "write PNG plots with /usr/bin/python3 + matplotlib when present (true | false)");
+  general.add_options()("help,h", "print this help, grouped by section")(
+      "config", po::value<std::string>(), "INI file of options (the command line overrides it)")(
+      "out", po::value<std::string>()->default_value(""),
+      "run folder (default runs/eval-<UTC time>)")(
+      "system", po::value<std::string>()->default_value("mooncake"),
+      "mooncake | vllm | vllm_prefix | vllm_chunked")(
+      "load.scale", po::value<double>()->default_value(1.0),
+      "divide arrival times by this (2 = twice the request rate)")(
+      "plots", po::value<bool>()->default_value(true),
+      "write PNG plots with /usr/bin/python3 + matplotlib when present (true | false)");
   all.add(general);
   AddSchedulingOptions(all, MOONCAKE_CONFIGS_DIR);
   po::options_description syn("Synthetic workload (used when no trace is given)");
-  syn.add_options()
-      ("synthetic.requests", po::value<int>()->default_value(300), "requests")
-      ("synthetic.rate", po::value<double>()->default_value(2.0), "Poisson arrivals per second")
-      ("synthetic.system_prompts", po::value<int>()->default_value(8), "shared system prompts")
-      ("synthetic.prompt_blocks", po::value<int>()->default_value(4),
-       "512-token blocks per system prompt")
-      ("synthetic.followup", po::value<double>()->default_value(0.5),
-       "probability that a request continues an open session")
-      ("synthetic.new_tokens", po::value<double>()->default_value(2000),
-       "mean new prompt tokens per turn")
-      ("synthetic.output_tokens", po::value<double>()->default_value(200), "mean output tokens")
-      ("synthetic.max_input", po::value<int>()->default_value(32768), "longest prompt (tokens)")
-      ("synthetic.write", po::value<std::string>()->default_value(""),
-       "also write the generated trace (JSONL) here");
+  syn.add_options()("synthetic.requests", po::value<int>()->default_value(300), "requests")(
+      "synthetic.rate", po::value<double>()->default_value(2.0), "Poisson arrivals per second")(
+      "synthetic.system_prompts", po::value<int>()->default_value(8), "shared system prompts")(
+      "synthetic.prompt_blocks", po::value<int>()->default_value(4),
+      "512-token blocks per system prompt")("synthetic.followup",
+                                            po::value<double>()->default_value(0.5),
+                                            "probability that a request continues an open session")(
+      "synthetic.new_tokens", po::value<double>()->default_value(2000),
+      "mean new prompt tokens per turn")(
+      "synthetic.output_tokens", po::value<double>()->default_value(200), "mean output tokens")(
+      "synthetic.max_input", po::value<int>()->default_value(32768), "longest prompt (tokens)")(
+      "synthetic.write", po::value<std::string>()->default_value(""),
+      "also write the generated trace (JSONL) here");
   po::options_description sw("Sweep");
   sw.add_options()("sweep", po::value<std::vector<std::string>>()->composing(),
                    "key=v1,v2,... over any option (repeatable: cartesian product); under mpirun "

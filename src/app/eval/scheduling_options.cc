@@ -12,53 +12,50 @@ namespace po = boost::program_options;
 
 void AddSchedulingOptions(po::options_description& desc, const std::string& presets_dir_default) {
   po::options_description model("Model and cluster");
-  model.add_options()
-      ("model.preset", po::value<std::string>()->default_value("llama3-70b"),
-       "model preset name (configs/models/<name>.ini) or path to an .ini")
-      ("hardware.preset", po::value<std::string>()->default_value("a800x8"),
-       "hardware preset of one instance (configs/hardware/<name>.ini) or path")
-      ("presets.dir", po::value<std::string>()->default_value(presets_dir_default),
-       "folder holding models/ and hardware/")
-      ("cluster.prefill", po::value<int>()->default_value(8),
-       "prefill instances (for vllm* systems: the number of colocated instances)")
-      ("cluster.decode", po::value<int>()->default_value(8), "decode instances");
+  model.add_options()("model.preset", po::value<std::string>()->default_value("llama3-70b"),
+                      "model preset name (configs/models/<name>.ini) or path to an .ini")(
+      "hardware.preset", po::value<std::string>()->default_value("a800x8"),
+      "hardware preset of one instance (configs/hardware/<name>.ini) or path")(
+      "presets.dir", po::value<std::string>()->default_value(presets_dir_default),
+      "folder holding models/ and hardware/")(
+      "cluster.prefill", po::value<int>()->default_value(8),
+      "prefill instances (for vllm* systems: the number of colocated instances)")(
+      "cluster.decode", po::value<int>()->default_value(8), "decode instances");
   po::options_description cond("Conductor");
-  cond.add_options()
-      ("conductor.policy", po::value<std::string>()->default_value("kvcache_centric"),
-       "prefill selection: random | load_balance | cache_aware | kvcache_centric")
-      ("conductor.balancing_threshold", po::value<double>()->default_value(1.5),
-       "kvcache_centric fetches a remote prefix when best/local > this (>= 1)")
-      ("conductor.early_rejection", po::value<std::string>()->default_value("predicted"),
-       "decode-load check at arrival: off | current | predicted")
-      ("conductor.admission", po::value<bool>()->default_value(true),
-       "reject requests whose predicted TTFT/TBT breaks the SLO (true | false)")
-      ("conductor.assumed_decode_time", po::value<std::string>()->default_value("10s"),
-       "decode time assumed by the load forecast until decodes are observed");
+  cond.add_options()("conductor.policy", po::value<std::string>()->default_value("kvcache_centric"),
+                     "prefill selection: random | load_balance | cache_aware | kvcache_centric")(
+      "conductor.balancing_threshold", po::value<double>()->default_value(1.5),
+      "kvcache_centric fetches a remote prefix when best/local > this (>= 1)")(
+      "conductor.early_rejection", po::value<std::string>()->default_value("predicted"),
+      "decode-load check at arrival: off | current | predicted")(
+      "conductor.admission", po::value<bool>()->default_value(true),
+      "reject requests whose predicted TTFT/TBT breaks the SLO (true | false)")(
+      "conductor.assumed_decode_time", po::value<std::string>()->default_value("10s"),
+      "decode time assumed by the load forecast until decodes are observed");
   po::options_description slo("SLO");
-  slo.add_options()
-      ("slo.ttft", po::value<std::string>()->default_value("30s"), "TTFT SLO (admission and capacity)")
-      ("slo.tbt", po::value<std::string>()->default_value("100ms"), "TBT SLO used by admission")
-      ("slo.report_tbt", po::value<std::string>()->default_value("100ms,200ms,300ms"),
-       "TBT thresholds at which effective request capacity is reported");
+  slo.add_options()("slo.ttft", po::value<std::string>()->default_value("30s"),
+                    "TTFT SLO (admission and capacity)")(
+      "slo.tbt", po::value<std::string>()->default_value("100ms"), "TBT SLO used by admission")(
+      "slo.report_tbt", po::value<std::string>()->default_value("100ms,200ms,300ms"),
+      "TBT thresholds at which effective request capacity is reported");
   po::options_description store("Store and prefill");
-  store.add_options()
-      ("store.capacity_blocks", po::value<std::string>()->default_value("auto"),
-       "KV cache per prefill instance in 512-token blocks: N | auto (hardware DRAM) | unbounded")
-      ("store.global_pool", po::value<bool>()->default_value(false),
-       "one global LRU pool of store.capacity_blocks instead of per-instance caches")
-      ("prefill.chunk_tokens", po::value<int64_t>()->default_value(0),
-       "prefill chunk (tokens; 0 = one pass); vllm_chunked: token budget per step");
+  store.add_options()(
+      "store.capacity_blocks", po::value<std::string>()->default_value("auto"),
+      "KV cache per prefill instance in 512-token blocks: N | auto (hardware DRAM) | unbounded")(
+      "store.global_pool", po::value<bool>()->default_value(false),
+      "one global LRU pool of store.capacity_blocks instead of per-instance caches")(
+      "prefill.chunk_tokens", po::value<int64_t>()->default_value(0),
+      "prefill chunk (tokens; 0 = one pass); vllm_chunked: token budget per step");
   po::options_description tr("Trace");
-  tr.add_options()
-      ("trace", po::value<std::string>()->default_value(""),
-       "Mooncake JSONL trace (empty: a seeded synthetic workload)")
-      ("trace.limit", po::value<uint64_t>()->default_value(0), "requests to replay (0 = all)")
-      ("trace.offset", po::value<uint64_t>()->default_value(0), "valid requests to skip first")
-      ("trace.skip_invalid", po::value<bool>()->default_value(false)->implicit_value(true),
-       "count and skip malformed lines instead of failing")
-      ("time_scale", po::value<double>()->default_value(1.0),
-       "live runs: wall time = model time / time_scale (the simulator runs in model time)")
-      ("seed", po::value<uint64_t>()->default_value(1), "seed of random choices and workloads");
+  tr.add_options()("trace", po::value<std::string>()->default_value(""),
+                   "Mooncake JSONL trace (empty: a seeded synthetic workload)")(
+      "trace.limit", po::value<uint64_t>()->default_value(0), "requests to replay (0 = all)")(
+      "trace.offset", po::value<uint64_t>()->default_value(0), "valid requests to skip first")(
+      "trace.skip_invalid", po::value<bool>()->default_value(false)->implicit_value(true),
+      "count and skip malformed lines instead of failing")(
+      "time_scale", po::value<double>()->default_value(1.0),
+      "live runs: wall time = model time / time_scale (the simulator runs in model time)")(
+      "seed", po::value<uint64_t>()->default_value(1), "seed of random choices and workloads");
   desc.add(model).add(cond).add(slo).add(store).add(tr);
 }
 
@@ -67,7 +64,8 @@ namespace {
 Result<Nanos> DurationOpt(const po::variables_map& vm, const char* key) {
   const std::string text = vm[key].as<std::string>();
   Result<Nanos> d = ParseDuration(text);
-  if (!d.ok()) return InvalidArgument(fmt::format("{} = '{}': {}", key, text, d.status().message()));
+  if (!d.ok())
+    return InvalidArgument(fmt::format("{} = '{}': {}", key, text, d.status().message()));
   if (*d <= Nanos(0)) return InvalidArgument(fmt::format("{} = '{}': must be > 0", key, text));
   return d;
 }
@@ -87,10 +85,12 @@ Result<SchedulingSettings> SchedulingFromVariables(const po::variables_map& vm) 
   c.prefill_instances = vm["cluster.prefill"].as<int>();
   c.decode_instances = vm["cluster.decode"].as<int>();
   if (c.prefill_instances < 1 || c.prefill_instances > 4096) {
-    return InvalidArgument(fmt::format("cluster.prefill = {}: allowed 1 to 4096", c.prefill_instances));
+    return InvalidArgument(
+        fmt::format("cluster.prefill = {}: allowed 1 to 4096", c.prefill_instances));
   }
   if (c.decode_instances < 1 || c.decode_instances > 4096) {
-    return InvalidArgument(fmt::format("cluster.decode = {}: allowed 1 to 4096", c.decode_instances));
+    return InvalidArgument(
+        fmt::format("cluster.decode = {}: allowed 1 to 4096", c.decode_instances));
   }
   auto policy = conductor::ParsePrefillPolicy(vm["conductor.policy"].as<std::string>());
   if (!policy.ok()) return policy.status();
@@ -117,10 +117,10 @@ Result<SchedulingSettings> SchedulingFromVariables(const po::variables_map& vm) 
     if (!d.ok()) return InvalidArgument("slo.report_tbt: " + d.status().message());
     s.thresholds.tbt_s.push_back(engine::NanosToSeconds(*d));
   }
-  if (s.thresholds.tbt_s.empty()) return InvalidArgument("slo.report_tbt: needs at least one value");
+  if (s.thresholds.tbt_s.empty())
+    return InvalidArgument("slo.report_tbt: needs at least one value");
   const std::string cap = vm["store.capacity_blocks"].as<std::string>();
-  const uint64_t block_bytes =
-      engine::CostModel(s.model, s.hardware).KvBytesPerBlock();
+  const uint64_t block_bytes = engine::CostModel(s.model, s.hardware).KvBytesPerBlock();
   if (cap == "auto") {
     c.cache_capacity_blocks = std::max<uint64_t>(1, s.hardware.dram_bytes / block_bytes);
   } else if (cap == "unbounded") {

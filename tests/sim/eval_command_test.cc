@@ -1,0 +1,139 @@
+// `mooncake eval` end to end on small synthetic workloads: outputs, exit codes, sweeps.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "eval/eval_command.h"
+
+namespace mooncake::app::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempDir(const std::string& name) {
+  const fs::path p =
+      fs::temp_directory_path() / ("mc_eval_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int RunEval(std::vector<std::string> args, const SweepComm& comm = SerialSweepComm()) {
+  args.insert(args.begin(), "eval");
+  args.push_back("--plots=false");
+  args.push_back("--synthetic.requests=120");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return RunEvalCommand(static_cast<int>(argv.size()), argv.data(), comm);
+}
+
+TEST(EvalCommand, SingleRunWritesRequestsCsvAndSummaryJson) {
+  const std::string out = TempDir("single");
+  ASSERT_EQ(RunEval({"--out", out, "--cluster.prefill=2", "--cluster.decode=2"}), 0);
+  auto j = nlohmann::json::parse(Slurp(out + "/summary.json"));
+  EXPECT_EQ(j["requests"]["total"], 120);
+  EXPECT_EQ(j["requests"]["lost"], 0);
+  EXPECT_EQ(j["requests"]["completed"].get<int>() + j["requests"]["rejected"].get<int>(), 120);
+  const std::string csv = Slurp(out + "/requests.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 121);
+}
+
+TEST(EvalCommand, SameSeedGivesIdenticalRequestsCsv) {
+  const std::string a = TempDir("det_a"), b = TempDir("det_b");
+  ASSERT_EQ(RunEval({"--out", a, "--conductor.policy=random"}), 0);
+  ASSERT_EQ(RunEval({"--out", b, "--conductor.policy=random"}), 0);
+  EXPECT_EQ(Slurp(a + "/requests.csv"), Slurp(b + "/requests.csv"));
+}
+
+TEST(EvalCommand, BadOptionExitsTwoNamingIt) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(RunEval({"--slo.tbt=fast"}), 2);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("slo.tbt"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(RunEval({"--sweep", "nosuch.key=1,2"}), 2);
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("nosuch.key"), std::string::npos) << err;
+}
+
+TEST(EvalCommand, MalformedTraceLineFailsWithFileAndLineOrIsSkipped) {
+  const std::string dir = TempDir("badtrace");
+  fs::create_directories(dir);
+  const std::string trace = dir + "/t.jsonl";
+  {
+    std::ofstream f(trace);
+    for (int i = 1; i <= 20; ++i) {
+      if (i == 17) {
+        f << "{\"timestamp\": 17, \"input_length\": 600}\n";
+      } else {
+        f << "{\"timestamp\": " << i * 100 << ", \"input_length\": 600, \"output_length\": 3, "
+          << "\"hash_ids\": [" << i << ", " << 1000 + i << "]}\n";
+      }
+    }
+  }
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(RunEval({"--trace", trace, "--out", dir + "/run"}), 2);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("t.jsonl:17: "), std::string::npos) << err;
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(RunEval({"--trace", trace, "--trace.skip_invalid", "--out", dir + "/run2"}), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("skipped 1 invalid line"), std::string::npos) << out;
+  auto j = nlohmann::json::parse(Slurp(dir + "/run2/summary.json"));
+  EXPECT_EQ(j["requests"]["total"], 19);
+}
+
+TEST(EvalCommand, SweepWritesOneRowPerPoint) {
+  const std::string out = TempDir("sweep");
+  ASSERT_EQ(RunEval({"--out", out, "--sweep", "conductor.policy=random,kvcache_centric", "--sweep",
+                     "load.scale=1,2"}),
+            0);
+  const std::string csv = Slurp(out + "/sweep.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+  EXPECT_EQ(csv.rfind("point,conductor.policy,load.scale,system", 0), 0u) << csv;
+  EXPECT_TRUE(fs::exists(out + "/points/003/summary.json"));
+}
+
+TEST(EvalCommand, SweepSplitOverTwoRanksGathersTheSameCsv) {
+  const std::vector<std::string> sweep = {"--sweep",
+                                          "conductor.policy=random,load_balance,cache_aware"};
+  const std::string serial = TempDir("serial"), split = TempDir("split");
+  auto args = sweep;
+  args.insert(args.end(), {"--out", serial});
+  ASSERT_EQ(RunEval(args), 0);
+  // Rank 1 runs first and hands its rows to rank 0's gather, as MPI would.
+  std::string rank1_rows;
+  SweepComm r1{1, 2, [&](const std::string& rows) {
+                 rank1_rows = rows;
+                 return std::vector<std::string>{};
+               }};
+  args = sweep;
+  args.insert(args.end(), {"--out", split});
+  ASSERT_EQ(RunEval(args, r1), 0);
+  EXPECT_FALSE(fs::exists(split + "/sweep.csv"));
+  SweepComm r0{0, 2, [&](const std::string& rows) {
+                 return std::vector<std::string>{rows, rank1_rows};
+               }};
+  ASSERT_EQ(RunEval(args, r0), 0);
+  // Identical but for the wall-time column.
+  auto strip = [](std::string csv) {
+    std::string out;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);) out += line.substr(0, line.rfind(',')) + "\n";
+    return out;
+  };
+  EXPECT_EQ(strip(Slurp(serial + "/sweep.csv")), strip(Slurp(split + "/sweep.csv")));
+}
+
+}  // namespace
+}  // namespace mooncake::app::eval

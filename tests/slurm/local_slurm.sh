@@ -129,7 +129,8 @@ local_slurm_up() {
   return 1
 }
 
-# Stops one daemon: SIGTERM, up to 10 s of grace, then SIGKILL. Only ever the given PID.
+# Stops one daemon: SIGTERM, up to 10 s of grace, then SIGKILL. Only ever the given PID. Safe
+# under `set -e` (callers use it from EXIT traps): nothing here may fail.
 _local_slurm_stop_pid() {
   local pid=$1
   [[ -n ${pid} ]] || return 0
@@ -138,14 +139,16 @@ _local_slurm_stop_pid() {
     kill -0 "${pid}" 2>/dev/null || break
     sleep 0.1
   done
-  kill -KILL "${pid}" 2>/dev/null
-  wait "${pid}" 2>/dev/null
+  kill -KILL "${pid}" 2>/dev/null || true
+  wait "${pid}" 2>/dev/null || true
   return 0
 }
 
+# Stops slurmd, then slurmctld (by the PIDs local_slurm_up recorded). Always returns 0.
 local_slurm_down() {
   _local_slurm_stop_pid "${LOCAL_SLURM_D_PID}"
   _local_slurm_stop_pid "${LOCAL_SLURM_CTLD_PID}"
   LOCAL_SLURM_D_PID=""
   LOCAL_SLURM_CTLD_PID=""
+  return 0
 }

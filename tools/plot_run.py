@@ -80,7 +80,7 @@ def plot_sweep(run_dir, rows):
         plt.close(fig)
     # Fig. 5: mean TTFT per prefill policy.
     policies = distinct(rows, "policy")
-    if len(policies) > 1:
+    if len(policies) > 1 and len(distinct(rows, "system")) == 1:
         fig, ax = plt.subplots(figsize=(6, 4))
         means = [sum(float(r["ttft_mean_s"]) for r in rows if r["policy"] == p) /
                  max(1, sum(1 for r in rows if r["policy"] == p)) for p in policies]

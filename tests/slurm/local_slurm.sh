@@ -64,6 +64,7 @@ MpiDefault=pmix
 MailProg=/bin/true
 ReturnToService=2
 MinJobAge=600
+FirstJobId=$((1000 + RANDOM * 16 + RANDOM % 16))
 StateSaveLocation=${dir}/state
 SlurmdSpoolDir=${dir}/spool
 SlurmctldPidFile=${dir}/slurmctld.pid
@@ -84,6 +85,10 @@ EOF
   mkdir -p "${dir}/dev"
   for i in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "${dir}/dev/fakegpu${i}"; done
   echo "NodeName=${host} Name=gpu File=${dir}/dev/fakegpu[0-7]" >"${dir}/gres.conf"
+  # The PMIx plugin makes /tmp/spmix_appdir_<uid>_<job>.<step> by default: two clusters with the
+  # same job ids would collide there, so each keeps its own.
+  mkdir -p "${dir}/pmix"
+  echo "PMIxCliTmpDirBase=${dir}/pmix" >"${dir}/mpi.conf"
 }
 
 # Waits up to $1 seconds for the controller to answer and the node to be idle.

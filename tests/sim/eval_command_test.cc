@@ -93,6 +93,32 @@ TEST(EvalCommand, MalformedTraceLineFailsWithFileAndLineOrIsSkipped) {
   EXPECT_EQ(j["requests"]["total"], 19);
 }
 
+TEST(EvalCommand, CommandLineOverridesTheConfigFile) {
+  const std::string dir = TempDir("ini");
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir + "/c.ini");
+    f << "system = mooncake   # comment\n[cluster]\nprefill = 3\ndecode = 2\n"
+      << "[conductor]\npolicy = random\n[slo]\ntbt = 150ms\n";
+  }
+  // From the file alone, random spreads requests over the 3 prefill instances.
+  ASSERT_EQ(RunEval({"--config", dir + "/c.ini", "--out", dir + "/a"}), 0);
+  EXPECT_NE(Slurp(dir + "/a/requests.csv").find(",completed,,2,"), std::string::npos);
+  // The command line wins: one prefill instance.
+  ASSERT_EQ(RunEval({"--config", dir + "/c.ini", "--cluster.prefill=1", "--out", dir + "/b"}), 0);
+  const std::string csv = Slurp(dir + "/b/requests.csv");
+  EXPECT_EQ(csv.find(",completed,,1,"), std::string::npos);
+  EXPECT_EQ(csv.find(",completed,,2,"), std::string::npos);
+  ::testing::internal::CaptureStderr();
+  {
+    std::ofstream f(dir + "/bad.ini");
+    f << "[cluster]\nprefill = many\n";
+  }
+  EXPECT_EQ(RunEval({"--config", dir + "/bad.ini"}), 2);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("cluster.prefill"), std::string::npos) << err;
+}
+
 TEST(EvalCommand, SweepWritesOneRowPerPoint) {
   const std::string out = TempDir("sweep");
   ASSERT_EQ(RunEval({"--out", out, "--sweep", "conductor.policy=random,kvcache_centric", "--sweep",

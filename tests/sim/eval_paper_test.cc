@@ -74,5 +74,15 @@ TEST(PaperExperiments, Fig1MooncakeServesMoreEffectiveRequestsThanVllm) {
   EXPECT_EQ(rows[1]["lost"], "0");
 }
 
+TEST(PaperExperiments, PredictedEarlyRejectionRejectsFewerAndWastesLessPrefill) {
+  if (!fs::exists(kTrace)) GTEST_SKIP() << kTrace << " is absent";
+  auto rows = Sweep({"--config", kRoot + "/configs/paper/early_rejection.ini", "--sweep",
+                     "conductor.early_rejection=off,predicted"},
+                    "early");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_LT(std::stoi(rows[1]["rejected"]), std::stoi(rows[0]["rejected"]));
+  EXPECT_EQ(std::stoi(rows[0]["completed"]) + std::stoi(rows[0]["rejected"]), 12031);
+}
+
 }  // namespace
 }  // namespace mooncake::app::eval

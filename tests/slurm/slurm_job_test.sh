@@ -167,6 +167,36 @@ for launcher in ${launchers}; do
   fi
 done
 
+# 3b. The evaluation sweep as one MPI job and as a 2-task job array: both COMPLETED, and the
+# array's gathered sweep.csv holds the same header and as many rows as the single job's. Runs only
+# once the binary has `mooncake eval --sweep` (its help names --sweep); says SKIP otherwise.
+submit_wait() { # prints the job id; extra sbatch arguments first, then the script and its args
+  local out
+  out=$(timeout "${job_timeout}" sbatch --wait --time=00:03:00 "${sbatch_extra[@]}" "$@" 2>&1) ||
+    echo "sbatch: ${out}" >&2
+  sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' <<<"${out}"
+}
+if "${bin}" eval --help 2>&1 | grep -q -- '--sweep'; then
+  sweep=(configs/eval/small.ini --sweep "synthetic.requests=40,80,120")
+  one=$(submit_wait slurm/eval-sweep.slurm "${sweep[@]}")
+  arr=$(submit_wait --array=0-1 slurm/eval-sweep.slurm "${sweep[@]}")
+  for j in ${one} ${arr}; do
+    state=$(scontrol show job "${j}" 2>&1 | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | sort -u | tr '\n' ' ')
+    expect "${state}" == "COMPLETED " "eval sweep: job ${j} (every task) is COMPLETED"
+  done
+  if [[ -f runs/${one}/sweep.csv && -f runs/${arr}/sweep.csv ]]; then
+    expect "$(head -n 1 "runs/${arr}/sweep.csv")" == "$(head -n 1 "runs/${one}/sweep.csv")" \
+      "eval sweep: gathered header equals the single job's"
+    expect "$(wc -l <"runs/${arr}/sweep.csv")" == "$(wc -l <"runs/${one}/sweep.csv")" \
+      "eval sweep: gathered rows equal the single job's ($(wc -l <"runs/${one}/sweep.csv") lines)"
+  else
+    fail "eval sweep: runs/${one}/sweep.csv or runs/${arr}/sweep.csv missing"
+    cat mooncake-sweep-*.out 2>/dev/null | tail -n 40
+  fi
+else
+  echo "SKIP: eval sweep jobs (this mooncake has no 'eval --sweep' yet)"
+fi
+
 # 4. Every batch script passes sbatch --test-only (syntax, partitions, resources).
 for script in slurm/*.slurm; do
   args=("${sbatch_extra[@]}")

@@ -87,8 +87,7 @@ ucx_tls_for() {
 # expand_slurm_cpus "2(x3),4" -> "2 2 2 4": SLURM_JOB_CPUS_PER_NODE as one count per node.
 expand_slurm_cpus() {
   local part n reps out=()
-  local IFS=,
-  for part in $1; do
+  for part in ${1//,/ }; do
     if [[ ${part} =~ ^([0-9]+)\(x([0-9]+)\)$ ]]; then
       n=${BASH_REMATCH[1]}
       reps=${BASH_REMATCH[2]}

@@ -76,6 +76,52 @@ for layout in "decode:2 store:1 conductor:1 prefill:2" ""; do
   check "wrapper and binary agree on roles for '${layout:-default, 6 ranks}'" "${got}" "${want}"
 done
 
+# slurm/mooncake.slurm on a pretend 3-node allocation (4 CPUs each): fake srun, mpirun and
+# scontrol on PATH record what the script asks for. Stores must go one per node under both
+# launchers, and 8 ranks in 12 CPUs need no overcommit.
+fake=${tmp}/fakebin
+mkdir -p "${fake}" "${tmp}/sub/build" "${tmp}/sub/configs"
+ln -s "${bin}" "${tmp}/sub/build/mooncake"
+ln -s "${src}/launch" "${tmp}/sub/launch"
+echo "roles = conductor:1 store:3 prefill:2 decode:2" >"${tmp}/sub/configs/three.ini"
+cat >"${fake}/scontrol" <<'EOF'
+#!/bin/bash
+# scontrol show hostnames A,B,C
+tr , '\n' <<<"$3"
+EOF
+cat >"${fake}/srun" <<'EOF'
+#!/bin/bash
+echo "$*" >"${FAKE_LOG}.args"
+paste -sd, "${SLURM_HOSTFILE}" >"${FAKE_LOG}.hosts"
+while (($#)); do [[ $1 == --out ]] && { mkdir -p "$2"; echo '{}' >"$2/summary.json"; }; shift; done
+EOF
+cat >"${fake}/mpirun" <<'EOF'
+#!/bin/bash
+echo "$*" >"${FAKE_LOG}.args"
+while (($#)); do
+  case $1 in
+    --rankfile) sed 's/ slot=.*//; s/.*=//' "$2" | paste -sd, >"${FAKE_LOG}.hosts" ;;
+    --out) mkdir -p "$2"; echo '{}' >"$2/summary.json" ;;
+  esac
+  shift
+done
+EOF
+chmod +x "${fake}"/*
+for launcher in srun mpirun; do
+  (cd "${tmp}/sub" && PATH=${fake}:${PATH} FAKE_LOG=${tmp}/${launcher} MOONCAKE_LAUNCHER=${launcher} \
+    SLURM_JOB_ID=42 SLURM_SUBMIT_DIR=${tmp}/sub SLURM_JOB_NODELIST=n1,n2,n3 \
+    SLURM_JOB_CPUS_PER_NODE="4(x3)" SLURM_NTASKS=8 \
+    bash "${src}/slurm/mooncake.slurm" configs/three.ini) >"${tmp}/${launcher}.out" 2>&1
+  check "mooncake.slurm (${launcher}) on 3 nodes exits 0" "$?" "0"
+  check "mooncake.slurm (${launcher}) places stores one per node" "$(cat "${tmp}/${launcher}.hosts" 2>&1)" \
+    "n1,n1,n2,n3,n1,n1,n2,n2"
+  check "mooncake.slurm (${launcher}): 8 ranks in 12 CPUs, no overcommit" \
+    "$(grep -cE -- '--overcommit|--oversubscribe' "${tmp}/${launcher}.args")" "0"
+done
+check "srun gets PMIx and the arbitrary distribution" \
+  "$(grep -o -- '--mpi=pmix --ntasks=8 --distribution=arbitrary' "${tmp}/srun.args")" \
+  "--mpi=pmix --ntasks=8 --distribution=arbitrary"
+
 # A real run through the wrapper (4 ranks on this machine, shared memory).
 (cd "${tmp}" && timeout 120 "${wrapper}" --bin "${bin}" --tls shm -- --out "${tmp}/run") >"${tmp}/run.log" 2>&1
 check "a run through the wrapper exits 0" "$?" "0"

@@ -51,20 +51,21 @@ mooncake_install() {
 
 # mooncake_build: configures (once) and builds into $MOONCAKE_BUILD.
 mooncake_build() {
+  mkdir -p "$MOONCAKE_BUILD"
   if [[ ! -f $MOONCAKE_BUILD/CMakeCache.txt ]]; then
     mooncake_log "configuring into $MOONCAKE_BUILD"
-    cmake -S "$MOONCAKE_ROOT" -B "$MOONCAKE_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$MOONCAKE_BUILD.configure.log" 2>&1 || {
-      cat "$MOONCAKE_BUILD.configure.log"
+    cmake -S "$MOONCAKE_ROOT" -B "$MOONCAKE_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$MOONCAKE_BUILD/configure.log" 2>&1 || {
+      cat "$MOONCAKE_BUILD/configure.log"
       return 1
     }
   fi
-  mooncake_log "building ($(nproc) jobs; log: $MOONCAKE_BUILD.build.log)"
-  if ! cmake --build "$MOONCAKE_BUILD" -j"$(nproc)" >"$MOONCAKE_BUILD.build.log" 2>&1; then
-    grep -E -A3 "error|Error" "$MOONCAKE_BUILD.build.log" | head -60
-    mooncake_log "build failed (full log: $MOONCAKE_BUILD.build.log)"
+  mooncake_log "building ($(nproc) jobs; log: $MOONCAKE_BUILD/build.log)"
+  if ! cmake --build "$MOONCAKE_BUILD" -j"$(nproc)" >"$MOONCAKE_BUILD/build.log" 2>&1; then
+    grep -E -A3 "error|Error" "$MOONCAKE_BUILD/build.log" | head -60
+    mooncake_log "build failed (full log: $MOONCAKE_BUILD/build.log)"
     return 1
   fi
-  grep -E "warning:" "$MOONCAKE_BUILD.build.log" | sort -u | head -20 || true
+  grep -E "warning:" "$MOONCAKE_BUILD/build.log" | sort -u | head -20 || true
   mooncake_log "built $MOONCAKE_BUILD/mooncake"
 }
 

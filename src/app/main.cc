@@ -1,11 +1,15 @@
 // mooncake: one binary, N ranks under mpirun or srun; `mooncake eval` for trace evaluation.
-// main only wires (STYLE.md habit 10): parse options, then hand over to Run.
+// main only wires (STYLE.md habit 10): pick the command, parse options, hand over.
 #include <cstring>
 
+#include "app/eval_wiring.h"
 #include "app/options.h"
 #include "app/run.h"
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "eval") == 0) {
+    return mooncake::app::RunEval(argc - 1, argv + 1);
+  }
   auto parsed = mooncake::app::ParseJobOptions(argc, argv);
   if (!parsed.options) return parsed.exit_code;
   return mooncake::app::Run(*parsed.options, &argc, &argv);

@@ -98,6 +98,15 @@ class Transport {
 
   virtual Result<MemoryRegion> RegisterMemory(void* addr, size_t length, MemoryType type) = 0;
   virtual Status UnregisterMemory(const MemoryRegion& region) = 0;
+  // Allocates `length` bytes owned by the transport and registers them (UnregisterMemory frees
+  // them). Backends may place such memory where peers reach it fastest: UCX allocates it as
+  // shared memory that a peer on the same host maps, so READ/WRITE become one memcpy.
+  // Backends without such memory return NotSupported; callers then RegisterMemory their own.
+  virtual Result<MemoryRegion> AllocateMemory(size_t length, MemoryType type) {
+    (void)length;
+    (void)type;
+    return NotSupported(backend_name() + " does not allocate memory");
+  }
   virtual Result<RemoteDescriptor> Export(const MemoryRegion& region) = 0;
   virtual Status Import(Rank owner, const RemoteDescriptor& descriptor) = 0;
 

@@ -79,6 +79,13 @@ void UcxTransport::CompleteToken(uint64_t token, const Status& status) {
 Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
     std::span<const TransferRequest> requests) {
   if (closing_) return Internal("transport is closed");
+  // On shared memory a put/get is a memcpy done inside ucp_put/get_nbx: keep the progress
+  // thread off this core meanwhile (see caller_progress_ns_).
+  struct Posting {
+    std::atomic<int>& n;
+    explicit Posting(std::atomic<int>& c) : n(c) { n.fetch_add(1, std::memory_order_relaxed); }
+    ~Posting() { n.fetch_sub(1, std::memory_order_relaxed); }
+  } posting(callers_posting_);
   auto tracker = std::make_shared<BatchTracker>(
       std::vector<TransferRequest>(requests.begin(), requests.end()));
   std::vector<std::vector<size_t>> writes_by_peer(world_size_);

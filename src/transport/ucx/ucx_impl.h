@@ -79,6 +79,7 @@ class UcxTransport final : public Transport {
 
   Result<MemoryRegion> RegisterMemory(void* addr, size_t length, MemoryType type) override;
   Status UnregisterMemory(const MemoryRegion& region) override;
+  Result<MemoryRegion> AllocateMemory(size_t length, MemoryType type) override;
   Result<RemoteDescriptor> Export(const MemoryRegion& region) override;
   Status Import(Rank owner, const RemoteDescriptor& descriptor) override;
 
@@ -140,6 +141,11 @@ class UcxTransport final : public Transport {
   std::mutex handler_mutex_;
   std::shared_ptr<MessageHandler> handler_;
 
+  // When a caller last drove progress itself (SteadyClock ns). While callers do, the progress
+  // thread stands aside: on a rank pinned to one core the two would otherwise time-slice the
+  // core and contend for the worker lock, adding scheduler quanta to every completion.
+  std::atomic<int64_t> caller_progress_ns_{0};
+  std::atomic<int> callers_posting_{0};  // threads inside Submit (posting may copy bytes inline)
   std::atomic<bool> running_{false};
   std::atomic<bool> closing_{false};
   std::atomic<bool> shutting_down_{false};

@@ -180,20 +180,32 @@ void UcxTransport::ProgressLoop() {
   SteadyClock clock;
   Nanos last_event = clock.Now();
   Nanos sleep(1'000);
+  constexpr Nanos kCallerActive(100'000);
   while (running_.load(std::memory_order_acquire)) {
-    if (ucp_worker_progress(worker_) != 0) {
+    const Nanos now = clock.Now();
+    if (callers_posting_.load(std::memory_order_relaxed) > 0 ||
+        now.count() - caller_progress_ns_.load(std::memory_order_relaxed) < kCallerActive.count()) {
+      // A waiter is progressing the worker itself: leave it the core and the worker lock.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
       last_event = clock.Now();
+      continue;
+    }
+    if (ucp_worker_progress(worker_) != 0) {
+      last_event = now;
       sleep = Nanos(1'000);
       continue;
     }
-    if (config_.busy_poll || clock.Now() - last_event < config_.idle_spin) continue;
+    if (config_.busy_poll || now - last_event < config_.idle_spin) continue;
     // Idle: back off so oversubscribed ranks leave the cores to the ranks doing work.
     std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, config_.max_sleep);
   }
 }
 
-bool UcxTransport::Progress() { return ucp_worker_progress(worker_) != 0; }
+bool UcxTransport::Progress() {
+  caller_progress_ns_.store(SteadyClock().Now().count(), std::memory_order_relaxed);
+  return ucp_worker_progress(worker_) != 0;
+}
 
 Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addresses) {
   if (static_cast<int>(addresses.size()) != world_size_) {
@@ -272,6 +284,32 @@ Result<MemoryRegion> UcxTransport::RegisterMemory(void* addr, size_t length, Mem
   MemoryRegion region{next_region_id_++, addr, length, type};
   regions_[region.id] = {region, memh};
   local_ranges_.Insert(reinterpret_cast<uint64_t>(addr), length, region.id);
+  return region;
+}
+
+Result<MemoryRegion> UcxTransport::AllocateMemory(size_t length, MemoryType type) {
+  if (length == 0) return InvalidArgument("cannot allocate an empty region");
+  if (type != MemoryType::kHost) return NotSupported("UCX allocates host memory only");
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                  UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  mp.address = nullptr;
+  mp.length = length;
+  mp.flags = UCP_MEM_MAP_ALLOCATE;
+  ucp_mem_h memh = nullptr;
+  ucs_status_t st = ucp_mem_map(context_, &mp, &memh);
+  if (st != UCS_OK) return UcxError("ucp_mem_map (allocate " + std::to_string(length) + ")", st);
+  ucp_mem_attr_t attr{};
+  attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+  if ((st = ucp_mem_query(memh, &attr)) != UCS_OK) {
+    ucp_mem_unmap(context_, memh);
+    return UcxError("ucp_mem_query", st);
+  }
+  std::lock_guard<std::mutex> lock(regions_mutex_);
+  // UCX may round the length up; expose what was asked for.
+  MemoryRegion region{next_region_id_++, attr.address, length, type};
+  regions_[region.id] = {region, memh};
+  local_ranges_.Insert(reinterpret_cast<uint64_t>(attr.address), length, region.id);
   return region;
 }
 

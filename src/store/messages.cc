@@ -213,4 +213,27 @@ Status Decode(std::span<const std::byte> in, ExistsResponse* out) {
   return Check(ok, r, "ExistsResponse");
 }
 
+namespace {
+template <typename M, typename F>
+void ForEachStat(M& m, F f) {
+  for (auto* v :
+       {&m.objects, &m.in_flight_puts, &m.evicted_replicas, &m.revoked_puts, &m.timed_out_puts,
+        &m.requests, &m.exists_keys, &m.exists_ns, &m.get_keys, &m.get_ns}) {
+    f(v);
+  }
+}
+}  // namespace
+
+std::vector<std::byte> Encode(const StatsResponse& m) {
+  WireWriter w;
+  ForEachStat(m, [&](const uint64_t* v) { w.Put<uint64_t>(*v); });
+  return w.Take();
+}
+Status Decode(std::span<const std::byte> in, StatsResponse* out) {
+  WireReader r(in);
+  bool ok = true;
+  ForEachStat(*out, [&](uint64_t* v) { ok = ok && r.Get(v); });
+  return Check(ok, r, "StatsResponse");
+}
+
 }  // namespace mooncake::store

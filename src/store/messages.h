@@ -23,6 +23,7 @@ enum class StoreMsg : uint16_t {
   kGet = 0x0404,
   kExists = 0x0405,
   kRemove = 0x0406,
+  kStats = 0x0407,  // empty request; StatsResponse
 };
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;
@@ -69,6 +70,24 @@ struct GetResponse {
 struct ExistsResponse {
   std::vector<uint8_t> exists;  // 1 per visible key
 };
+
+// The master's counters, for benchmarks and tests (kStats). `*_ns` is time spent inside the
+// master under its lock, so keys / ns is the master's own rate without the RPC around it.
+struct StatsResponse {
+  uint64_t objects = 0;
+  uint64_t in_flight_puts = 0;
+  uint64_t evicted_replicas = 0;
+  uint64_t revoked_puts = 0;
+  uint64_t timed_out_puts = 0;
+  uint64_t requests = 0;  // RPC requests served (all types)
+  uint64_t exists_keys = 0;
+  uint64_t exists_ns = 0;
+  uint64_t get_keys = 0;
+  uint64_t get_ns = 0;
+};
+
+std::vector<std::byte> Encode(const StatsResponse& m);
+Status Decode(std::span<const std::byte> in, StatsResponse* out);
 
 std::vector<std::byte> Encode(const PutStartRequest& m);
 std::vector<std::byte> Encode(const PutEndRequest& m);

@@ -148,3 +148,24 @@ TEST(StoreMessagesTest, ExistsResponseRoundTripsAndRejectsNonBooleans) {
 
 }  // namespace
 }  // namespace mooncake::store
+
+namespace mooncake::store {
+namespace {
+
+TEST(StoreMessages, StatsResponseRoundTripsAndRejectsTruncation) {
+  StatsResponse s;
+  s.objects = 3;
+  s.exists_keys = 128;
+  s.exists_ns = 999;
+  auto bytes = Encode(s);
+  StatsResponse back;
+  ASSERT_TRUE(Decode(bytes, &back).ok());
+  EXPECT_EQ(back.objects, 3u);
+  EXPECT_EQ(back.exists_keys, 128u);
+  EXPECT_EQ(back.exists_ns, 999u);
+  bytes.pop_back();
+  EXPECT_EQ(Decode(bytes, &back).code(), ErrorCode::kProtocolError);
+}
+
+}  // namespace
+}  // namespace mooncake::store

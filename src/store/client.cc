@@ -1,0 +1,181 @@
+// StoreClient: common plumbing, put, exists and remove (get is in client_get.cc).
+#include "store/client.h"
+
+#include "common/checksum.h"
+
+namespace mooncake::store {
+
+StoreClient::StoreClient(transport::Transport& transport, transport::Rpc& rpc, Rank master,
+                         StoreTopology topology, StoreClientConfig cfg)
+    : transport_(transport),
+      rpc_(rpc),
+      master_(master),
+      topology_(std::move(topology)),
+      cfg_(cfg) {}
+
+Result<std::vector<std::byte>> StoreClient::Call(StoreMsg type, std::span<const std::byte> request,
+                                                 const Deadline& d) {
+  Nanos left = d.Remaining(clock_);
+  if (left <= Nanos(0)) return Timeout("store call's deadline passed before its rpc");
+  auto r = rpc_.Call(master_, static_cast<uint16_t>(type), request, left);
+  if (!r.ok()) return r.status().WithContext("store master");
+  return r;
+}
+
+std::vector<Status> StoreClient::KeysCall(StoreMsg type, std::span<const std::string> keys,
+                                          const Deadline& d) {
+  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
+  auto reply = Call(type, Encode(req), d);
+  StatusResponse resp;
+  Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
+  if (s.ok() && resp.entries.size() != keys.size()) {
+    s = ProtocolError("store master answered " + std::to_string(resp.entries.size()) +
+                      " statuses for " + std::to_string(keys.size()) + " keys");
+  }
+  if (!s.ok()) return std::vector<Status>(keys.size(), s);
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  for (const auto& e : resp.entries) out.push_back(FromEntry(e));
+  return out;
+}
+
+std::vector<Status> StoreClient::Finish(transport::TransferBatch& batch, const Deadline& d) {
+  Nanos left = d.Remaining(clock_);
+  Status waited = batch.Wait(left > Nanos(0) ? left : Nanos(0));
+  std::vector<Status> per = batch.RequestStatus();
+  for (auto& s : per) {
+    if (s.code() == ErrorCode::kBusy) {
+      s = waited.code() == ErrorCode::kTimeout ? waited
+                                               : Timeout("transfer still running at deadline");
+    }
+  }
+  return per;
+}
+
+Status StoreClient::Put(const std::string& key, std::span<const std::byte> value,
+                        const ReplicateConfig& cfg) {
+  std::span<const std::byte> values[] = {value};
+  return BatchPut(std::span(&key, 1), values, cfg)[0];
+}
+
+std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
+                                          std::span<const std::span<const std::byte>> values,
+                                          const ReplicateConfig& cfg) {
+  const Deadline d = Start();
+  const size_t n = keys.size();
+  if (values.size() != n || n > kMaxBatchKeys) {
+    return std::vector<Status>(n,
+                               InvalidArgument("batch put: " + std::to_string(n) + " keys, " +
+                                               std::to_string(values.size()) + " values (at most " +
+                                               std::to_string(kMaxBatchKeys) + " keys)"));
+  }
+  PutStartRequest start{cfg, std::vector<std::string>(keys.begin(), keys.end()), {}};
+  for (const auto& v : values) start.sizes.push_back(v.size());
+  auto reply = Call(StoreMsg::kPutStart, Encode(start), d);
+  PutStartResponse resp;
+  Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
+  if (s.ok() && resp.entries.size() != n) s = ProtocolError("put-start answer has wrong length");
+  if (!s.ok()) return std::vector<Status>(n, s);
+
+  // Every replica of every started key becomes one WRITE; owner[j] is request j's key.
+  std::vector<Status> out(n);
+  std::vector<transport::TransferRequest> writes;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = FromEntry(resp.entries[i].status);
+    if (!out[i].ok()) continue;
+    for (const auto& loc : resp.entries[i].replicas) {
+      auto addr = topology_.RemoteAddress(loc);
+      if (!addr.ok() || loc.length != values[i].size()) {
+        out[i] = addr.ok() ? ProtocolError("replica length differs from the value") : addr.status();
+        break;
+      }
+      writes.push_back({transport::OpKind::kWrite, const_cast<std::byte*>(values[i].data()),
+                        loc.rank, *addr, values[i].size()});
+      owner.push_back(i);
+    }
+  }
+  std::vector<Status> per;
+  std::vector<uint64_t> sums(n);
+  if (!writes.empty()) {
+    auto batch = transport_.Submit(writes);
+    if (!batch.ok()) {
+      per.assign(writes.size(), batch.status());
+    } else {
+      // Checksums are computed while the writes are in flight.
+      for (size_t i = 0; i < n; ++i) {
+        if (out[i].ok()) sums[i] = Checksum64(values[i].data(), values[i].size());
+      }
+      per = Finish(**batch, d);
+    }
+  }
+  for (size_t j = 0; j < per.size(); ++j) {
+    if (!per[j].ok() && out[owner[j]].ok()) {
+      out[owner[j]] = per[j].WithContext("writing '" + keys[owner[j]] + "' to store rank " +
+                                         std::to_string(writes[j].peer.value));
+    }
+  }
+  // Keys whose writes all succeeded are ended; started keys that failed are revoked.
+  PutEndRequest end;
+  std::vector<std::string> revoke;
+  std::vector<size_t> ended;
+  for (size_t i = 0; i < n; ++i) {
+    if (out[i].ok()) {
+      end.keys.push_back(keys[i]);
+      end.checksums.push_back(sums[i]);
+      ended.push_back(i);
+    } else if (resp.entries[i].status.code == ErrorCode::kOk) {
+      revoke.push_back(keys[i]);
+    }
+  }
+  if (!end.keys.empty()) {
+    auto r = Call(StoreMsg::kPutEnd, Encode(end), d);
+    StatusResponse ends;
+    Status e = r.ok() ? Decode(*r, &ends) : r.status();
+    if (e.ok() && ends.entries.size() != ended.size()) e = ProtocolError("put-end answer length");
+    for (size_t k = 0; k < ended.size(); ++k) {
+      out[ended[k]] = e.ok() ? FromEntry(ends.entries[k]) : e;
+    }
+  }
+  if (!revoke.empty()) {
+    // Best effort with a fresh deadline: a revoke the master never sees is caught by its timeout.
+    (void)KeysCall(StoreMsg::kPutRevoke, revoke, Start());
+  }
+  return out;
+}
+
+Result<std::vector<uint8_t>> StoreClient::BatchExists(std::span<const std::string> keys) {
+  if (keys.size() > kMaxBatchKeys) return InvalidArgument("batch exists: too many keys");
+  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
+  auto reply = Call(StoreMsg::kExists, Encode(req), Start());
+  if (!reply.ok()) return reply.status();
+  ExistsResponse resp;
+  MC_RETURN_IF_ERROR(Decode(*reply, &resp));
+  if (resp.exists.size() != keys.size()) return ProtocolError("exists answer has wrong length");
+  return std::move(resp.exists);
+}
+
+Status StoreClient::Exists(const std::string& key) {
+  auto r = BatchExists(std::span(&key, 1));
+  if (!r.ok()) return r.status();
+  return (*r)[0] ? Status::Ok() : NotFound("object '" + key + "'");
+}
+
+std::vector<Status> StoreClient::BatchRemove(std::span<const std::string> keys) {
+  if (keys.size() > kMaxBatchKeys) {
+    return std::vector<Status>(keys.size(), InvalidArgument("batch remove: too many keys"));
+  }
+  return KeysCall(StoreMsg::kRemove, keys, Start());
+}
+
+Status StoreClient::Remove(const std::string& key) { return BatchRemove(std::span(&key, 1))[0]; }
+
+Result<StatsResponse> StoreClient::MasterStats() {
+  auto reply = Call(StoreMsg::kStats, {}, Start());
+  if (!reply.ok()) return reply.status();
+  StatsResponse s;
+  MC_RETURN_IF_ERROR(Decode(*reply, &s));
+  return s;
+}
+
+}  // namespace mooncake::store

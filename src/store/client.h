@@ -1,0 +1,100 @@
+// StoreClient: the store's client API (prefill and decode ranks, benchmarks, tests). Metadata goes
+// to the master over the Rpc; bytes move one-sided between the caller's buffers and the store
+// ranks' segments (the master never touches data).
+//
+// - Put: PutStart (the master allocates `replicas` regions on distinct store ranks) -> one-sided
+//   WRITE of the value to every replica -> PutEnd(XXH3 checksum) makes it visible. A failed write
+//   revokes the put (PutRevoke) and returns the write's error.
+// - Get: the master answers size, checksum, replicas and a lease; the client READs the first DRAM
+//   replica straight into `out`, verifies the checksum (unless verify_checksum is off), and on a
+//   failed read or a checksum mismatch tries the next replica. A read that ends after the lease
+//   ran out is returned only if its checksum verifies (else LeaseExpired): the lease is what
+//   keeps the region from being evicted and reused while it is read.
+// - The span-taking forms are zero-copy: bytes go straight from / into the caller's memory (UCX
+//   accepts unregistered local memory; memory registered with the transport is faster).
+//
+// Errors are values: NotFound (absent, evicted or in flight), AlreadyExists (objects are
+// immutable), NoSpace, Busy, LeaseExpired, PeerFailure (a store rank failed the transfer),
+// Corrupt (every replica failed its checksum), Timeout (the call's deadline passed),
+// InvalidArgument (e.g. `out` smaller than the object; the size is in the message).
+//
+// Every call has a deadline of `timeout` from its start, RPCs and transfers included. When a
+// transfer times out, the transport may still read or write the caller's buffer until it closes.
+//
+// Threading: a StoreClient may be used from several threads at once (it holds no mutable state).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/messages.h"
+#include "store/topology.h"
+#include "store/types.h"
+#include "transport/rpc.h"
+#include "transport/transport.h"
+
+namespace mooncake::store {
+
+struct StoreClientConfig {
+  Nanos timeout = std::chrono::seconds(10);  // deadline of every call
+  bool verify_checksum = true;
+};
+
+class StoreClient {
+ public:
+  // `transport` and `rpc` must outlive the client. `master` is the rank serving MasterService.
+  StoreClient(transport::Transport& transport, transport::Rpc& rpc, Rank master,
+              StoreTopology topology, StoreClientConfig cfg = {});
+
+  Status Put(const std::string& key, std::span<const std::byte> value,
+             const ReplicateConfig& cfg = {});
+  // Reads the object into `out` (at least its size); returns the object's size.
+  Result<size_t> Get(const std::string& key, std::span<std::byte> out);
+  // Copying form: allocates a buffer of the object's size.
+  Result<std::vector<std::byte>> GetValue(const std::string& key);
+  // OK when visible (and takes a lease), NotFound otherwise.
+  Status Exists(const std::string& key);
+  Status Remove(const std::string& key);
+
+  // Batch forms: one RPC per phase for the whole batch and one transfer batch for all bytes.
+  // Results are per key, in order. At most kMaxBatchKeys keys.
+  std::vector<Status> BatchPut(std::span<const std::string> keys,
+                               std::span<const std::span<const std::byte>> values,
+                               const ReplicateConfig& cfg = {});
+  std::vector<Result<size_t>> BatchGet(std::span<const std::string> keys,
+                                       std::span<const std::span<std::byte>> outs);
+  // One byte per key (1 visible, 0 not); an error when the RPC itself failed.
+  Result<std::vector<uint8_t>> BatchExists(std::span<const std::string> keys);
+  std::vector<Status> BatchRemove(std::span<const std::string> keys);
+
+  // The master's counters (objects, evictions, time spent serving exists and get).
+  Result<StatsResponse> MasterStats();
+
+  const StoreTopology& topology() const { return topology_; }
+
+ private:
+  struct Deadline {
+    Nanos at;
+    Nanos Remaining(const Clock& c) const { return at - c.Now(); }
+  };
+  Deadline Start() const { return Deadline{clock_.Now() + cfg_.timeout}; }
+  Result<std::vector<std::byte>> Call(StoreMsg type, std::span<const std::byte> request,
+                                      const Deadline& d);
+  std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);
+  // Waits for `batch` and returns each request's status (Timeout for those still running).
+  std::vector<Status> Finish(transport::TransferBatch& batch, const Deadline& d);
+
+  transport::Transport& transport_;
+  transport::Rpc& rpc_;
+  Rank master_;
+  StoreTopology topology_;
+  StoreClientConfig cfg_;
+  SteadyClock clock_;
+};
+
+}  // namespace mooncake::store

@@ -1,0 +1,132 @@
+// StoreClient: get. One get RPC for the batch, then rounds of one transfer batch each: round k
+// reads every still-unserved key from its k-th DRAM replica, so a failed store rank or a corrupt
+// copy costs one more round only for the keys it touched.
+#include "common/checksum.h"
+#include "store/client.h"
+
+namespace mooncake::store {
+
+namespace {
+std::vector<ReplicaLocation> DramReplicas(const ObjectView& v) {
+  std::vector<ReplicaLocation> out;
+  for (const auto& r : v.replicas) {
+    if (r.tier == Tier::kDram) out.push_back(r);
+  }
+  return out;
+}
+}  // namespace
+
+Result<size_t> StoreClient::Get(const std::string& key, std::span<std::byte> out) {
+  std::span<std::byte> outs[] = {out};
+  return BatchGet(std::span(&key, 1), outs)[0];
+}
+
+Result<std::vector<std::byte>> StoreClient::GetValue(const std::string& key) {
+  // The size is not known before the master answers: ask, size the buffer, then read (objects
+  // are immutable, so only a remove and re-put in between can change it: InvalidArgument then).
+  KeysRequest req{{key}};
+  auto reply = Call(StoreMsg::kGet, Encode(req), Start());
+  if (!reply.ok()) return reply.status();
+  GetResponse resp;
+  MC_RETURN_IF_ERROR(Decode(*reply, &resp));
+  if (resp.entries.size() != 1) return ProtocolError("get answer has wrong length");
+  MC_RETURN_IF_ERROR(FromEntry(resp.entries[0].status));
+  std::vector<std::byte> buf(resp.entries[0].view.size);
+  auto n = Get(key, buf);
+  if (!n.ok()) return n.status();
+  buf.resize(*n);
+  return buf;
+}
+
+std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> keys,
+                                                  std::span<const std::span<std::byte>> outs) {
+  const Deadline d = Start();
+  const size_t n = keys.size();
+  if (outs.size() != n || n > kMaxBatchKeys) {
+    return std::vector<Result<size_t>>(n, InvalidArgument("batch get: keys and buffers differ"));
+  }
+  const Nanos sent = clock_.Now();
+  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
+  auto reply = Call(StoreMsg::kGet, Encode(req), d);
+  GetResponse resp;
+  Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
+  if (s.ok() && resp.entries.size() != n) s = ProtocolError("get answer has wrong length");
+  if (!s.ok()) return std::vector<Result<size_t>>(n, s);
+
+  std::vector<Status> status(n);
+  std::vector<std::vector<ReplicaLocation>> replicas(n);
+  std::vector<size_t> pending;  // keys still to read
+  for (size_t i = 0; i < n; ++i) {
+    const GetEntry& e = resp.entries[i];
+    status[i] = FromEntry(e.status);
+    if (!status[i].ok()) continue;
+    replicas[i] = DramReplicas(e.view);
+    if (outs[i].size() < e.view.size) {
+      status[i] = InvalidArgument("buffer of " + std::to_string(outs[i].size()) + " B for '" +
+                                  keys[i] + "' of " + std::to_string(e.view.size) + " B");
+    } else if (replicas[i].empty()) {
+      status[i] = NotFound("object '" + keys[i] + "' has no DRAM replica");
+    } else {
+      status[i] = Internal("not read");
+      pending.push_back(i);
+    }
+  }
+  for (size_t round = 0; !pending.empty(); ++round) {
+    std::vector<transport::TransferRequest> reads;
+    std::vector<size_t> owner;
+    std::vector<size_t> next;
+    for (size_t i : pending) {
+      if (round >= replicas[i].size()) continue;  // status keeps the last replica's failure
+      const ReplicaLocation& loc = replicas[i][round];
+      auto addr = topology_.RemoteAddress(loc);
+      if (!addr.ok()) {
+        status[i] = addr.status();
+        next.push_back(i);
+        continue;
+      }
+      reads.push_back({transport::OpKind::kRead, outs[i].data(), loc.rank, *addr,
+                       static_cast<size_t>(resp.entries[i].view.size)});
+      owner.push_back(i);
+    }
+    std::vector<Status> per;
+    if (!reads.empty()) {
+      auto batch = transport_.Submit(reads);
+      per = batch.ok() ? Finish(**batch, d) : std::vector<Status>(reads.size(), batch.status());
+    }
+    const Nanos done = clock_.Now();
+    for (size_t j = 0; j < per.size(); ++j) {
+      const size_t i = owner[j];
+      const ObjectView& v = resp.entries[i].view;
+      const std::string from = "store rank " + std::to_string(reads[j].peer.value);
+      if (!per[j].ok()) {
+        status[i] = per[j].WithContext("reading '" + keys[i] + "' from " + from);
+        if (status[i].code() != ErrorCode::kTimeout) next.push_back(i);
+        continue;
+      }
+      const bool expired = done - sent > v.lease;
+      if (cfg_.verify_checksum || expired) {
+        if (Checksum64(outs[i].data(), v.size) != v.checksum) {
+          status[i] = expired ? Status(ErrorCode::kLeaseExpired,
+                                       "lease on '" + keys[i] + "' ran out during the read")
+                              : Corrupt("'" + keys[i] + "' from " + from + " fails its checksum");
+          if (!expired) next.push_back(i);
+          continue;
+        }
+      }
+      status[i] = Status::Ok();
+    }
+    pending = std::move(next);
+  }
+  std::vector<Result<size_t>> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (status[i].ok()) {
+      out.push_back(static_cast<size_t>(resp.entries[i].view.size));
+    } else {
+      out.push_back(status[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace mooncake::store

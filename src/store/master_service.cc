@@ -1,0 +1,148 @@
+#include "store/master_service.h"
+
+#include "common/log.h"
+
+namespace mooncake::store {
+
+MasterService::MasterService(MasterServiceConfig cfg, transport::Rpc& rpc, Clock& clock,
+                             EvictionSink* sink)
+    : cfg_(cfg), rpc_(rpc), master_(cfg.master, clock, sink) {}
+
+MasterService::~MasterService() { Stop(); }
+
+Status MasterService::AddSegments(const StoreTopology& topology) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : topology.segments) MC_RETURN_IF_ERROR(master_.AddSegment(s.rank, s.length));
+  return Status::Ok();
+}
+
+void MasterService::Start() {
+  for (StoreMsg type : {StoreMsg::kPutStart, StoreMsg::kPutEnd, StoreMsg::kPutRevoke,
+                        StoreMsg::kGet, StoreMsg::kExists, StoreMsg::kRemove, StoreMsg::kStats}) {
+    rpc_.Register(static_cast<uint16_t>(type),
+                  [this, type](Rank, std::span<const std::byte> request, transport::Responder r) {
+                    Serve(type, request, r);
+                  });
+  }
+  if (cfg_.tick_interval > Nanos(0) && !ticker_.joinable()) {
+    ticker_ = std::thread([this] { TickLoop(); });
+  }
+}
+
+void MasterService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(tick_mutex_);
+    stopping_ = true;
+  }
+  tick_cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+void MasterService::TickLoop() {
+  std::unique_lock<std::mutex> lock(tick_mutex_);
+  while (!tick_cv_.wait_for(lock, cfg_.tick_interval, [this] { return stopping_; })) {
+    size_t revoked = WithMaster([](MetadataMaster& m) { return m.Tick(); });
+    if (revoked > 0) log::Info("store master: revoked {} put(s) past their timeout", revoked);
+  }
+}
+
+StatsResponse MasterService::Stats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  StatsResponse s = stats_;
+  MasterStats m = master_.Stats();
+  s.objects = m.objects;
+  s.in_flight_puts = m.in_flight_puts;
+  s.evicted_replicas = m.evicted_replicas;
+  s.revoked_puts = m.revoked_puts;
+  s.timed_out_puts = m.timed_out_puts;
+  return s;
+}
+
+void MasterService::Serve(StoreMsg type, std::span<const std::byte> request,
+                          transport::Responder responder) {
+  auto reply = Handle(type, request);
+  if (reply.ok()) {
+    responder.Reply(*reply);
+  } else {
+    responder.Fail(reply.status());
+  }
+}
+
+Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
+                                                     std::span<const std::byte> request) {
+  switch (type) {
+    case StoreMsg::kPutStart: {
+      PutStartRequest req;
+      MC_RETURN_IF_ERROR(Decode(request, &req));
+      PutStartResponse resp;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.requests;
+      for (auto& r : master_.BatchPutStart(req.keys, req.sizes, req.config)) {
+        PutStartEntry e;
+        e.status = ToEntry(r.status());
+        if (r.ok()) e.replicas = std::move(*r);
+        resp.entries.push_back(std::move(e));
+      }
+      return Encode(resp);
+    }
+    case StoreMsg::kPutEnd: {
+      PutEndRequest req;
+      MC_RETURN_IF_ERROR(Decode(request, &req));
+      StatusResponse resp;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.requests;
+      for (const auto& s : master_.BatchPutEnd(req.keys, req.checksums)) {
+        resp.entries.push_back(ToEntry(s));
+      }
+      return Encode(resp);
+    }
+    case StoreMsg::kPutRevoke:
+    case StoreMsg::kRemove: {
+      KeysRequest req;
+      MC_RETURN_IF_ERROR(Decode(request, &req));
+      StatusResponse resp;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.requests;
+      if (type == StoreMsg::kRemove) {
+        for (const auto& s : master_.BatchRemove(req.keys)) resp.entries.push_back(ToEntry(s));
+      } else {
+        for (const auto& k : req.keys) resp.entries.push_back(ToEntry(master_.PutRevoke(k)));
+      }
+      return Encode(resp);
+    }
+    case StoreMsg::kGet: {
+      KeysRequest req;
+      MC_RETURN_IF_ERROR(Decode(request, &req));
+      GetResponse resp;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.requests;
+      Nanos t0 = wall_.Now();
+      for (auto& r : master_.BatchGet(req.keys)) {
+        GetEntry e;
+        e.status = ToEntry(r.status());
+        if (r.ok()) e.view = std::move(*r);
+        resp.entries.push_back(std::move(e));
+      }
+      stats_.get_keys += req.keys.size();
+      stats_.get_ns += (wall_.Now() - t0).count();
+      return Encode(resp);
+    }
+    case StoreMsg::kExists: {
+      KeysRequest req;
+      MC_RETURN_IF_ERROR(Decode(request, &req));
+      ExistsResponse resp;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.requests;
+      Nanos t0 = wall_.Now();
+      resp.exists = master_.BatchExists(req.keys);
+      stats_.exists_keys += req.keys.size();
+      stats_.exists_ns += (wall_.Now() - t0).count();
+      return Encode(resp);
+    }
+    case StoreMsg::kStats:
+      return Encode(Stats());
+  }
+  return ProtocolError("unknown store message " + std::to_string(static_cast<int>(type)));
+}
+
+}  // namespace mooncake::store

@@ -1,0 +1,73 @@
+// MasterService: serves a MetadataMaster over the Rpc (the conductor rank runs it). It decodes
+// the StoreMsg requests, calls the master under one mutex, and encodes the answers; it never
+// touches object bytes. Zombie puts (PutStart without PutEnd) are revoked by a timer thread that
+// calls MetadataMaster::Tick every `tick_interval`, and lazily by the master on the next call
+// that names the key.
+//
+// Threading: handlers run on the Rpc's dispatcher thread; the tick thread and WithMaster take the
+// same mutex, so the master sees one caller at a time.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.h"
+#include "store/master.h"
+#include "store/messages.h"
+#include "store/topology.h"
+#include "transport/rpc.h"
+
+namespace mooncake::store {
+
+struct MasterServiceConfig {
+  MasterConfig master;
+  Nanos tick_interval = std::chrono::milliseconds(100);  // 0: no timer thread (lazy only)
+};
+
+class MasterService {
+ public:
+  // `rpc`, `clock` and `sink` (may be null) must outlive the service.
+  MasterService(MasterServiceConfig cfg, transport::Rpc& rpc, Clock& clock,
+                EvictionSink* sink = nullptr);
+  ~MasterService();
+  MasterService(const MasterService&) = delete;
+  MasterService& operator=(const MasterService&) = delete;
+
+  // Registers every segment of `topology` with the master (AddSegment(rank, length)).
+  Status AddSegments(const StoreTopology& topology);
+  // Registers the StoreMsg handlers and starts the tick thread. Call before peers may call
+  // (before the bootstrap barrier).
+  void Start();
+  // Stops the tick thread. Handlers stay registered; stop the Rpc before destroying the service.
+  void Stop();
+
+  // Runs `f(master)` under the service's lock (tests, the conductor, the spill path).
+  template <typename F>
+  auto WithMaster(F&& f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return f(master_);
+  }
+  StatsResponse Stats();
+
+ private:
+  void Serve(StoreMsg type, std::span<const std::byte> request, transport::Responder responder);
+  Result<std::vector<std::byte>> Handle(StoreMsg type, std::span<const std::byte> request);
+  void TickLoop();
+
+  MasterServiceConfig cfg_;
+  transport::Rpc& rpc_;
+  std::mutex mutex_;  // guards master_ and stats_
+  MetadataMaster master_;
+  StatsResponse stats_;
+  SteadyClock wall_;  // for the *_ns counters (the master's clock may be virtual)
+
+  std::mutex tick_mutex_;
+  std::condition_variable tick_cv_;
+  bool stopping_ = false;
+  std::thread ticker_;
+};
+
+}  // namespace mooncake::store

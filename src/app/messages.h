@@ -1,5 +1,5 @@
-// Control-plane message types of the job (Rpc types). Each payload is encoded with
-// common/wire.h and decoded with bounds checks by its handler.
+// Control-plane message types of the job (Rpc types). Ranges: 0x00xx job control, 0x02xx
+// serving (app/serve/messages.h), 0x04xx store (store/messages.h).
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 namespace mooncake::app {
 
 enum MessageType : uint16_t {
-  kMsgPing = 1,  // empty request, empty reply: RTT measurement
-  kMsgStop = 2,  // conductor -> every rank: finish and shut down
+  kMsgPing = 0x0001,  // empty request, empty reply: RTT measurement
+  kMsgStop = 0x0002,  // conductor -> every rank: finish and shut down
 };
 
 }  // namespace mooncake::app

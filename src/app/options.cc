@@ -9,6 +9,10 @@
 
 namespace po = boost::program_options;
 
+#ifndef MOONCAKE_CONFIGS_DIR
+#define MOONCAKE_CONFIGS_DIR "configs"
+#endif
+
 namespace mooncake::app {
 namespace {
 
@@ -19,6 +23,8 @@ struct RawOptions {
       block_size, rpc_timeout, phase_timeout;
   bool busy_poll = false;
   bool dry_run = false;
+  std::string mode, kv_scale, decode_buffer, job_deadline, progress_interval;
+  int replicas = 1;
   int ping_rounds = 20;
   int silent_rank = -1;
 };
@@ -78,6 +84,25 @@ po::options_description StoreAndJob(RawOptions* raw) {
       "RPC pings per pair of ranks (1..100000)")(
       "job.silent_rank", po::value<int>(&raw->silent_rank)->default_value(-1),
       "test hook: this rank never answers pings (-1: none)");
+  return d;
+}
+
+po::options_description Serving(RawOptions* raw) {
+  po::options_description d("Serving (job.mode = serve)");
+  d.add_options()("job.mode", po::value<std::string>(&raw->mode)->default_value("serve"),
+                  "serve: replay the trace (or the synthetic workload) through the roles; "
+                  "check: bring-up check (RPC RTTs, a verified one-sided put/get)")(
+      "kv_scale", po::value<std::string>(&raw->kv_scale)->default_value("0.000122"),
+      "bytes moved per KV block = kv_scale x the model's real block size (1e-6..1; also "
+      "--kv-scale). Default 1/8192: a 160 MiB LLaMA3-70B block moves as 20 KiB")(
+      "store.replicas", po::value<int>(&raw->replicas)->default_value(1),
+      "replicas of each KV block, on distinct store ranks (1..store ranks)")(
+      "decode.buffer", po::value<std::string>(&raw->decode_buffer)->default_value("64MiB"),
+      "KV receive buffer registered by each decode rank (1MiB..1TiB)")(
+      "job.deadline", po::value<std::string>(&raw->job_deadline)->default_value("30min"),
+      "wall time after which unfinished requests are reported lost (1s..7d)")(
+      "job.progress_interval", po::value<std::string>(&raw->progress_interval)->default_value("5s"),
+      "wall time between progress lines on long runs (100ms..1h)");
   return d;
 }
 
@@ -167,6 +192,29 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
   }
   o->ping_rounds = raw.ping_rounds;
   o->silent_rank = raw.silent_rank;
+  if (raw.mode == "serve") {
+    o->mode = JobMode::kServe;
+  } else if (raw.mode == "check") {
+    o->mode = JobMode::kCheck;
+  } else {
+    return InvalidArgument("job.mode = '" + raw.mode + "' (allowed: serve, check)");
+  }
+  char* end = nullptr;
+  o->kv_scale = std::strtod(raw.kv_scale.c_str(), &end);
+  if (end == raw.kv_scale.c_str() || *end != '\0' || !(o->kv_scale >= 1e-6 && o->kv_scale <= 1)) {
+    return OutOfRange("kv_scale = '" + raw.kv_scale + "' (allowed: a number from 1e-6 to 1)");
+  }
+  if (raw.replicas < 1 || raw.replicas > 64) {
+    return OutOfRange("store.replicas = " + std::to_string(raw.replicas) + " (allowed 1 to 64)");
+  }
+  o->replicas = raw.replicas;
+  MC_RETURN_IF_ERROR(
+      SizeOption("decode.buffer", raw.decode_buffer, 1ull << 20, 1ull << 40, &o->decode_buffer));
+  MC_RETURN_IF_ERROR(DurationOption("job.deadline", raw.job_deadline, Nanos(1'000'000'000),
+                                    Nanos(604'800'000'000'000), &o->job_deadline));
+  MC_RETURN_IF_ERROR(DurationOption("job.progress_interval", raw.progress_interval,
+                                    Nanos(100'000'000), Nanos(3'600'000'000'000),
+                                    &o->progress_interval));
   return Status::Ok();
 }
 
@@ -183,10 +231,21 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
   all.add(General(&opts.config_file, &raw))
       .add(Cluster(&raw))
       .add(Transport(&raw))
-      .add(StoreAndJob(&raw));
+      .add(StoreAndJob(&raw))
+      .add(Serving(&raw));
+  eval::AddSchedulingOptions(all, MOONCAKE_CONFIGS_DIR);
+  po::options_description synthetic("Synthetic workload (serve, when no trace is given)");
+  eval::AddSyntheticOptions(synthetic);
+  all.add(synthetic);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    std::vector<std::string> args =
+        eval::CanonicalArgs(std::vector<std::string>(argv + 1, argv + argc));
+    for (std::string& a : args) {
+      if (a == "--kv-scale") a = "--kv_scale";
+      if (a.rfind("--kv-scale=", 0) == 0) a = "--kv_scale" + a.substr(10);
+    }
+    po::store(po::command_line_parser(args).options(all).run(), vm);
     if (vm.count("help")) {
       std::cout << all
                 << "\nUnits: sizes take B, KiB, MiB, GiB, TiB (or KB, MB, GB); durations "
@@ -218,6 +277,20 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
   }
   opts.dry_run = raw.dry_run;
   Status s = Convert(raw, &opts);
+  if (s.ok()) {
+    auto sched = eval::SchedulingFromVariables(vm);
+    if (!sched.ok()) {
+      s = sched.status();
+    } else {
+      opts.sched = *sched;
+      auto synthetic = eval::SyntheticFromVariables(vm, opts.sched.seed);
+      if (!synthetic.ok()) {
+        s = synthetic.status();
+      } else {
+        opts.synthetic = *synthetic;
+      }
+    }
+  }
   if (!s.ok()) {
     std::string where =
         opts.config_file.empty() ? "" : " (command line or " + opts.config_file + ")";

@@ -11,11 +11,19 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "eval/scheduling_options.h"
+#include "trace/synthetic.h"
 #include "transport/transport_factory.h"
 
 namespace mooncake::app {
 
+// What the ranks do: `serve` replays a trace (or the seeded synthetic workload) through the
+// conductor, prefill, decode and store ranks; `check` is the bring-up check (all-pairs RPC
+// RTTs, a verified one-sided put and get, orderly stop).
+enum class JobMode { kServe, kCheck };
+
 struct JobOptions {
+  JobMode mode = JobMode::kServe;
   std::string config_file;
   std::string out_dir;  // empty: runs/<UTC timestamp>
   bool dry_run = false;
@@ -28,6 +36,15 @@ struct JobOptions {
   Nanos phase_timeout = Nanos(60'000'000'000);
   int ping_rounds = 20;
   int silent_rank = -1;  // test hook: this rank never answers pings
+
+  // Serving (job.mode = serve). Scheduling keys are shared with `mooncake eval`.
+  eval::SchedulingSettings sched;
+  trace::SyntheticConfig synthetic;
+  double kv_scale = 1.0 / 8192;          // bytes moved = kv_scale x the model's real KV bytes
+  int replicas = 1;                      // store replicas of each KV block
+  uint64_t decode_buffer = 64ull << 20;  // KV receive buffer of each decode rank (bytes)
+  Nanos job_deadline = Nanos(1'800'000'000'000);  // wall time after which requests are lost
+  Nanos progress_interval = Nanos(5'000'000'000);
 };
 
 // What main() should do after parsing.

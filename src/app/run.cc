@@ -9,6 +9,8 @@
 #include "app/bootstrap.h"
 #include "app/foundation_job.h"
 #include "app/job_context.h"
+#include "app/serve/serve_job.h"
+#include "app/serve/workload.h"
 #include "cluster/mpi_session.h"
 #include "cluster/role_table.h"
 #include "common/log.h"
@@ -51,8 +53,27 @@ int LauncherWorldSize() {
   return 0;
 }
 
+// This process's rank as the launcher announced it (before MPI_Init), or -1.
+int LauncherRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  }
+  return -1;
+}
+
 int Run(const JobOptions& options, int* argc, char*** argv) {
   log::SetLevel(options.log_level);
+  // The workload is read and validated before MPI starts: a malformed trace line fails the job
+  // (FILE:LINE: field: what) before any rank has done any work.
+  serve::Workload workload;
+  if (options.mode == JobMode::kServe && !options.dry_run) {
+    auto w = serve::LoadWorkload(options);
+    if (!w.ok()) {
+      if (LauncherRank() <= 0) std::cerr << "mooncake: " << w.status().message() << "\n";
+      return 2;
+    }
+    workload = std::move(*w);
+  }
   // Role counts that cannot fit are a usage error, reported before any MPI work when the
   // launcher told us the job size.
   if (int n = LauncherWorldSize(); n > 0) {
@@ -99,7 +120,10 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   // Store ranks register their DRAM segment; prefill and decode ranks a staging buffer.
   AlignedBuffer buffer;
   if (role == Role::kStore) buffer.size = options.store_dram;
-  if (role == Role::kPrefill || role == Role::kDecode) buffer.size = options.block_size;
+  if (options.mode == JobMode::kCheck && (role == Role::kPrefill || role == Role::kDecode)) {
+    buffer.size = options.block_size;
+  }
+  if (options.mode == JobMode::kServe && role == Role::kDecode) buffer.size = options.decode_buffer;
   std::vector<transport::MemoryRegion> exported;
   if (buffer.size > 0) {
     size_t rounded = (buffer.size + 4095) / 4096 * 4096;
@@ -138,7 +162,8 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   }
 
   JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
-  int code = RunFoundationJob(ctx);
+  int code =
+      options.mode == JobMode::kServe ? serve::RunServeJob(ctx, workload) : RunFoundationJob(ctx);
 
   // Quiesce before closing: every rank has stopped issuing operations once all pass here.
   Status s = mpi.Barrier(options.phase_timeout);

@@ -114,7 +114,8 @@ void Plot(const std::string& dir) {
 int RunEvalCommand(int argc, char** argv) { return RunEvalCommand(argc, argv, SerialSweepComm()); }
 
 int RunEvalCommand(int argc, char** argv, const SweepComm& comm) {
-  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  std::vector<std::string> args =
+      CanonicalArgs(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
   std::string help;
   Result<EvalOptions> base = ParseEvalOptions(args, {}, &help);
   if (!base.ok()) {

@@ -31,19 +31,9 @@ po::options_description EvalOptionsDescription() {
   all.add(general);
   AddSchedulingOptions(all, MOONCAKE_CONFIGS_DIR);
   po::options_description syn("Synthetic workload (used when no trace is given)");
-  syn.add_options()("synthetic.requests", po::value<int>()->default_value(300), "requests")(
-      "synthetic.rate", po::value<double>()->default_value(2.0), "Poisson arrivals per second")(
-      "synthetic.system_prompts", po::value<int>()->default_value(8), "shared system prompts")(
-      "synthetic.prompt_blocks", po::value<int>()->default_value(4),
-      "512-token blocks per system prompt")("synthetic.followup",
-                                            po::value<double>()->default_value(0.5),
-                                            "probability that a request continues an open session")(
-      "synthetic.new_tokens", po::value<double>()->default_value(2000),
-      "mean new prompt tokens per turn")(
-      "synthetic.output_tokens", po::value<double>()->default_value(200), "mean output tokens")(
-      "synthetic.max_input", po::value<int>()->default_value(32768), "longest prompt (tokens)")(
-      "synthetic.write", po::value<std::string>()->default_value(""),
-      "also write the generated trace (JSONL) here");
+  AddSyntheticOptions(syn);
+  syn.add_options()("synthetic.write", po::value<std::string>()->default_value(""),
+                    "also write the generated trace (JSONL) here");
   po::options_description sw("Sweep");
   sw.add_options()("sweep", po::value<std::vector<std::string>>()->composing(),
                    "key=v1,v2,... over any option (repeatable: cartesian product); under mpirun "
@@ -106,17 +96,9 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
   o.out = vm["out"].as<std::string>();
   if (o.out.empty()) o.out = DefaultOut();
   o.plots = vm["plots"].as<bool>();
-  trace::SyntheticConfig& s = o.synthetic;
-  s.seed = o.sched.seed;
-  s.num_requests = vm["synthetic.requests"].as<int>();
-  s.rate_per_s = vm["synthetic.rate"].as<double>();
-  s.system_prompts = vm["synthetic.system_prompts"].as<int>();
-  s.system_prompt_blocks = vm["synthetic.prompt_blocks"].as<int>();
-  s.followup_probability = vm["synthetic.followup"].as<double>();
-  s.mean_new_tokens = vm["synthetic.new_tokens"].as<double>();
-  s.mean_output_tokens = vm["synthetic.output_tokens"].as<double>();
-  s.max_input_tokens = vm["synthetic.max_input"].as<int>();
-  MC_RETURN_IF_ERROR(trace::ValidateSyntheticConfig(s));
+  Result<trace::SyntheticConfig> synthetic = SyntheticFromVariables(vm, o.sched.seed);
+  if (!synthetic.ok()) return synthetic.status();
+  o.synthetic = *synthetic;
   o.synthetic_write = vm["synthetic.write"].as<std::string>();
   if (vm.count("sweep")) {
     for (const std::string& spec : vm["sweep"].as<std::vector<std::string>>()) {

@@ -151,4 +151,53 @@ Result<SchedulingSettings> SchedulingFromVariables(const po::variables_map& vm) 
   return s;
 }
 
+void AddSyntheticOptions(po::options_description& syn) {
+  syn.add_options()("synthetic.requests", po::value<int>()->default_value(300), "requests")(
+      "synthetic.rate", po::value<double>()->default_value(2.0), "Poisson arrivals per second")(
+      "synthetic.system_prompts", po::value<int>()->default_value(8), "shared system prompts")(
+      "synthetic.prompt_blocks", po::value<int>()->default_value(4),
+      "512-token blocks per system prompt")("synthetic.followup",
+                                            po::value<double>()->default_value(0.5),
+                                            "probability that a request continues an open session")(
+      "synthetic.new_tokens", po::value<double>()->default_value(2000),
+      "mean new prompt tokens per turn")(
+      "synthetic.output_tokens", po::value<double>()->default_value(200), "mean output tokens")(
+      "synthetic.max_input", po::value<int>()->default_value(32768), "longest prompt (tokens)");
+}
+
+Result<trace::SyntheticConfig> SyntheticFromVariables(const po::variables_map& vm, uint64_t seed) {
+  trace::SyntheticConfig s;
+  s.seed = seed;
+  s.num_requests = vm["synthetic.requests"].as<int>();
+  s.rate_per_s = vm["synthetic.rate"].as<double>();
+  s.system_prompts = vm["synthetic.system_prompts"].as<int>();
+  s.system_prompt_blocks = vm["synthetic.prompt_blocks"].as<int>();
+  s.followup_probability = vm["synthetic.followup"].as<double>();
+  s.mean_new_tokens = vm["synthetic.new_tokens"].as<double>();
+  s.mean_output_tokens = vm["synthetic.output_tokens"].as<double>();
+  s.max_input_tokens = vm["synthetic.max_input"].as<int>();
+  MC_RETURN_IF_ERROR(trace::ValidateSyntheticConfig(s));
+  return s;
+}
+
+std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"--trace-limit", "--trace.limit"},
+      {"--trace-offset", "--trace.offset"},
+      {"--trace-skip-invalid", "--trace.skip_invalid"},
+      {"--time-scale", "--time_scale"},
+  };
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    std::string r = a;
+    for (auto [alias, key] : kAliases) {
+      std::string al(alias);
+      if (a == al) r = key;
+      if (a.rfind(al + "=", 0) == 0) r = std::string(key) + a.substr(al.size());
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace mooncake::app::eval

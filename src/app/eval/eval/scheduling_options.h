@@ -18,6 +18,7 @@
 #include "conductor/scheduler.h"
 #include "engine/presets.h"
 #include "trace/metrics.h"
+#include "trace/synthetic.h"
 #include "trace/trace_reader.h"
 
 namespace mooncake::app::eval {
@@ -42,5 +43,15 @@ void AddSchedulingOptions(boost::program_options::options_description& desc,
 
 // Validates the values and loads the presets. Errors name the option: "slo.tbt: ...".
 Result<SchedulingSettings> SchedulingFromVariables(const boost::program_options::variables_map& vm);
+
+// The seeded synthetic workload's keys (synthetic.requests, .rate, .system_prompts,
+// .prompt_blocks, .followup, .new_tokens, .output_tokens, .max_input), shared by both commands.
+void AddSyntheticOptions(boost::program_options::options_description& desc);
+Result<trace::SyntheticConfig> SyntheticFromVariables(
+    const boost::program_options::variables_map& vm, uint64_t seed);
+
+// Rewrites the spellings the issues and users type into the canonical keys: --trace-limit ->
+// --trace.limit, --trace-offset, --trace-skip-invalid, --time-scale -> --time_scale.
+std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args);
 
 }  // namespace mooncake::app::eval

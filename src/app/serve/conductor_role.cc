@@ -1,0 +1,223 @@
+#include "app/serve/conductor_role.h"
+
+#include <cstdio>
+
+#include "common/log.h"
+#include "engine/cost_model.h"
+
+namespace mooncake::app::serve {
+
+using conductor::RejectReason;
+
+ConductorRole::ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRequest>& requests,
+                             conductor::Scheduler& scheduler)
+    : ctx_(ctx),
+      requests_(requests),
+      scheduler_(scheduler),
+      prefill_ranks_(ctx.job.roles.RanksOf(cluster::Role::kPrefill)),
+      decode_ranks_(ctx.job.roles.RanksOf(cluster::Role::kDecode)),
+      records_(requests.size()),
+      pending_(requests.size()) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    trace::RequestRecord& r = records_[i];
+    const trace::TraceRequest& t = requests[i];
+    r.id = RequestId{i};
+    r.arrival_s = static_cast<double>(t.timestamp_ms) / 1000.0;
+    r.input_tokens = t.input_length;
+    r.output_tokens = t.output_length;
+    r.blocks = static_cast<int32_t>(t.hash_ids.size());
+    r.outcome = trace::Outcome::kLost;
+  }
+}
+
+Nanos ConductorRole::ModelNow() const {
+  Nanos wall = ctx_.LocalNow() - start_wall_;
+  return Nanos(static_cast<int64_t>(static_cast<double>(wall.count()) * ctx_.time_scale));
+}
+
+ConductorTotals ConductorRole::totals() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return totals_;
+}
+
+std::vector<uint64_t> ConductorRole::LostRequests() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<uint64_t> lost;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (!pending_[i].resolved) lost.push_back(i);
+  }
+  return lost;
+}
+
+// Caller holds mutex_.
+void ConductorRole::Resolve(uint64_t id, trace::Outcome outcome, const std::string& reason) {
+  Pending& p = pending_[id];
+  if (p.resolved) return;
+  p.resolved = true;
+  records_[id].outcome = outcome;
+  records_[id].reject_reason = reason;
+  ++resolved_;
+  if (outcome == trace::Outcome::kCompleted) {
+    ++completed_;
+    const auto& th = ctx_.job.options.sched.thresholds;
+    if (records_[id].ttft_s <= th.ttft_s &&
+        (th.tbt_s.empty() || records_[id].tbt_s <= th.tbt_s.front())) {
+      ++effective_;
+    }
+  }
+  cv_.notify_all();
+}
+
+void ConductorRole::Start() {
+  auto& rpc = ctx_.job.rpc;
+  rpc.Register(kMsgPrefillDone,
+               [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+                 auto d = PrefillDone::Decode(bytes);
+                 if (!d.ok() || d->request >= pending_.size()) {
+                   log::Error("bad PrefillDone from rank {}", from.value);
+                   return;
+                 }
+                 std::lock_guard<std::mutex> lock(mutex_);
+                 Pending& p = pending_[d->request];
+                 trace::RequestRecord& r = records_[d->request];
+                 const trace::TraceRequest& t = requests_[d->request];
+                 const int inst = p.decision.prefill;
+                 const Nanos now = ModelNow();
+                 std::span<const BlockHash> ids(t.hash_ids);
+                 if (p.decision.fetch_from >= 0) {
+                   // Fetched blocks stay on this instance: hot blocks end up replicated.
+                   scheduler_.OnBlocksStored(
+                       inst,
+                       ids.subspan(p.decision.local_prefix_blocks,
+                                   p.decision.prefix_blocks - p.decision.local_prefix_blocks),
+                       now);
+                 }
+                 scheduler_.OnBlocksStored(inst, ids.subspan(p.decision.prefix_blocks), now);
+                 scheduler_.OnPrefillDone(t.id, inst, now);
+                 p.first_token_wall = Nanos(d->first_token_wall_ns);
+                 r.prefilled = true;
+                 r.prefix_blocks_hit = d->blocks_loaded;
+                 r.prefill_compute_s = d->compute_model_s;
+                 r.ttft_s = ctx_.WallToModelSeconds(p.first_token_wall - start_wall_) - r.arrival_s;
+                 totals_.blocks_loaded += d->blocks_loaded;
+                 totals_.blocks_missing += d->blocks_missing;
+                 totals_.bytes_loaded += d->bytes_loaded;
+                 totals_.bytes_stored += d->bytes_stored;
+                 totals_.bytes_to_decode += d->bytes_to_decode;
+                 if (t.output_length <= 1) {  // the first token was the last: no decode
+                   r.e2e_s = r.ttft_s;
+                   scheduler_.OnDecodeDone(t.id, p.decision.decode, now);
+                   Resolve(d->request, trace::Outcome::kCompleted, "");
+                 }
+               });
+  rpc.Register(kMsgKvArrived, [this](Rank from, std::span<const std::byte> bytes,
+                                     transport::Responder responder) {
+    auto a = KvArrived::Decode(bytes);
+    if (!a.ok() || a->request >= pending_.size()) {
+      responder.Fail(ProtocolError("bad KvArrived from rank " + std::to_string(from.value)));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    totals_.blocks_verified += a->blocks_verified;
+    totals_.blocks_corrupt += a->blocks_corrupt;
+    Pending& p = pending_[a->request];
+    RejectReason reason =
+        a->blocks_corrupt > 0
+            ? RejectReason::kDecodeOverload
+            : scheduler_.AdmitToDecode(requests_[a->request].id, p.decision.decode, ModelNow());
+    KvArrivedReply reply{static_cast<uint8_t>(reason == RejectReason::kNone ? 1 : 0)};
+    if (a->blocks_corrupt > 0) {
+      Resolve(a->request, trace::Outcome::kLost, "kv_checksum");
+    } else if (reason != RejectReason::kNone) {
+      Resolve(a->request, trace::Outcome::kRejected, conductor::RejectReasonName(reason));
+    }
+    responder.Reply(reply.Encode());
+  });
+  rpc.Register(
+      kMsgDecodeDone, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+        auto d = DecodeDone::Decode(bytes);
+        if (!d.ok() || d->request >= pending_.size()) {
+          log::Error("bad DecodeDone from rank {}", from.value);
+          return;
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        Pending& p = pending_[d->request];
+        trace::RequestRecord& r = records_[d->request];
+        scheduler_.OnDecodeDone(requests_[d->request].id, p.decision.decode, ModelNow());
+        r.tbt_s = d->tbt_model_s;
+        r.e2e_s = ctx_.WallToModelSeconds(Nanos(d->done_wall_ns) - start_wall_) - r.arrival_s;
+        Resolve(d->request, trace::Outcome::kCompleted, "");
+      });
+}
+
+void ConductorRole::PrintProgress(Nanos wall_elapsed) {
+  double secs = static_cast<double>(wall_elapsed.count()) * 1e-9;
+  double attainment = completed_ ? 100.0 * static_cast<double>(effective_) / completed_ : 0.0;
+  std::printf(
+      "progress: %llu/%zu requests done (%llu completed), %.1f req/s wall, SLO met by "
+      "%.1f%% of completed, model time %.1f s\n",
+      static_cast<unsigned long long>(resolved_), requests_.size(),
+      static_cast<unsigned long long>(completed_),
+      secs > 0 ? static_cast<double>(resolved_) / secs : 0.0, attainment,
+      engine::NanosToSeconds(ModelNow()));
+  std::fflush(stdout);
+}
+
+void ConductorRole::Run() {
+  const JobOptions& o = ctx_.job.options;
+  start_wall_ = ctx_.LocalNow() + Nanos(50'000'000);  // a little lead so request 0 is on time
+  Nanos next_progress = start_wall_ + o.progress_interval;
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    const trace::TraceRequest& t = requests_[i];
+    const Nanos arrival_model = std::chrono::milliseconds(t.timestamp_ms);
+    SleepUntil(start_wall_ + ctx_.ModelToWall(arrival_model));
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (ctx_.LocalNow() >= next_progress) {
+      PrintProgress(ctx_.LocalNow() - start_wall_);
+      next_progress += o.progress_interval;
+    }
+    conductor::Request req{t.id, arrival_model, t.input_length, t.output_length, t.hash_ids};
+    // Decide at the request's arrival in model time, as the simulator does.
+    conductor::Decision d = scheduler_.Decide(req, arrival_model);
+    pending_[i].decision = d;
+    records_[i].inflight_miss_blocks = d.inflight_miss_blocks;
+    if (!d.accepted) {
+      Resolve(i, trace::Outcome::kRejected, conductor::RejectReasonName(d.reason));
+      continue;
+    }
+    records_[i].prefill_instance = d.prefill;
+    records_[i].decode_instance = d.decode;
+    PrefillTask task;
+    task.request = i;
+    task.input_length = t.input_length;
+    task.output_length = t.output_length;
+    task.decode_rank = decode_ranks_[d.decode];
+    task.local_prefix_blocks = d.local_prefix_blocks;
+    task.prefix_blocks = d.prefix_blocks;
+    task.prefix_tokens = d.prefix_tokens;
+    task.t_transfer_ns = d.t_transfer.count();
+    task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(arrival_model)).count();
+    for (BlockHash h : t.hash_ids) task.hash_ids.push_back(h.value);
+    lock.unlock();
+    Status s = ctx_.job.rpc.Notify(Rank{prefill_ranks_[d.prefill]}, kMsgPrefillTask, task.Encode());
+    if (!s.ok()) {
+      log::Error("request {}: dispatch to prefill rank {} failed: {}", i, prefill_ranks_[d.prefill],
+                 s.ToString());
+      lock.lock();
+      ++totals_.dispatch_failures;
+    }
+  }
+  // Wait for every request to resolve, printing progress; requests still open at the job
+  // deadline stay "lost".
+  const Nanos deadline = start_wall_ + o.job_deadline;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (resolved_ < requests_.size() && ctx_.LocalNow() < deadline) {
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+    if (ctx_.LocalNow() >= next_progress) {
+      PrintProgress(ctx_.LocalNow() - start_wall_);
+      next_progress += o.progress_interval;
+    }
+  }
+}
+
+}  // namespace mooncake::app::serve

@@ -1,0 +1,64 @@
+// The conductor rank's serving loop: replays the requests at their arrival times (trace
+// timestamps / time_scale), asks the Scheduler (the same object the simulator drives) for a
+// prefill and a decode instance or a rejection, dispatches PrefillTasks, and turns the ranks'
+// reports (PrefillDone, KvArrived, DecodeDone) into the scheduler's notifications and into one
+// RequestRecord per request. Every request ends completed, rejected (by reason) or lost (not
+// finished by the job deadline), never silently dropped.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "app/serve/messages.h"
+#include "app/serve/serve_context.h"
+#include "conductor/scheduler.h"
+#include "trace/metrics.h"
+#include "trace/trace_request.h"
+
+namespace mooncake::app::serve {
+
+struct ConductorTotals {
+  uint64_t blocks_verified = 0, blocks_corrupt = 0;
+  uint64_t blocks_loaded = 0, blocks_missing = 0;
+  uint64_t bytes_loaded = 0, bytes_stored = 0, bytes_to_decode = 0;
+  uint64_t dispatch_failures = 0;
+};
+
+class ConductorRole {
+ public:
+  ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRequest>& requests,
+                conductor::Scheduler& scheduler);
+  void Start();  // registers the report handlers
+  // Replays every request and waits until each is resolved or the job deadline passes.
+  void Run();
+  const std::vector<trace::RequestRecord>& records() const { return records_; }
+  ConductorTotals totals() const;
+  // Ids of the requests that never finished.
+  std::vector<uint64_t> LostRequests() const;
+
+ private:
+  struct Pending {
+    conductor::Decision decision;
+    Nanos first_token_wall{0};
+    bool resolved = false;
+  };
+  void Resolve(uint64_t id, trace::Outcome outcome, const std::string& reason);
+  Nanos ModelNow() const;  // model time since the replay started
+  void PrintProgress(Nanos wall_elapsed);
+
+  ServeContext& ctx_;
+  const std::vector<trace::TraceRequest>& requests_;
+  conductor::Scheduler& scheduler_;
+  std::vector<int> prefill_ranks_, decode_ranks_;
+
+  mutable std::mutex mutex_;  // guards everything below and the scheduler
+  std::condition_variable cv_;
+  std::vector<trace::RequestRecord> records_;
+  std::vector<Pending> pending_;
+  uint64_t resolved_ = 0, completed_ = 0, effective_ = 0;
+  ConductorTotals totals_;
+  Nanos start_wall_{0};  // conductor clock at model time 0
+};
+
+}  // namespace mooncake::app::serve

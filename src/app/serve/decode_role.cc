@@ -1,0 +1,190 @@
+#include "app/serve/decode_role.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace mooncake::app::serve {
+
+DecodeRole::DecodeRole(ServeContext& ctx, std::span<std::byte> buffer)
+    : ctx_(ctx), buffer_(buffer), slots_(buffer.size()) {}
+
+DecodeRole::~DecodeRole() { Stop(); }
+
+void DecodeRole::Fail(const Status& s) {
+  log::Error("{}", s.ToString());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.errors;
+  if (stats_.first_error.empty()) stats_.first_error = s.ToString();
+}
+
+DecodeStats DecodeRole::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void DecodeRole::Start() {
+  auto& rpc = ctx_.job.rpc;
+  const uint64_t base = reinterpret_cast<uint64_t>(buffer_.data());
+  rpc.Register(kMsgKvOffer, [this, base](Rank from, std::span<const std::byte> bytes,
+                                         transport::Responder r) {
+    auto offer = KvOffer::Decode(bytes);
+    if (!offer.ok()) return r.Fail(offer.status());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (offer->bytes > buffer_.size()) {
+      return r.Fail(NoSpace("request " + std::to_string(offer->request) + " needs " +
+                            std::to_string(offer->bytes) + " bytes of KV; decode.buffer is " +
+                            std::to_string(buffer_.size())));
+    }
+    auto a = slots_.Allocate(offer->bytes);
+    if (!a.ok()) return r.Fail(Status(ErrorCode::kBusy, "receive buffer full, retry"));
+    slot_of_[offer->request] = *a;
+    (void)from;
+    KvOfferReply reply{base + a->offset};
+    r.Reply(reply.Encode());
+  });
+  rpc.Register(
+      kMsgKvDone, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+        auto kv = KvDone::Decode(bytes);
+        if (!kv.ok())
+          return Fail(kv.status().WithContext("KvDone from rank " + std::to_string(from.value)));
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          arrivals_.push_back(std::move(*kv));
+        }
+        cv_.notify_all();
+      });
+  worker_ = std::thread([this] { WorkLoop(); });
+}
+
+void DecodeRole::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void DecodeRole::Arrive(const KvDone& kv) {
+  // Verify every block where the prefill wrote it, then give the slot back.
+  const uint64_t bb = ctx_.layout.block_bytes();
+  const uint64_t base = reinterpret_cast<uint64_t>(buffer_.data());
+  int verified = 0, corrupt = 0;
+  bool in_range =
+      kv.remote_addr >= base && kv.remote_addr - base + kv.hash_ids.size() * bb <= buffer_.size();
+  for (size_t b = 0; in_range && b < kv.hash_ids.size(); ++b) {
+    std::span<const std::byte> block = buffer_.subspan(kv.remote_addr - base + b * bb, bb);
+    if (ctx_.layout.Verify(kv.hash_ids[b], block)) {
+      ++verified;
+    } else {
+      ++corrupt;
+      log::Error("request {}: block {} (hash {}) has wrong bytes", kv.request, b, kv.hash_ids[b]);
+    }
+  }
+  if (!in_range) {
+    corrupt = static_cast<int>(kv.hash_ids.size());
+    log::Error("request {}: KvDone names a slot outside the receive buffer", kv.request);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = slot_of_.find(kv.request);
+    if (it != slot_of_.end()) {
+      (void)slots_.Free(it->second);
+      slot_of_.erase(it);
+    }
+    stats_.blocks_verified += verified;
+    stats_.blocks_corrupt += corrupt;
+  }
+  KvArrived arrived{kv.request, ctx_.job.rank(), verified, corrupt};
+  auto reply =
+      ctx_.job.rpc.Call(Rank{0}, kMsgKvArrived, arrived.Encode(), ctx_.job.options.rpc_timeout);
+  if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));
+  auto r = KvArrivedReply::Decode(*reply);
+  if (!r.ok()) return Fail(r.status());
+  if (!r->admitted) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.rejected_at_join;
+    return;
+  }
+  Active a{kv.request,
+           kv.input_length,
+           kv.output_length,
+           1,
+           ctx_.ToLocal(Nanos(kv.first_token_wall_ns)),
+           trace::TbtAccumulator(kv.output_length - 1)};
+  waiting_.push_back(std::move(a));
+}
+
+void DecodeRole::AdmitWaiting() {
+  const int64_t hbm = ctx_.cost.HbmKvTokenCapacity();
+  while (!waiting_.empty()) {
+    const Active& a = waiting_.front();
+    const int64_t need = int64_t{a.input_length} + a.output_length;
+    // A request larger than HBM still runs alone rather than blocking forever.
+    if (!batch_.empty() && reserved_tokens_ + need > hbm) break;
+    reserved_tokens_ += need;
+    context_tokens_ += int64_t{a.input_length} + a.generated;
+    batch_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+}
+
+void DecodeRole::Step() {
+  const Nanos t = ctx_.ModelToWall(
+      ctx_.cost.DecodeStepTime(static_cast<int64_t>(batch_.size()), context_tokens_));
+  next_step_ = std::max(next_step_, ctx_.LocalNow()) + t;
+  SleepUntil(next_step_);
+  const Nanos now = ctx_.LocalNow();
+  size_t keep = 0;
+  uint64_t finished = 0;
+  for (size_t k = 0; k < batch_.size(); ++k) {
+    Active& a = batch_[k];
+    a.tbt.Add(ctx_.WallToModelSeconds(now - a.last_token));
+    a.last_token = now;
+    ++a.generated;
+    ++context_tokens_;
+    if (a.generated >= a.output_length) {
+      reserved_tokens_ -= int64_t{a.input_length} + a.output_length;
+      context_tokens_ -= int64_t{a.input_length} + a.generated;
+      DecodeDone done{a.request, ctx_.job.rank(), a.generated, a.tbt.Tbt(),
+                      (now + ctx_.clock_offset).count()};
+      Status s = ctx_.job.rpc.Notify(Rank{0}, kMsgDecodeDone, done.Encode());
+      if (!s.ok()) Fail(s.WithContext("DecodeDone"));
+      ++finished;
+    } else {
+      batch_[keep++] = std::move(a);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.tokens += batch_.size();
+  stats_.steps += 1;
+  stats_.requests += finished;
+  stats_.max_batch = std::max<uint64_t>(stats_.max_batch, batch_.size());
+  batch_.resize(keep);
+}
+
+void DecodeRole::WorkLoop() {
+  for (;;) {
+    std::deque<KvDone> arrived;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (batch_.empty() && waiting_.empty()) {
+        cv_.wait_for(lock, std::chrono::milliseconds(50),
+                     [this] { return stopping_ || !arrivals_.empty(); });
+      }
+      if (stopping_ && arrivals_.empty() && batch_.empty() && waiting_.empty()) return;
+      if (stopping_ && !batch_.empty()) {
+        // Stop came while requests were decoding: they are reported lost by the conductor.
+        return;
+      }
+      arrived.swap(arrivals_);
+    }
+    for (const KvDone& kv : arrived) Arrive(kv);
+    AdmitWaiting();
+    if (!batch_.empty()) Step();
+  }
+}
+
+}  // namespace mooncake::app::serve

@@ -1,0 +1,70 @@
+// A decode rank: receives each admitted request's KV into its registered receive buffer (slots
+// handed out by a SegmentAllocator on KvOffer), verifies every block when KvDone arrives, asks
+// the conductor to admit the request (Scheduler::AdmitToDecode), and runs continuous batching:
+// each step takes the cost model's step time for the current batch / time_scale and gives every
+// request in the batch one token. A request joins the batch only when its KV fits in the
+// modelled HBM (beside the weights), so batches grow and shrink as in the simulator.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "app/serve/messages.h"
+#include "app/serve/serve_context.h"
+#include "store/segment_allocator.h"
+#include "trace/metrics.h"
+
+namespace mooncake::app::serve {
+
+struct DecodeStats {
+  uint64_t requests = 0, tokens = 0, steps = 0;
+  uint64_t blocks_verified = 0, blocks_corrupt = 0, rejected_at_join = 0;
+  uint64_t max_batch = 0, errors = 0;
+  std::string first_error;
+};
+
+class DecodeRole {
+ public:
+  // `buffer` is this rank's registered receive buffer (exported at bootstrap as region 0).
+  DecodeRole(ServeContext& ctx, std::span<std::byte> buffer);
+  ~DecodeRole();
+  void Start();
+  void Stop();
+  DecodeStats stats() const;
+
+ private:
+  struct Active {
+    uint64_t request;
+    int32_t input_length, output_length, generated;
+    Nanos last_token;  // local clock
+    trace::TbtAccumulator tbt;
+  };
+  void WorkLoop();
+  void Arrive(const KvDone& kv);
+  void AdmitWaiting();
+  void Step();
+  void Fail(const Status& s);
+
+  ServeContext& ctx_;
+  std::span<std::byte> buffer_;
+  store::SegmentAllocator slots_;
+  std::unordered_map<uint64_t, store::Allocation> slot_of_;  // request -> slot (under mutex_)
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<KvDone> arrivals_;
+  bool stopping_ = false;
+  DecodeStats stats_;
+
+  // Owned by the worker thread.
+  std::deque<Active> waiting_;
+  std::vector<Active> batch_;
+  int64_t reserved_tokens_ = 0, context_tokens_ = 0;
+  Nanos next_step_{0};
+  std::thread worker_;
+};
+
+}  // namespace mooncake::app::serve

@@ -1,0 +1,39 @@
+#include "app/serve/kv_layout.h"
+
+#include <algorithm>
+
+#include "common/block_content.h"
+
+namespace mooncake::app::serve {
+
+KvLayout::KvLayout(const engine::CostModel& cost, double kv_scale, const std::string& model_name)
+    : layers_(static_cast<uint32_t>(std::max(1, cost.model().layers))),
+      real_block_bytes_(cost.KvBytesPerBlock()),
+      model_tag_(ModelTag(model_name.c_str())),
+      model_name_(model_name) {
+  double piece = static_cast<double>(real_block_bytes_) * kv_scale / layers_;
+  piece_bytes_ = std::max<uint64_t>(8, static_cast<uint64_t>(piece) / 8 * 8);
+}
+
+void KvLayout::Fill(uint64_t hash_id, std::span<std::byte> block) const {
+  for (uint32_t l = 0; l < layers_; ++l) {
+    FillBlockContent({hash_id, l, model_tag_}, block.subspan(l * piece_bytes_, piece_bytes_));
+  }
+}
+
+bool KvLayout::Verify(uint64_t hash_id, std::span<const std::byte> block) const {
+  if (block.size() < block_bytes()) return false;
+  for (uint32_t l = 0; l < layers_; ++l) {
+    if (!VerifyBlockContent({hash_id, l, model_tag_},
+                            block.subspan(l * piece_bytes_, piece_bytes_))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string KvLayout::Key(uint64_t hash_id) const {
+  return model_name_ + "/" + std::to_string(hash_id);
+}
+
+}  // namespace mooncake::app::serve

@@ -1,0 +1,280 @@
+#include "app/serve/prefill_role.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "trace/trace_request.h"
+
+namespace mooncake::app::serve {
+namespace {
+constexpr int kTokensPerBlock = trace::kTraceBlockTokens;
+}  // namespace
+
+PrefillRole::PrefillRole(ServeContext& ctx) : ctx_(ctx) {}
+
+PrefillRole::~PrefillRole() { Stop(); }
+
+void PrefillRole::Start() {
+  ctx_.job.rpc.Register(
+      kMsgPrefillTask, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+        auto task = PrefillTask::Decode(bytes);
+        if (!task.ok()) {
+          Fail(task.status().WithContext("task from rank " + std::to_string(from.value)));
+          return;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          queue_.push_back(std::move(*task));
+        }
+        cv_.notify_all();
+      });
+  worker_ = std::thread([this] { WorkLoop(); });
+  sender_ = std::thread([this] { SendLoop(); });
+}
+
+void PrefillRole::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (sender_.joinable()) sender_.join();
+}
+
+PrefillStats PrefillRole::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void PrefillRole::Fail(const Status& s) {
+  log::Error("{}", s.ToString());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.errors;
+  if (stats_.first_error.empty()) stats_.first_error = s.ToString();
+}
+
+void PrefillRole::WorkLoop() {
+  for (;;) {
+    PrefillTask task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Serve(task);
+  }
+}
+
+void PrefillRole::SendLoop() {
+  for (;;) {
+    Outgoing item;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return stopping_ || !outbox_.empty(); });
+      if (outbox_.empty()) return;
+      item = std::move(outbox_.front());
+      outbox_.pop_front();
+    }
+    SleepUntil(item.due);
+    Status s = ctx_.job.rpc.Notify(Rank{item.decode_rank}, kMsgKvDone, item.done.Encode());
+    if (!s.ok()) Fail(s.WithContext("KvDone to decode rank " + std::to_string(item.decode_rank)));
+  }
+}
+
+int PrefillRole::LoadPrefix(const PrefillTask& task, std::span<std::byte> staging,
+                            uint64_t* bytes) {
+  const uint64_t bb = ctx_.layout.block_bytes();
+  int present = 0;
+  for (int first = 0; first < task.prefix_blocks && present == first;) {
+    int n = std::min<int>(task.prefix_blocks - first, 128);
+    std::vector<std::string> keys;
+    std::vector<std::span<std::byte>> outs;
+    for (int b = first; b < first + n; ++b) {
+      keys.push_back(ctx_.layout.Key(task.hash_ids[b]));
+      outs.push_back(staging.subspan(b * bb, bb));
+    }
+    auto results = ctx_.store->BatchGet(keys, outs);
+    for (int k = 0; k < n; ++k) {
+      int b = first + k;
+      bool ok =
+          results[k].ok() && *results[k] == bb && ctx_.layout.Verify(task.hash_ids[b], outs[k]);
+      if (!ok) {
+        if (results[k].ok() || results[k].status().code() != ErrorCode::kNotFound) {
+          log::Warn("prefix block {} of request {}: {}", task.hash_ids[b], task.request,
+                    results[k].ok() ? "wrong bytes" : results[k].status().ToString());
+        }
+        break;
+      }
+      ++present;
+      *bytes += bb;
+    }
+    first += n;
+  }
+  return present;
+}
+
+uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from,
+                                  int to) {
+  const uint64_t bb = ctx_.layout.block_bytes();
+  uint64_t written = 0;
+  for (int first = from; first < to; first += 128) {
+    int n = std::min(to - first, 128);
+    std::vector<std::string> keys;
+    std::vector<std::span<const std::byte>> values;
+    for (int b = first; b < first + n; ++b) {
+      keys.push_back(ctx_.layout.Key(task.hash_ids[b]));
+      values.push_back(staging.subspan(b * bb, bb));
+    }
+    store::ReplicateConfig rc;
+    rc.replicas = ctx_.job.options.replicas;
+    auto results = ctx_.store->BatchPut(keys, values, rc);
+    for (int k = 0; k < n; ++k) {
+      // AlreadyExists: another request computed the same prefix block first; objects are
+      // immutable and equal, so that is a success. NoSpace etc. only cost future hits.
+      if (results[k].ok()) {
+        written += bb;
+      } else if (results[k].code() != ErrorCode::kAlreadyExists &&
+                 results[k].code() != ErrorCode::kBusy) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.store_put_failures;
+      }
+    }
+  }
+  return written;
+}
+
+void PrefillRole::Serve(const PrefillTask& task) {
+  const Nanos start = ctx_.LocalNow();
+  const int blocks = static_cast<int>(task.hash_ids.size());
+  const uint64_t bb = ctx_.layout.block_bytes();
+  const bool to_decode = task.output_length > 1;
+  const Nanos rpc_timeout = ctx_.job.options.rpc_timeout;
+  std::vector<std::byte> staging(static_cast<size_t>(blocks) * bb);
+
+  // 1. A slot in the decode rank's receive buffer (it may be full for a while: retry).
+  uint64_t slot = 0;
+  if (to_decode && blocks > 0) {
+    KvOffer offer{task.request, static_cast<uint64_t>(blocks) * bb};
+    const Nanos give_up = start + ctx_.job.options.phase_timeout;
+    for (;;) {
+      auto reply =
+          ctx_.job.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(), rpc_timeout);
+      if (reply.ok()) {
+        auto r = KvOfferReply::Decode(*reply);
+        if (!r.ok()) return Fail(r.status());
+        slot = r->remote_addr;
+        break;
+      }
+      if (reply.status().code() != ErrorCode::kBusy || ctx_.LocalNow() > give_up) {
+        return Fail(
+            reply.status().WithContext("KV offer for request " + std::to_string(task.request)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  // 2. The reused prefix, from the store; the fetched part takes at least its modelled time.
+  uint64_t bytes_loaded = 0;
+  int present = LoadPrefix(task, staging, &bytes_loaded);
+  SleepUntil(start + ctx_.ModelToWall(Nanos(task.t_transfer_ns)));
+  const int missing = task.prefix_blocks - present;
+  int64_t done_tokens = std::min<int64_t>(task.prefix_tokens, int64_t{present} * kTokensPerBlock);
+  if (present < task.prefix_blocks) done_tokens = int64_t{present} * kTokensPerBlock;
+
+  // Stream the prefix blocks to the decode slot while computing.
+  std::vector<std::unique_ptr<transport::TransferBatch>> writes;
+  auto stream = [&](int from, int to) {
+    if (!to_decode || from >= to) return;
+    transport::TransferRequest w{transport::OpKind::kWrite, staging.data() + from * bb,
+                                 Rank{task.decode_rank}, slot + from * bb,
+                                 static_cast<size_t>(to - from) * bb};
+    auto batch = ctx_.job.transport.Submit(std::span(&w, 1));
+    if (batch.ok()) {
+      writes.push_back(std::move(*batch));
+    } else {
+      Fail(batch.status());
+    }
+  };
+  stream(0, present);
+
+  // 3. Chunked compute of the rest; finished blocks go to the store and to the decode slot.
+  const Nanos compute_start = ctx_.LocalNow();
+  const int64_t chunk = ctx_.job.options.sched.chunk_tokens;
+  double compute_model_s = 0;
+  uint64_t bytes_stored = 0;
+  int stored_blocks = present;
+  Nanos chunk_end = compute_start;
+  while (done_tokens < task.input_length) {
+    int64_t end =
+        chunk > 0 ? std::min<int64_t>(task.input_length, done_tokens + chunk) : task.input_length;
+    Nanos t = ctx_.cost.PrefillTime(end, done_tokens);
+    compute_model_s += engine::NanosToSeconds(t);
+    chunk_end += ctx_.ModelToWall(t);
+    int complete = end >= task.input_length
+                       ? blocks
+                       : static_cast<int>(std::min<int64_t>(blocks, end / kTokensPerBlock));
+    for (int b = stored_blocks; b < complete; ++b) {
+      ctx_.layout.Fill(task.hash_ids[b], std::span(staging).subspan(b * bb, bb));
+    }
+    SleepUntil(chunk_end);  // the GPU's time for this chunk
+    bytes_stored += StoreBlocks(task, staging, stored_blocks, complete);
+    stream(stored_blocks, complete);
+    stored_blocks = complete;
+    done_tokens = end;
+  }
+  // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
+  if (stored_blocks < blocks) stream(stored_blocks, blocks);
+  const Nanos first_token = std::max(ctx_.LocalNow(), chunk_end);
+
+  PrefillDone done;
+  done.request = task.request;
+  done.prefill_rank = ctx_.job.rank();
+  done.blocks_loaded = present;
+  done.blocks_missing = missing;
+  done.blocks_computed = blocks - present;
+  done.first_token_wall_ns = (first_token + ctx_.clock_offset).count();
+  done.compute_model_s = compute_model_s;
+  done.bytes_loaded = bytes_loaded;
+  done.bytes_stored = bytes_stored;
+  done.bytes_to_decode = to_decode ? static_cast<uint64_t>(blocks) * bb : 0;
+  Status sent = ctx_.job.rpc.Notify(Rank{0}, kMsgPrefillDone, done.Encode());
+  if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
+
+  for (auto& w : writes) {
+    Status s = w->Wait(ctx_.job.options.phase_timeout);
+    if (!s.ok()) Fail(s.WithContext("streaming KV of request " + std::to_string(task.request)));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.tasks;
+    stats_.blocks_loaded += present;
+    stats_.blocks_missing += missing;
+    stats_.blocks_computed += blocks - present;
+  }
+  if (!to_decode) return;
+  // 4. KvDone when the modelled layer-wise transfer of the real KV would have finished: it
+  // overlaps the compute, and the last layer leaves after it (as the simulator models it).
+  const Nanos xfer = ctx_.ModelToWall(ctx_.cost.TransferTime(
+      ctx_.cost.KvBytesPerToken() * static_cast<uint64_t>(task.input_length)));
+  const Nanos due =
+      std::max(first_token + xfer / std::max(1u, ctx_.layout.layers()), compute_start + xfer);
+  KvDone kv;
+  kv.request = task.request;
+  kv.prefill_rank = ctx_.job.rank();
+  kv.input_length = task.input_length;
+  kv.output_length = task.output_length;
+  kv.first_token_wall_ns = done.first_token_wall_ns;
+  kv.remote_addr = slot;
+  kv.hash_ids = task.hash_ids;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    outbox_.push_back(Outgoing{due, task.decode_rank, std::move(kv)});
+  }
+  cv_.notify_all();
+}
+
+}  // namespace mooncake::app::serve

@@ -86,6 +86,8 @@ class StoreClient {
   Result<std::vector<std::byte>> Call(StoreMsg type, std::span<const std::byte> request,
                                       const Deadline& d);
   std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);
+  std::vector<Status> ReadAll(const std::vector<transport::TransferRequest>& reads,
+                              const Deadline& d, std::vector<uint64_t>* sums);
   // Waits for `batch` and returns each request's status (Timeout for those still running).
   std::vector<Status> Finish(transport::TransferBatch& batch, const Deadline& d);
 

@@ -6,14 +6,25 @@ namespace mooncake::store {
 
 MasterService::MasterService(MasterServiceConfig cfg, transport::Rpc& rpc, Clock& clock,
                              EvictionSink* sink)
-    : cfg_(cfg), rpc_(rpc), master_(cfg.master, clock, sink) {}
+    : cfg_(cfg), rpc_(rpc), clock_(clock), sink_(sink) {
+  master_.emplace(cfg.master, clock, sink);
+}
 
 MasterService::~MasterService() { Stop(); }
 
 Status MasterService::AddSegments(const StoreTopology& topology) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& s : topology.segments) MC_RETURN_IF_ERROR(master_.AddSegment(s.rank, s.length));
+  for (const auto& s : topology.segments) {
+    MC_RETURN_IF_ERROR(master_->AddSegment(s.rank, s.length));
+    segments_.segments.push_back(s);
+  }
   return Status::Ok();
+}
+
+void MasterService::Reset() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  master_.emplace(cfg_.master, clock_, sink_);
+  for (const auto& s : segments_.segments) (void)master_->AddSegment(s.rank, s.length);
 }
 
 void MasterService::Start() {
@@ -49,7 +60,7 @@ void MasterService::TickLoop() {
 StatsResponse MasterService::Stats() {
   std::lock_guard<std::mutex> lock(mutex_);
   StatsResponse s = stats_;
-  MasterStats m = master_.Stats();
+  MasterStats m = master_->Stats();
   s.objects = m.objects;
   s.in_flight_puts = m.in_flight_puts;
   s.evicted_replicas = m.evicted_replicas;
@@ -77,7 +88,7 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
       PutStartResponse resp;
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
-      for (auto& r : master_.BatchPutStart(req.keys, req.sizes, req.config)) {
+      for (auto& r : master_->BatchPutStart(req.keys, req.sizes, req.config)) {
         PutStartEntry e;
         e.status = ToEntry(r.status());
         if (r.ok()) e.replicas = std::move(*r);
@@ -91,7 +102,7 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
       StatusResponse resp;
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
-      for (const auto& s : master_.BatchPutEnd(req.keys, req.checksums)) {
+      for (const auto& s : master_->BatchPutEnd(req.keys, req.checksums)) {
         resp.entries.push_back(ToEntry(s));
       }
       return Encode(resp);
@@ -104,9 +115,9 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
       if (type == StoreMsg::kRemove) {
-        for (const auto& s : master_.BatchRemove(req.keys)) resp.entries.push_back(ToEntry(s));
+        for (const auto& s : master_->BatchRemove(req.keys)) resp.entries.push_back(ToEntry(s));
       } else {
-        for (const auto& k : req.keys) resp.entries.push_back(ToEntry(master_.PutRevoke(k)));
+        for (const auto& k : req.keys) resp.entries.push_back(ToEntry(master_->PutRevoke(k)));
       }
       return Encode(resp);
     }
@@ -117,7 +128,7 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
       Nanos t0 = wall_.Now();
-      for (auto& r : master_.BatchGet(req.keys)) {
+      for (auto& r : master_->BatchGet(req.keys)) {
         GetEntry e;
         e.status = ToEntry(r.status());
         if (r.ok()) e.view = std::move(*r);
@@ -134,7 +145,7 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
       Nanos t0 = wall_.Now();
-      resp.exists = master_.BatchExists(req.keys);
+      resp.exists = master_->BatchExists(req.keys);
       stats_.exists_keys += req.keys.size();
       stats_.exists_ns += (wall_.Now() - t0).count();
       return Encode(resp);

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/clock.h"
@@ -38,6 +39,9 @@ class MasterService {
 
   // Registers every segment of `topology` with the master (AddSegment(rank, length)).
   Status AddSegments(const StoreTopology& topology);
+  // Forgets every object and in-flight put and starts over with the same segments (benchmarks
+  // and tests between cases; the store ranks' bytes are simply overwritten later). The RPC counters stay; the master's own restart.
+  void Reset();
   // Registers the StoreMsg handlers and starts the tick thread. Call before peers may call
   // (before the bootstrap barrier).
   void Start();
@@ -48,7 +52,7 @@ class MasterService {
   template <typename F>
   auto WithMaster(F&& f) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return f(master_);
+    return f(*master_);
   }
   StatsResponse Stats();
 
@@ -60,7 +64,10 @@ class MasterService {
   MasterServiceConfig cfg_;
   transport::Rpc& rpc_;
   std::mutex mutex_;  // guards master_ and stats_
-  MetadataMaster master_;
+  Clock& clock_;
+  EvictionSink* sink_;
+  std::optional<MetadataMaster> master_;
+  StoreTopology segments_;  // for Reset
   StatsResponse stats_;
   SteadyClock wall_;  // for the *_ns counters (the master's clock may be virtual)
 

@@ -1,0 +1,296 @@
+// store_bench: put, get and exists throughput and latency of the store (issue 4), and with
+// --ops raw the plain one-sided read of the same sizes and footprint for comparison. Run under
+// mpirun: rank 0 is the metadata master, ranks 1..--stores are store ranks, the rest clients.
+// Every case (size x batch) starts from an empty store; each client puts its share of objects
+// (spread over the store, up to --fill of it), then gets them in passes for --min-time, then asks
+// exists in batches. Rank 0 prints one row per op and case and writes --csv.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "common/block_content.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "common/wire.h"
+#include "store_bench_options.h"
+
+namespace mooncake::bench {
+namespace {
+
+struct Sample {
+  uint64_t calls = 0, keys = 0, bytes = 0, errors = 0;
+  double seconds = 0;
+  std::vector<float> lat_us;
+  std::string first_error;
+
+  void Fail(const Status& s) {
+    ++errors;
+    if (first_error.empty()) first_error = s.ToString();
+  }
+  std::vector<std::byte> Encode() const {
+    WireWriter w;
+    for (uint64_t v : {calls, keys, bytes, errors}) w.Put(v);
+    w.Put(seconds);
+    w.PutString(first_error);
+    w.Put<uint32_t>(static_cast<uint32_t>(lat_us.size()));
+    for (float f : lat_us) w.Put(f);
+    return w.Take();
+  }
+  static Sample Decode(std::span<const std::byte> b) {
+    Sample s;
+    WireReader r(b);
+    for (uint64_t* v : {&s.calls, &s.keys, &s.bytes, &s.errors}) r.Get(v);
+    r.Get(&s.seconds);
+    r.GetString(&s.first_error);
+    uint32_t n = 0;
+    r.Get(&n);
+    for (uint32_t i = 0; i < n && r.ok(); ++i) {
+      float f = 0;
+      r.Get(&f);
+      s.lat_us.push_back(f);
+    }
+    return s;
+  }
+};
+
+struct Case {
+  std::string op;
+  size_t size = 0;
+  int batch = 1;
+  size_t objects = 0;  // per client
+};
+
+class Bench {
+ public:
+  Bench(const cluster::MpiSession& mpi, StoreCluster& c, const StoreBenchOptions& o)
+      : mpi_(mpi), c_(c), o_(o) {}
+
+  int Run() {
+    if (mpi_.rank() == 0) OpenOutput();
+    bool ok = true;
+    for (size_t size : o_.sizes) {
+      for (int batch : o_.batches) ok = RunCase(size, batch) && ok;
+    }
+    return ok ? 0 : 1;
+  }
+
+ private:
+  size_t ObjectsPerClient(size_t size, int batch) const {
+    double store = o_.fill * static_cast<double>(o_.cluster.store_dram) * o_.cluster.stores;
+    size_t n = static_cast<size_t>(store / (static_cast<double>(size) * o_.replicas * c_.clients));
+    n = std::min(n, o_.max_objects);
+    return std::max<size_t>(n / batch * batch, batch);
+  }
+  size_t Slots(size_t size) const { return o_.cluster.client_buffer / size; }
+  std::string Key(size_t i) const {
+    return std::string("c").append(std::to_string(c_.client_index)).append("/").append(
+        std::to_string(i));
+  }
+  std::span<std::byte> Slot(size_t i, size_t size) const {
+    return c_.buffer().subspan((i % Slots(size)) * size, size);
+  }
+
+  bool RunCase(size_t size, int batch) {
+    if (Slots(size) < static_cast<size_t>(batch)) {
+      if (mpi_.rank() == 0) {
+        log::Warn("skipping size {} batch {}: --client-buffer holds fewer objects than a batch",
+                  FormatBytes(size), batch);
+      }
+      return true;
+    }
+    Case k{"", size, batch, ObjectsPerClient(size, batch)};
+    if (c_.service) c_.service->Reset();
+    if (c_.client) FillBlockContent({size, 0, 7}, c_.buffer());
+    bool ok = true;
+    const bool want_objects =
+        std::any_of(o_.ops.begin(), o_.ops.end(), [](const auto& op) { return op != "raw"; });
+    if (want_objects) ok = Phase(Case{"put", size, batch, k.objects}, /*report=*/Has("put")) && ok;
+    for (const auto& op : o_.ops) {
+      if (op != "put") ok = Phase(Case{op, size, batch, k.objects}, true) && ok;
+    }
+    return ok;
+  }
+  bool Has(const std::string& op) const {
+    return std::find(o_.ops.begin(), o_.ops.end(), op) != o_.ops.end();
+  }
+
+  bool Phase(const Case& k, bool report) {
+    Barrier();
+    store::StatsResponse before;
+    if (c_.service) before = c_.service->Stats();
+    Sample s;
+    if (c_.client) s = RunClient(k);
+    auto all = mpi_.Gather(s.Encode(), 0);
+    if (mpi_.rank() != 0) return s.errors == 0;
+    store::StatsResponse after = c_.service->Stats();
+    double master_rate = 0;
+    if (after.exists_ns > before.exists_ns) {
+      master_rate = 1e9 * static_cast<double>(after.exists_keys - before.exists_keys) /
+                    static_cast<double>(after.exists_ns - before.exists_ns);
+    }
+    return !report || Report(k, all, master_rate);
+  }
+
+  Sample RunClient(const Case& k) {
+    Sample s;
+    SteadyClock clock;
+    const Nanos t0 = clock.Now();
+    const bool timed = k.op != "put";
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < (k.op == "raw" ? 0 : k.objects); ++i) keys.push_back(Key(i));
+    size_t next = 0;
+    while (true) {
+      if (timed ? clock.Now() - t0 >= o_.min_time && s.calls > 0 : next >= k.objects) break;
+      const Nanos c0 = clock.Now();
+      Status st = Call(k, keys, next, &s);
+      if (!st.ok()) s.Fail(st);
+      s.lat_us.push_back(std::chrono::duration<float, std::micro>(clock.Now() - c0).count());
+      ++s.calls;
+      next += k.batch;
+      if (timed && next >= k.objects) next = 0;
+    }
+    s.seconds = std::chrono::duration<double>(clock.Now() - t0).count();
+    return s;
+  }
+
+  // One call of `k.batch` keys starting at object `first`.
+  Status Call(const Case& k, const std::vector<std::string>& keys, size_t first, Sample* s) {
+    const size_t b = static_cast<size_t>(k.batch);
+    s->keys += b;
+    if (k.op == "exists") {
+      auto r = c_.client->BatchExists(std::span(keys).subspan(first, b));
+      if (!r.ok()) return r.status();
+      size_t found = std::count(r->begin(), r->end(), 1);
+      return found == b ? Status::Ok() : NotFound(std::to_string(b - found) + " keys missing");
+    }
+    if (k.op == "raw") return RawRead(k, first);
+    s->bytes += b * k.size;
+    std::vector<Status> st;
+    if (k.op == "put") {
+      std::vector<std::span<const std::byte>> vals;
+      for (size_t i = first; i < first + b; ++i) vals.push_back(Slot(i, k.size));
+      st = c_.client->BatchPut(std::span(keys).subspan(first, b), vals,
+                               store::ReplicateConfig{.replicas = o_.replicas});
+    } else {
+      std::vector<std::span<std::byte>> outs;
+      for (size_t i = first; i < first + b; ++i) outs.push_back(Slot(i, k.size));
+      for (auto& r : c_.client->BatchGet(std::span(keys).subspan(first, b), outs)) {
+        st.push_back(r.status());
+      }
+    }
+    for (const auto& x : st) {
+      if (!x.ok()) return x;
+    }
+    return Status::Ok();
+  }
+
+  // The same footprint as the objects of the case, read without the store: object g of this
+  // client sits on store rank 1 + g % stores at slot g / stores.
+  Status RawRead(const Case& k, size_t first) {
+    std::vector<transport::TransferRequest> reqs;
+    for (size_t i = first; i < first + k.batch; ++i) {
+      size_t g = c_.client_index * k.objects + i;
+      const auto& seg = c_.topology.segments[g % c_.topology.segments.size()];
+      uint64_t off = (g / c_.topology.segments.size()) * k.size;
+      if (off + k.size > seg.length) off = 0;
+      reqs.push_back(
+          {transport::OpKind::kRead, Slot(i, k.size).data(), seg.rank, seg.base + off, k.size});
+    }
+    auto batch = c_.transport->Submit(reqs);
+    if (!batch.ok()) return batch.status();
+    return (*batch)->Wait(o_.cluster.client.timeout);
+  }
+
+  bool Report(const Case& k, const std::vector<std::vector<std::byte>>& all, double master_rate) {
+    Sample t;
+    std::string error;
+    for (size_t r = 1 + o_.cluster.stores; r < all.size(); ++r) {
+      Sample s = Sample::Decode(all[r]);
+      t.calls += s.calls;
+      t.keys += s.keys;
+      t.bytes += s.bytes;
+      t.errors += s.errors;
+      t.seconds = std::max(t.seconds, s.seconds);
+      t.lat_us.insert(t.lat_us.end(), s.lat_us.begin(), s.lat_us.end());
+      if (error.empty()) error = s.first_error;
+    }
+    if (k.op == "raw") t.bytes = t.keys * k.size;
+    std::sort(t.lat_us.begin(), t.lat_us.end());
+    auto pct = [&](double p) {
+      return t.lat_us.empty() ? 0.0 : t.lat_us[static_cast<size_t>(p * (t.lat_us.size() - 1))];
+    };
+    const double secs = std::max(t.seconds, 1e-9);
+    char row[512];
+    std::snprintf(
+        row, sizeof row,
+        "%s,%zu,%d,%d,%d,%u,%llu,%zu,%llu,%.4f,%.3f,%.0f,%.0f,%.1f,%.1f,%.1f,%.1f,%llu,%.0f",
+        k.op.c_str(), k.size, k.batch, c_.clients, o_.cluster.stores, o_.replicas,
+        static_cast<unsigned long long>(t.calls), k.objects * c_.clients,
+        static_cast<unsigned long long>(t.bytes), secs, t.bytes / secs / 1e9, t.calls / secs,
+        t.keys / secs, pct(0.5), pct(0.9), pct(0.99), t.lat_us.empty() ? 0.0 : t.lat_us.back(),
+        static_cast<unsigned long long>(t.errors), master_rate);
+    std::printf("%s\n", row);
+    std::fflush(stdout);
+    if (csv_) csv_ << row << "\n" << std::flush;
+    if (t.errors)
+      log::Error("{} size {} batch {}: {} errors, first: {}", k.op, k.size, k.batch, t.errors,
+                 error);
+    return t.errors == 0;
+  }
+
+  void OpenOutput() {
+    const char* header =
+        "op,size,batch,clients,stores,replicas,calls,objects,bytes,seconds,gb_per_s,calls_per_s,"
+        "keys_per_s,p50_us,p90_us,p99_us,max_us,errors,master_exists_keys_per_s";
+    std::printf("%s\n", header);
+    if (!o_.csv.empty()) {
+      csv_.open(o_.csv);
+      csv_ << header << "\n";
+    }
+  }
+  void Barrier() {
+    Status s = mpi_.Barrier(o_.cluster.phase_timeout);
+    if (!s.ok()) {
+      log::Error("barrier: {}", s.ToString());
+      mpi_.Abort(3);
+    }
+  }
+
+  const cluster::MpiSession& mpi_;
+  StoreCluster& c_;
+  const StoreBenchOptions& o_;
+  std::ofstream csv_;
+};
+
+}  // namespace
+}  // namespace mooncake::bench
+
+int main(int argc, char** argv) {
+  using namespace mooncake;
+  auto mpi = cluster::MpiSession::Init(&argc, &argv);
+  if (!mpi.ok()) {
+    std::fprintf(stderr, "store_bench: %s\n", mpi.status().ToString().c_str());
+    return 2;
+  }
+  auto opts = bench::ParseStoreBenchOptions(argc, argv, (*mpi)->rank() == 0);
+  if (!opts.ok()) {
+    if (opts.status().code() == ErrorCode::kNotFound) return 0;
+    if ((*mpi)->rank() == 0)
+      std::fprintf(stderr, "store_bench: %s\n", opts.status().ToString().c_str());
+    return 2;
+  }
+  auto c = bench::StartStoreCluster(**mpi, opts->cluster);
+  if (!c.ok()) {
+    std::fprintf(stderr, "store_bench rank %d: %s\n", (*mpi)->rank(),
+                 c.status().ToString().c_str());
+    (*mpi)->Abort(2);
+  }
+  if ((*mpi)->rank() == 0) {
+    log::Info("store_bench: {} store rank(s) of {}, {} client(s), tls {}", opts->cluster.stores,
+              FormatBytes(opts->cluster.store_dram), (*c)->clients, opts->tls_label);
+  }
+  int rc = bench::Bench(**mpi, **c, *opts).Run();
+  Status s = bench::StopStoreCluster(**mpi, **c, std::chrono::seconds(30));
+  if (!s.ok()) log::Error("stop: {}", s.ToString());
+  return rc;
+}

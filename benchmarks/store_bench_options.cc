@@ -1,0 +1,102 @@
+#include "store_bench_options.h"
+
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "common/units.h"
+
+namespace mooncake::bench {
+
+namespace po = boost::program_options;
+
+namespace {
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+}  // namespace
+
+Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool print_help) {
+  StoreBenchOptions o;
+  std::string sizes, batches, ops, dram, buffer, min_time, timeout, data_path, progress;
+  po::options_description d(
+      "store_bench (mpirun; rank 0 master, ranks 1..M stores, the rest clients)");
+  d.add_options()("help,h", "this text")("stores", po::value(&o.cluster.stores)->default_value(1),
+                                         "store ranks M")(
+      "store-dram", po::value(&dram)->default_value("1GiB"), "DRAM segment per store rank")(
+      "client-buffer", po::value(&buffer)->default_value("256MiB"),
+      "registered buffer per client that puts read from and gets land in (the footprint)")(
+      "sizes", po::value(&sizes)->default_value("4KiB,64KiB,1MiB,16MiB"), "object sizes")(
+      "batches", po::value(&batches)->default_value("1,8,32,128"), "keys per call")(
+      "ops", po::value(&ops)->default_value("put,get,exists"),
+      "put,get,exists,raw (raw: one-sided reads of the same sizes and footprint, no store)")(
+      "replicas", po::value(&o.replicas)->default_value(1), "replicas per object")(
+      "max-objects", po::value(&o.max_objects)->default_value(4096),
+      "objects per client and case, at most")("fill", po::value(&o.fill)->default_value(0.8),
+                                              "fraction of the store a case fills")(
+      "min-time", po::value(&min_time)->default_value("1s"), "timed run of get/exists/raw")(
+      "verify", po::value(&o.cluster.client.verify_checksum)->default_value(true),
+      "gets verify the XXH3 checksum")("tls", po::value(&o.tls_label)->default_value("auto"),
+                                       "auto | shm | tcp | UCX_TLS list")(
+      "data-path", po::value(&data_path)->default_value("auto"), "auto | rma | am")(
+      "progress", po::value(&progress)->default_value("thread"), "busy | thread")(
+      "timeout", po::value(&timeout)->default_value("30s"), "deadline of every store call")(
+      "csv", po::value(&o.csv), "CSV output file (rank 0)");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, d), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    return InvalidArgument(e.what());
+  }
+  if (vm.count("help")) {
+    if (print_help) std::cout << d << "\n";
+    return NotFound("help");
+  }
+  for (const auto& s : Split(sizes)) {
+    auto b = ParseBytes(s);
+    if (!b.ok() || *b == 0) return InvalidArgument("bad --sizes entry: " + s);
+    o.sizes.push_back(*b);
+  }
+  for (const auto& s : Split(batches)) {
+    int b = std::atoi(s.c_str());
+    if (b < 1 || b > 4096) return InvalidArgument("bad --batches entry: " + s);
+    o.batches.push_back(b);
+  }
+  o.ops = Split(ops);
+  for (const auto& op : o.ops) {
+    if (op != "put" && op != "get" && op != "exists" && op != "raw") {
+      return InvalidArgument("bad --ops entry: " + op + " (put, get, exists, raw)");
+    }
+  }
+  auto dr = ParseBytes(dram), bu = ParseBytes(buffer);
+  auto mt = ParseDuration(min_time), to = ParseDuration(timeout);
+  if (!dr.ok() || !bu.ok() || !mt.ok() || !to.ok()) {
+    return InvalidArgument("bad --store-dram, --client-buffer, --min-time or --timeout");
+  }
+  o.cluster.store_dram = *dr;
+  o.cluster.client_buffer = *bu;
+  o.min_time = Nanos(mt->count());
+  o.cluster.client.timeout = Nanos(to->count());
+  o.cluster.ucx.tls = transport::ResolveTls(o.tls_label);
+  o.cluster.ucx.busy_poll = progress == "busy";
+  if (data_path == "rma") {
+    o.cluster.ucx.data_path = transport::DataPath::kRma;
+  } else if (data_path == "am") {
+    o.cluster.ucx.data_path = transport::DataPath::kActiveMessage;
+  } else if (data_path != "auto") {
+    return InvalidArgument("bad --data-path: " + data_path);
+  }
+  if (o.replicas < 1 || static_cast<int>(o.replicas) > o.cluster.stores) {
+    return InvalidArgument("--replicas must be between 1 and --stores");
+  }
+  if (o.fill <= 0 || o.fill > 0.9) return InvalidArgument("--fill must be in (0, 0.9]");
+  return o;
+}
+
+}  // namespace mooncake::bench

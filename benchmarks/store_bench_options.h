@@ -1,0 +1,29 @@
+// Command line of store_bench (Boost.PO).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "store_bench_setup.h"
+
+namespace mooncake::bench {
+
+struct StoreBenchOptions {
+  StoreClusterOptions cluster;
+  std::vector<size_t> sizes;
+  std::vector<int> batches;
+  std::vector<std::string> ops;  // put, get, exists, raw (in run order per case)
+  uint32_t replicas = 1;
+  size_t max_objects = 4096;  // per client and case
+  double fill = 0.8;          // fraction of the store the objects of a case occupy at most
+  Nanos min_time = std::chrono::seconds(1);
+  std::string csv;
+  std::string tls_label;
+};
+
+// kNotFound means --help was printed; other errors are bad options.
+Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool print_help);
+
+}  // namespace mooncake::bench

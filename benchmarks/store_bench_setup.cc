@@ -1,0 +1,88 @@
+#include "store_bench_setup.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "app/bootstrap.h"
+#include "transport/transport_factory.h"
+
+namespace mooncake::bench {
+
+Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::MpiSession& mpi,
+                                                        const StoreClusterOptions& o) {
+  if (o.stores < 1 || mpi.size() < o.stores + 2) {
+    return InvalidArgument("a store needs 1 master, " + std::to_string(o.stores) +
+                           " store rank(s) and at least 1 client: " + std::to_string(o.stores + 2) +
+                           " ranks, the job has " + std::to_string(mpi.size()));
+  }
+  auto c = std::make_unique<StoreCluster>();
+  const int rank = mpi.rank();
+  c->clients = mpi.size() - 1 - o.stores;
+  c->role = rank == 0          ? StoreRole::kMaster
+            : rank <= o.stores ? StoreRole::kStore
+                               : StoreRole::kClient;
+  if (c->role == StoreRole::kClient) c->client_index = rank - 1 - o.stores;
+  transport::TransportConfig tc;
+  tc.backend = transport::Backend::kUcx;
+  tc.ucx = o.ucx;
+  auto t = transport::CreateTransport(tc, Rank{rank}, mpi.size());
+  if (!t.ok()) return t.status();
+  c->transport = std::move(*t);
+  c->rpc = std::make_unique<transport::Rpc>(*c->transport);
+
+  std::vector<transport::MemoryRegion> exported;
+  size_t bytes = c->role == StoreRole::kStore    ? o.store_dram
+                 : c->role == StoreRole::kClient ? o.client_buffer
+                                                 : 0;
+  if (bytes > 0) {
+    auto r = c->transport->AllocateMemory(bytes, transport::MemoryType::kHost);
+    if (!r.ok()) {
+      size_t rounded = (bytes + 4095) / 4096 * 4096;
+      c->owned = {static_cast<std::byte*>(std::aligned_alloc(4096, rounded)), std::free};
+      if (!c->owned) return NoSpace("cannot allocate " + std::to_string(bytes) + " B");
+      r = c->transport->RegisterMemory(c->owned.get(), bytes, transport::MemoryType::kHost);
+    }
+    if (!r.ok()) return r.status();
+    c->region = *r;
+    // Touch every page now, so first-touch faults are not measured as store time.
+    std::memset(c->region.addr, 0, bytes);
+    exported.push_back(c->region);
+  }
+  // The master's handlers must be in place before any client can call: Bootstrap is collective,
+  // so registering them before it is enough.
+  if (c->role == StoreRole::kMaster) {
+    c->service = std::make_unique<store::MasterService>(o.service, *c->rpc, c->clock);
+    c->service->Start();
+  }
+  auto role = c->role == StoreRole::kMaster  ? cluster::Role::kConductor
+              : c->role == StoreRole::kStore ? cluster::Role::kStore
+                                             : cluster::Role::kPrefill;
+  auto peers = app::Bootstrap(mpi, *c->transport, role, exported);
+  if (!peers.ok()) return peers.status();
+  std::vector<std::vector<transport::RemoteDescriptor>> regions;
+  std::vector<int> store_ranks;
+  for (auto& p : *peers) regions.push_back(p.regions);
+  for (int s = 1; s <= o.stores; ++s) store_ranks.push_back(s);
+  auto topo = store::StoreTopology::FromRegions(store_ranks, regions);
+  if (!topo.ok()) return topo.status();
+  c->topology = std::move(*topo);
+  if (c->service) MC_RETURN_IF_ERROR(c->service->AddSegments(c->topology));
+  if (c->role == StoreRole::kClient) {
+    c->client = std::make_unique<store::StoreClient>(*c->transport, *c->rpc, Rank{0}, c->topology,
+                                                     o.client);
+  }
+  MC_RETURN_IF_ERROR(mpi.Barrier(o.phase_timeout));  // segments registered before any call
+  return c;
+}
+
+Status StopStoreCluster(const cluster::MpiSession& mpi, StoreCluster& c, Nanos timeout) {
+  MC_RETURN_IF_ERROR(mpi.Barrier(timeout));
+  c.transport->BeginShutdown();
+  MC_RETURN_IF_ERROR(mpi.Barrier(timeout));
+  if (c.service) c.service->Stop();
+  c.rpc->Stop();
+  c.client.reset();
+  return c.transport->Close(timeout);
+}
+
+}  // namespace mooncake::bench

@@ -1,0 +1,58 @@
+// A store brought up over MPI + UCX, shared by store_bench and the multi-rank store tests
+// (tests/store_mpi): rank 0 serves the metadata master, ranks 1..stores register a DRAM segment
+// of `store_dram` bytes each, the remaining ranks are clients with a registered buffer of
+// `client_buffer` bytes and a StoreClient.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "cluster/mpi_session.h"
+#include "common/clock.h"
+#include "store/client.h"
+#include "store/master_service.h"
+#include "transport/rpc.h"
+#include "transport/transport.h"
+#include "transport/ucx/ucx_config.h"
+
+namespace mooncake::bench {
+
+enum class StoreRole { kMaster, kStore, kClient };
+
+struct StoreClusterOptions {
+  int stores = 1;
+  size_t store_dram = size_t{1} << 30;
+  size_t client_buffer = size_t{256} << 20;
+  transport::UcxConfig ucx;
+  store::MasterServiceConfig service;
+  store::StoreClientConfig client;
+  Nanos phase_timeout = std::chrono::seconds(120);
+};
+
+struct StoreCluster {
+  StoreRole role = StoreRole::kClient;
+  int client_index = -1;  // 0..clients-1 on client ranks
+  int clients = 0;
+  std::unique_ptr<transport::Transport> transport;
+  std::unique_ptr<transport::Rpc> rpc;
+  transport::MemoryRegion region;  // store: the segment; client: the buffer; master: none
+  std::unique_ptr<std::byte, void (*)(void*)> owned{nullptr, nullptr};  // heap fallback
+  store::StoreTopology topology;
+  SteadyClock clock;
+  std::unique_ptr<store::MasterService> service;  // rank 0
+  std::unique_ptr<store::StoreClient> client;     // client ranks
+
+  std::span<std::byte> buffer() const {
+    return {static_cast<std::byte*>(region.addr), region.length};
+  }
+};
+
+// Collective. Needs at least stores + 2 ranks. Segments come from Transport::AllocateMemory
+// (shared memory a same-host peer maps) when the backend offers it, else registered heap.
+Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::MpiSession& mpi,
+                                                        const StoreClusterOptions& o);
+// Collective orderly stop: barrier, BeginShutdown, barrier, stop the Rpc, Close.
+Status StopStoreCluster(const cluster::MpiSession& mpi, StoreCluster& c, Nanos timeout);
+
+}  // namespace mooncake::bench

@@ -64,7 +64,8 @@ Buffer AllocateBuffer(size_t bytes) {
 }
 
 Result<Connected> ConnectUcx(const cluster::MpiSession& mpi, const transport::UcxConfig& config,
-                             const std::vector<size_t>& sizes, bool allocate) {
+                             const std::vector<size_t>& sizes, bool allocate,
+                             transport::MessageHandler handler) {
   transport::TransportConfig tc;
   tc.backend = transport::Backend::kUcx;
   tc.ucx = config;
@@ -73,6 +74,7 @@ Result<Connected> ConnectUcx(const cluster::MpiSession& mpi, const transport::Uc
   Connected c;
   c.transport = std::move(*t);
   c.transport_memory = allocate;
+  if (handler) c.transport->SetMessageHandler(std::move(handler));
   for (size_t size : sizes) {
     Result<transport::MemoryRegion> r = NotSupported("not asked");
     if (allocate) r = c.transport->AllocateMemory(size, transport::MemoryType::kHost);

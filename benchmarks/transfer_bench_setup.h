@@ -42,7 +42,8 @@ struct Connected {
 // per entry of `sizes` (from Transport::AllocateMemory when `allocate` and the backend can, else
 // page-aligned heap memory), exchanges worker addresses and descriptors, connects and imports.
 Result<Connected> ConnectUcx(const cluster::MpiSession& mpi, const transport::UcxConfig& config,
-                             const std::vector<size_t>& sizes, bool allocate);
+                             const std::vector<size_t>& sizes, bool allocate,
+                             transport::MessageHandler handler = nullptr);
 
 // Orderly stop (collective): barrier, BeginShutdown, barrier, Close.
 Status Shutdown(const cluster::MpiSession& mpi, Connected& c, Nanos timeout);

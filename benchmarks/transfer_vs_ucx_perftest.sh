@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Runs ucx_perftest (best of ucp_put_bw, ucp_get, ucp_am_bw, tag_bw) and transfer_bench with the
+# same UCX_TLS, sizes, core binding (two processes, cores 0 and 1) and buffer footprint (one
+# block-sized buffer, as ucx_perftest), in one run. Prints per size and operation our GB/s, the
+# baseline's GB/s and the ratio, then a labelled large-footprint (1 GiB) row that is not part of
+# the ratio. Last line: "transfer_vs_ucx_perftest min_ratio=<r> tls=<tls>".
+#
+#   benchmarks/transfer_vs_ucx_perftest.sh --tls shm|tcp [--build DIR] [--sizes "64KiB 1MiB 16MiB"]
+#       [--repeats N] [--duration 2s] [--bench-args "..."]
+# With --repeats N every measurement runs N times and the median is used.
+set -euo pipefail
+
+TLS_NAME=shm
+BUILD=${BUILD:-/tmp/build-xfer}
+SIZES="64KiB 1MiB 16MiB"
+REPEATS=1
+DURATION=2s
+BENCH_ARGS=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --tls) TLS_NAME=$2; shift 2 ;;
+    --build) BUILD=$2; shift 2 ;;
+    --sizes) SIZES=$2; shift 2 ;;
+    --repeats) REPEATS=$2; shift 2 ;;
+    --duration) DURATION=$2; shift 2 ;;
+    --bench-args) BENCH_ARGS=$2; shift 2 ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+case $TLS_NAME in
+  shm) UCX_TLS_LIST=posix,sysv,cma,self ;;
+  tcp) UCX_TLS_LIST=tcp,self ;;
+  *) UCX_TLS_LIST=$TLS_NAME ;;
+esac
+BENCH=$BUILD/transfer_bench
+[[ -x $BENCH ]] || { echo "no $BENCH (build target transfer_bench)" >&2; exit 2; }
+command -v ucx_perftest >/dev/null || { echo "ucx_perftest not found (ucx-utils)" >&2; exit 2; }
+PY=/usr/bin/python3
+WORK=$(mktemp -d /tmp/xfer_vs_perftest.XXXXXX)
+SERVER_PID=""
+cleanup() {
+  [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+bytes_of() { numfmt --from=iec-i "${1%B}"; }  # 64KiB -> 65536
+free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else print a[int((NR+1)/2)]}'; }
+
+# One ucx_perftest pair; prints GB/s (its "MB/s" is MiB/s) or 0 when it failed.
+perftest_once() {
+  local test=$1 size=$2 port n w
+  port=$(free_port)
+  # About 1 GiB moved per run on shm, 256 MiB on tcp (tcp RMA is slow), at least 20 iterations.
+  local budget=$((1 << 30)); [[ $TLS_NAME == tcp ]] && budget=$((1 << 28))
+  n=$((budget / size)); ((n < 20)) && n=20; ((n > 100000)) && n=100000
+  w=$((n / 10 + 2))
+  UCX_TLS=$UCX_TLS_LIST timeout 90 taskset -c 1 ucx_perftest -c 0 -t "$test" -s "$size" -n $n \
+    -w $w -p "$port" >"$WORK/server.txt" 2>&1 &
+  SERVER_PID=$!
+  sleep 0.5
+  local out
+  out=$(UCX_TLS=$UCX_TLS_LIST timeout 90 taskset -c 0 ucx_perftest 127.0.0.1 -c 1 -t "$test" \
+        -s "$size" -n $n -w $w -p "$port" 2>&1 | awk '/^Final:/ {print $7}') || true
+  kill "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+  if [[ -z $out ]]; then echo 0; else awk -v m="$out" 'BEGIN {printf "%.4f\n", m * 1048576 / 1e9}'; fi
+}
+
+# transfer_bench once; prints "size op GB/s" lines and the path to $WORK/path.txt.
+bench_once() {
+  local sizes_csv=$1 extra=$2 csv=$WORK/bench.csv
+  rm -f "$csv"
+  timeout 300 mpirun --allow-run-as-root --bind-to core --map-by core -np 2 --mca btl self,vader,tcp \
+    --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_WARN_UNUSED_ENV_VARS=n \
+    "$BENCH" --tls "$UCX_TLS_LIST" --operation both --block-size "$sizes_csv" \
+    --duration "$DURATION" --csv "$csv" $extra $BENCH_ARGS >"$WORK/bench.txt" 2>&1 || {
+      echo "transfer_bench failed:" >&2; tail -20 "$WORK/bench.txt" >&2; return 1; }
+  grep -o 'path rank 0 -> 1: [^,]*\(,[^,]*\)*(.*)' "$WORK/bench.txt" | head -1 | sed 's/path rank 0 -> 1: //; s/), rma.*/)/' >"$WORK/path.txt" || true
+  awk -F, 'NR > 1 {print $2, $3, $11}' "$csv"
+}
+
+echo "transfer_vs_ucx_perftest: tls=$TLS_NAME (UCX_TLS=$UCX_TLS_LIST), sizes: $SIZES, repeats $REPEATS, cores 0 and 1"
+declare -A BASE BEST_TEST OURS
+sizes_csv=$(echo $SIZES | tr ' ' ',')
+for ((rep = 0; rep < REPEATS; rep++)); do
+  for size in $SIZES; do
+    b=$(bytes_of "$size")
+    for test in ucp_put_bw ucp_get ucp_am_bw tag_bw; do
+      echo "$(perftest_once $test "$b")" >>"$WORK/base_${size}_${test}"
+    done
+  done
+  bench_once "$sizes_csv" "" | while read -r size op gbps; do echo "$gbps" >>"$WORK/ours_${size}_${op}"; done
+  bench_once "1MiB" "--buffer-size 1GiB" | while read -r size op gbps; do echo "$gbps" >>"$WORK/large_${op}"; done
+done
+PATH_USED=$(cat "$WORK/path.txt" 2>/dev/null || echo unknown)
+echo "transfer_bench path: $PATH_USED"
+printf "%-8s %-6s %10s %10s %-12s %7s\n" size op ours_GB/s base_GB/s base_test ratio
+min_ratio=""
+for size in $SIZES; do
+  best=0; best_test=none
+  for test in ucp_put_bw ucp_get ucp_am_bw tag_bw; do
+    v=$(median <"$WORK/base_${size}_${test}")
+    if awk -v a="$v" -v b="$best" 'BEGIN {exit !(a > b)}'; then best=$v; best_test=$test; fi
+  done
+  for op in read write; do
+    ours=$(median <"$WORK/ours_${size}_${op}" 2>/dev/null || echo 0)
+    ratio=$(awk -v a="$ours" -v b="$best" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
+    printf "%-8s %-6s %10.3f %10.3f %-12s %7s\n" "$size" "$op" "$ours" "$best" "$best_test" "$ratio"
+    if [[ -z $min_ratio ]] || awk -v a="$ratio" -v b="$min_ratio" 'BEGIN {exit !(a < b)}'; then
+      min_ratio=$ratio
+    fi
+  done
+done
+for op in read write; do
+  printf "%-8s %-6s %10.3f %10s %-12s %7s   (large footprint: 1 GiB buffers, not in the ratio)\n" \
+    1MiB "$op" "$(median <"$WORK/large_${op}" 2>/dev/null || echo 0)" - - -
+done
+echo "transfer_vs_ucx_perftest min_ratio=${min_ratio:-0} tls=$TLS_NAME"

@@ -83,8 +83,10 @@ class Bench {
   }
   size_t Slots(size_t size) const { return o_.cluster.client_buffer / size; }
   std::string Key(size_t i) const {
-    return std::string("c").append(std::to_string(c_.client_index)).append("/").append(
-        std::to_string(i));
+    return std::string("c")
+        .append(std::to_string(c_.client_index))
+        .append("/")
+        .append(std::to_string(i));
   }
   std::span<std::byte> Slot(size_t i, size_t size) const {
     return c_.buffer().subspan((i % Slots(size)) * size, size);

@@ -24,6 +24,7 @@ std::vector<std::string> Split(const std::string& s) {
 Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool print_help) {
   StoreBenchOptions o;
   std::string sizes, batches, ops, dram, buffer, min_time, timeout, data_path, progress;
+  std::string idle_spin, master_spin;
   po::options_description d(
       "store_bench (mpirun; rank 0 master, ranks 1..M stores, the rest clients)");
   d.add_options()("help,h", "this text")("stores", po::value(&o.cluster.stores)->default_value(1),
@@ -45,6 +46,10 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
                                        "auto | shm | tcp | UCX_TLS list")(
       "data-path", po::value(&data_path)->default_value("auto"), "auto | rma | am")(
       "progress", po::value(&progress)->default_value("thread"), "busy | thread")(
+      "idle-spin", po::value(&idle_spin)->default_value("200us"),
+      "progress thread spins this long after its last event before sleeping")(
+      "master-idle-spin", po::value(&master_spin)->default_value("2ms"),
+      "the same for rank 0 (the master answers faster while clients are active)")(
       "timeout", po::value(&timeout)->default_value("30s"), "deadline of every store call")(
       "csv", po::value(&o.csv), "CSV output file (rank 0)");
   po::variables_map vm;
@@ -83,6 +88,10 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
   o.cluster.client_buffer = *bu;
   o.min_time = Nanos(mt->count());
   o.cluster.client.timeout = Nanos(to->count());
+  auto is = ParseDuration(idle_spin), ms = ParseDuration(master_spin);
+  if (!is.ok() || !ms.ok()) return InvalidArgument("bad --idle-spin or --master-idle-spin");
+  o.cluster.ucx.idle_spin = Nanos(is->count());
+  o.cluster.master_idle_spin = Nanos(ms->count());
   o.cluster.ucx.tls = transport::ResolveTls(o.tls_label);
   o.cluster.ucx.busy_poll = progress == "busy";
   if (data_path == "rma") {

@@ -25,6 +25,7 @@ Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::MpiSessio
   transport::TransportConfig tc;
   tc.backend = transport::Backend::kUcx;
   tc.ucx = o.ucx;
+  if (rank == 0) tc.ucx.idle_spin = o.master_idle_spin;
   auto t = transport::CreateTransport(tc, Rank{rank}, mpi.size());
   if (!t.ok()) return t.status();
   c->transport = std::move(*t);

@@ -25,6 +25,7 @@ struct StoreClusterOptions {
   size_t store_dram = size_t{1} << 30;
   size_t client_buffer = size_t{256} << 20;
   transport::UcxConfig ucx;
+  Nanos master_idle_spin = std::chrono::milliseconds(2);  // rank 0's UcxConfig::idle_spin
   store::MasterServiceConfig service;
   store::StoreClientConfig client;
   Nanos phase_timeout = std::chrono::seconds(120);

@@ -40,7 +40,8 @@ class MasterService {
   // Registers every segment of `topology` with the master (AddSegment(rank, length)).
   Status AddSegments(const StoreTopology& topology);
   // Forgets every object and in-flight put and starts over with the same segments (benchmarks
-  // and tests between cases; the store ranks' bytes are simply overwritten later). The RPC counters stay; the master's own restart.
+  // and tests between cases; the store ranks' bytes are simply overwritten later). The RPC counters
+  // stay; the master's own restart.
   void Reset();
   // Registers the StoreMsg handlers and starts the tick thread. Call before peers may call
   // (before the bootstrap barrier).

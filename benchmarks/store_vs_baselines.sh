@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# store_vs_baselines.sh BUILD_DIR [TLS] [REPEATS]
+#
+# In one run on this machine: store_bench put and get at 1 MiB and 16 MiB (batches of 8 keys, one
+# client, one store rank of 1 GiB, objects spread over 80 % of it), the raw one-sided read of the
+# same sizes and footprint (store_bench --ops raw: the same Transport calls without the store),
+# and redis-benchmark SET/GET with the same value sizes against a redis-server started here on
+# 127.0.0.1 (a free port; stopped by PID), Redis at its best of 1 and 4 clients, keys spread over
+# about 800 MiB. Each store_bench run is repeated REPEATS times (default 3); medians are used.
+# Last line: store_vs_baselines get_vs_raw=<r> get_vs_redis=<r> put_vs_redis=<r>
+# (get_vs_raw is the lower of the 1 MiB and 16 MiB ratios; the Redis ratios are at 1 MiB).
+set -euo pipefail
+BUILD=${1:?usage: store_vs_baselines.sh BUILD_DIR [TLS] [REPEATS]}
+TLS=${2:-shm}
+REPEATS=${3:-3}
+PY=/usr/bin/python3
+OUT=$(mktemp -d /tmp/store_vs_baselines.XXXXXX)
+REDIS_PID=""
+cleanup() {
+  if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; fi
+  rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to core:overload-allowed
+        --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+        -x UCX_WARN_UNUSED_ENV_VARS=n)
+STORE_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 256MiB --sizes 1MiB,16MiB --batches 8
+            --min-time 1s --tls "$TLS")
+echo "== store_bench (3 ranks: master, 1 store of 1 GiB, 1 client; tls $TLS; $REPEATS runs)"
+echo "   ${MPIRUN[*]} -np 3 $BUILD/store_bench ${STORE_ARGS[*]} --ops put,get,raw"
+for i in $(seq 1 "$REPEATS"); do
+  "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get,raw \
+    --csv "$OUT/store_$i.csv" > "$OUT/store_$i.log" 2>&1 || { cat "$OUT/store_$i.log"; exit 1; }
+done
+
+echo "== redis-benchmark (redis-server 127.0.0.1, best of 1 and 4 clients)"
+PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+  --dir "$OUT" > "$OUT/redis-server.log" 2>&1 &
+REDIS_PID=$!
+for _ in $(seq 1 50); do redis-cli -p "$PORT" ping > /dev/null 2>&1 && break; sleep 0.1; done
+: > "$OUT/redis.csv"
+for size in 1048576 16777216; do
+  keys=$((838860800 / size))  # ~800 MiB of distinct values, as the store's footprint
+  n=$((size == 1048576 ? 3000 : 300))
+  for c in 1 4; do
+    for t in set get; do
+      rps=$(redis-benchmark -p "$PORT" -t "$t" -n "$n" -d "$size" -r "$keys" -c "$c" --csv 2>/dev/null |
+            awk -F'"' 'NR > 1 && $2 != "" {print $4; exit}')
+      echo "$t,$size,$c,$rps" >> "$OUT/redis.csv"
+    done
+  done
+done
+kill "$REDIS_PID" && wait "$REDIS_PID" 2>/dev/null || true
+REDIS_PID=""
+
+$PY - "$OUT" "$REPEATS" <<'PYEOF'
+import csv, statistics, sys
+out, repeats = sys.argv[1], int(sys.argv[2])
+runs = {}
+for i in range(1, repeats + 1):
+    for row in csv.DictReader(open(f"{out}/store_{i}.csv")):
+        if int(row["errors"]) != 0:
+            sys.exit(f"store_bench run {i}: {row['op']} {row['size']} had errors")
+        runs.setdefault((row["op"], int(row["size"])), []).append(float(row["gb_per_s"]))
+redis = {}
+for line in open(f"{out}/redis.csv"):
+    t, size, c, rps = line.strip().split(",")
+    gbps = float(rps or 0) * int(size) / 1e9
+    key = (t, int(size))
+    redis[key] = max(redis.get(key, 0.0), gbps)
+med = {k: statistics.median(v) for k, v in runs.items()}
+print(f"{'size':>6} {'op':<10} {'median GB/s':>11}  runs")
+for (op, size), v in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    print(f"{size >> 20:>4}Mi {op:<10} {med[(op, size)]:>11.3f}  {' '.join(f'{x:.3f}' for x in v)}")
+for (t, size), g in sorted(redis.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    print(f"{size >> 20:>4}Mi redis-{t:<4} {g:>11.3f}  (best of 1 and 4 clients)")
+ratios = {}
+for size in (1 << 20, 16 << 20):
+    gr = med[("get", size)] / med[("raw", size)]
+    ratios[size] = gr
+    print(f"{size >> 20:>4}Mi get/raw {gr:.2f}  get/redis-get {med[('get', size)] / redis[('get', size)]:.2f}"
+          f"  put/redis-set {med[('put', size)] / redis[('set', size)]:.2f}")
+mi = 1 << 20
+print(f"store_vs_baselines get_vs_raw={min(ratios.values()):.2f} "
+      f"get_vs_redis={med[('get', mi)] / redis[('get', mi)]:.2f} "
+      f"put_vs_redis={med[('put', mi)] / redis[('set', mi)]:.2f}")
+PYEOF

@@ -59,7 +59,7 @@ void PrintHeader(FILE* f) {
 }
 
 void PrintRow(FILE* f, int pair, const CaseResult& r) {
-  std::fprintf(f, "%-5d %-28s %-5s %10zu %6zu %5zu %12.0f %10.3f %10.1f %10.1f %10.1f %s\n", pair,
+  std::fprintf(f, "%-5d %-28s %-5s %10zu %6zu %5zu %12.0f %10.3f %10.2f %10.1f %10.1f %s\n", pair,
                r.label.c_str(), r.op.c_str(), r.block_size, r.batch_size, r.depth, r.requests_per_s,
                r.gbps, r.p50_us, r.p99_us, r.p999_us, r.verified.c_str());
   std::fflush(f);

@@ -22,6 +22,7 @@ void BatchTracker::CompleteSlice(size_t index, const Status& status) {
   if (!status.ok() && !r.failed.exchange(true)) {
     std::lock_guard<std::mutex> lock(error_mutex_);
     errors_[index] = status;
+    any_failed_.store(true, std::memory_order_release);
   }
   if (r.slices_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     pending_requests_.fetch_sub(1, std::memory_order_acq_rel);
@@ -54,6 +55,7 @@ std::vector<Status> BatchTracker::RequestStatus() const {
 }
 
 Status BatchTracker::FirstError() const {
+  if (!any_failed_.load(std::memory_order_acquire)) return Status::Ok();
   std::lock_guard<std::mutex> lock(error_mutex_);
   for (size_t i = 0; i < requests_.size(); ++i) {
     if (per_request_[i].failed.load(std::memory_order_acquire)) return errors_[i];
@@ -67,6 +69,8 @@ BatchState SharedBatch::Poll() {
 }
 
 Status SharedBatch::Wait(Nanos timeout) {
+  // Fast path (one small request on shared memory completes inside Submit): no clock read.
+  if (state_->done()) return state_->FirstError();
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   uint32_t idle_rounds = 0;

@@ -40,6 +40,7 @@ class BatchTracker {
   std::vector<TransferRequest> requests_;
   std::unique_ptr<PerRequest[]> per_request_;
   std::atomic<size_t> pending_requests_;
+  std::atomic<bool> any_failed_{false};  // set (after errors_) by the first failure
   mutable std::mutex error_mutex_;
   std::vector<Status> errors_;  // guarded by error_mutex_; OK unless the request failed
 };

@@ -80,7 +80,7 @@ Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
     std::span<const TransferRequest> requests) {
   if (closing_) return Internal("transport is closed");
   // On shared memory a put/get is a memcpy done inside ucp_put/get_nbx: keep the progress
-  // thread off this core meanwhile (see caller_progress_ns_).
+  // thread off this core meanwhile (see caller_progress_calls_).
   struct Posting {
     std::atomic<int>& n;
     explicit Posting(std::atomic<int>& c) : n(c) { n.fetch_add(1, std::memory_order_relaxed); }

@@ -141,10 +141,10 @@ class UcxTransport final : public Transport {
   std::mutex handler_mutex_;
   std::shared_ptr<MessageHandler> handler_;
 
-  // When a caller last drove progress itself (SteadyClock ns). While callers do, the progress
+  // Callers that drive progress themselves (Waiters). While they do, the progress
   // thread stands aside: on a rank pinned to one core the two would otherwise time-slice the
   // core and contend for the worker lock, adding scheduler quanta to every completion.
-  std::atomic<int64_t> caller_progress_ns_{0};
+  std::atomic<uint64_t> caller_progress_calls_{0};  // bumped by every Progress() call
   std::atomic<int> callers_posting_{0};  // threads inside Submit (posting may copy bytes inline)
   std::atomic<bool> running_{false};
   std::atomic<bool> closing_{false};

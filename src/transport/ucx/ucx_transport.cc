@@ -180,16 +180,18 @@ void UcxTransport::ProgressLoop() {
   SteadyClock clock;
   Nanos last_event = clock.Now();
   Nanos sleep(1'000);
-  constexpr Nanos kCallerActive(100'000);
+  uint64_t seen_calls = caller_progress_calls_.load(std::memory_order_relaxed);
   while (running_.load(std::memory_order_acquire)) {
-    const Nanos now = clock.Now();
-    if (callers_posting_.load(std::memory_order_relaxed) > 0 ||
-        now.count() - caller_progress_ns_.load(std::memory_order_relaxed) < kCallerActive.count()) {
-      // A waiter is progressing the worker itself: leave it the core and the worker lock.
+    const uint64_t calls = caller_progress_calls_.load(std::memory_order_relaxed);
+    if (callers_posting_.load(std::memory_order_relaxed) > 0 || calls != seen_calls) {
+      // A caller posts or progresses the worker itself: leave it the core and the worker lock
+      // and look again later (a counter, not a clock, keeps Progress() cheap for callers).
+      seen_calls = calls;
       std::this_thread::sleep_for(std::chrono::microseconds(50));
       last_event = clock.Now();
       continue;
     }
+    const Nanos now = clock.Now();
     if (ucp_worker_progress(worker_) != 0) {
       last_event = now;
       sleep = Nanos(1'000);
@@ -203,7 +205,7 @@ void UcxTransport::ProgressLoop() {
 }
 
 bool UcxTransport::Progress() {
-  caller_progress_ns_.store(SteadyClock().Now().count(), std::memory_order_relaxed);
+  caller_progress_calls_.fetch_add(1, std::memory_order_relaxed);
   return ucp_worker_progress(worker_) != 0;
 }
 

@@ -153,7 +153,7 @@ Decision Scheduler::Decide(const Request& r, Nanos now) {
   PrefillState& p = prefill_[d.prefill];
   p.free_at = std::max(p.free_at, now) + c.transfer + c.prefill;
   ++p.outstanding;
-  Pending pend{d.prefill, d.decode, p.free_at, tokens, {}};
+  Pending pend{d.prefill, d.decode, p.free_at, p.corrections, tokens, {}};
   if (config_.prefix_cache) {
     index_.Touch(d.prefill, r.hash_ids.first(d.local_prefix_blocks));
     if (d.fetch_from >= 0) {
@@ -178,8 +178,12 @@ void Scheduler::OnPrefillDone(RequestId id, int prefill, Nanos now) {
   PrefillState& p = prefill_[prefill];
   auto it = pending_.find(id.value);
   if (it != pending_.end()) {
-    // Shift the rest of the queue by how far this prediction was off.
-    p.free_at += now - it->second.predicted_prefill_end;
+    // Shift the rest of the queue by how far this prediction was off, counting only what the
+    // corrections since the prediction did not already account for.
+    const Nanos expected =
+        it->second.predicted_prefill_end + (p.corrections - it->second.corrections_at_decide);
+    p.free_at += now - expected;
+    p.corrections += now - expected;
     for (BlockHash b : it->second.computing) {
       auto f = inflight_.find(b.value);
       if (f != inflight_.end() && --f->second == 0) inflight_.erase(f);

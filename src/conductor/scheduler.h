@@ -92,10 +92,15 @@ class Scheduler {
   struct PrefillState {
     Nanos free_at{0};
     int outstanding = 0;
+    // Sum of the corrections applied to free_at by OnPrefillDone. A prediction made after a
+    // correction already contains it, so each request's error is measured against its
+    // prediction plus the corrections applied since (else errors would compound).
+    Nanos corrections{0};
   };
   struct Pending {
     int prefill, decode;
     Nanos predicted_prefill_end;
+    Nanos corrections_at_decide;
     int64_t decode_tokens;
     std::vector<BlockHash> computing;  // blocks this request computes (in flight until done)
   };

@@ -139,5 +139,24 @@ TEST(Scheduler, PrefillDoneResyncsTheQueueForecast) {
   EXPECT_EQ(s.PrefillFreeAt(0), a.predicted_ttft / 2);
 }
 
+TEST(Scheduler, LatenessOfQueuedPrefillsIsNotCountedTwice) {
+  // Three prefills queued on one instance; each really takes 1 s longer than predicted (a live
+  // run's overheads). After each report the forecast must equal the real end of the queue: the
+  // first correction already moved the later predictions, so it must not be applied again.
+  const auto cost = Llama70bA800();
+  Scheduler s(Config(PrefillPolicy::kLoadBalance, 1), &cost);
+  std::vector<Decision> d;
+  for (uint64_t i = 0; i < 3; ++i)
+    d.push_back(s.Decide(Req(i, Range(100 * i, 8), 8 * 512), Nanos(0)));
+  const Nanos each = d[0].t_prefill;
+  Nanos real_end(0);
+  for (uint64_t i = 0; i < 3; ++i) {
+    real_end += each + seconds(1);
+    s.OnPrefillDone(RequestId{i}, 0, real_end);
+    const Nanos still_queued = each * static_cast<int64_t>(2 - i);
+    EXPECT_EQ(s.PrefillFreeAt(0), real_end + still_queued) << "after request " << i;
+  }
+}
+
 }  // namespace
 }  // namespace mooncake::conductor

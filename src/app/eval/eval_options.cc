@@ -39,7 +39,56 @@ po::options_description EvalOptionsDescription() {
                    "key=v1,v2,... over any option (repeatable: cartesian product); under mpirun "
                    "the points are spread over the ranks; writes sweep.csv");
   all.add(syn).add(sw);
+  // The live job's keys, so that one config file drives both the live job and the simulator:
+  // `roles` sets the instance counts; the others only matter to live ranks and are ignored here.
+  po::options_description live("Live-job keys (accepted so live configs run here too)");
+  live.add_options()("roles", po::value<std::string>()->default_value(""),
+                     "role layout of the live job; its prefill and decode counts override "
+                     "cluster.prefill and cluster.decode")("store.dram", po::value<std::string>(),
+                                                           "(live only)")(
+      "store.replicas", po::value<std::string>(), "(live only)")(
+      "decode.buffer", po::value<std::string>(), "(live only)")(
+      "kv_scale", po::value<std::string>(), "(live only)")("transport.tls",
+                                                           po::value<std::string>(), "(live only)")(
+      "transport.devices", po::value<std::string>(), "(live only)")(
+      "transport.data_path", po::value<std::string>(), "(live only)")(
+      "job.mode", po::value<std::string>(), "(live only)")("job.rpc_timeout",
+                                                           po::value<std::string>(), "(live only)")(
+      "job.phase_timeout", po::value<std::string>(), "(live only)")(
+      "job.deadline", po::value<std::string>(), "(live only)")(
+      "log-level", po::value<std::string>(), "(live only)");
+  all.add(live);
   return all;
+}
+
+Result<std::pair<int, int>> InstanceCountsFromRoles(const std::string& roles) {
+  int prefill = 0, decode = 0;
+  std::string word;
+  std::istringstream in(roles);
+  while (in >> word) {
+    std::istringstream items(word);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      if (item.empty()) continue;
+      const size_t colon = item.find(':');
+      const std::string name = item.substr(0, colon);
+      int n = 1;
+      if (colon != std::string::npos) {
+        try {
+          n = std::stoi(item.substr(colon + 1));
+        } catch (const std::exception&) {
+          return InvalidArgument(fmt::format("roles = '{}': '{}' is not ROLE:COUNT", roles, item));
+        }
+      }
+      if (name == "prefill") prefill += n;
+      if (name == "decode") decode += n;
+    }
+  }
+  if (prefill < 1 || decode < 1) {
+    return InvalidArgument(
+        fmt::format("roles = '{}': needs at least one prefill and one decode", roles));
+  }
+  return std::make_pair(prefill, decode);
 }
 
 namespace {
@@ -86,6 +135,12 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
   Result<SchedulingSettings> sched = SchedulingFromVariables(vm);
   if (!sched.ok()) return sched.status();
   o.sched = *sched;
+  if (const std::string roles = vm["roles"].as<std::string>(); !roles.empty()) {
+    auto counts = InstanceCountsFromRoles(roles);
+    if (!counts.ok()) return counts.status();
+    o.sched.scheduler.prefill_instances = counts->first;
+    o.sched.scheduler.decode_instances = counts->second;
+  }
   auto system = sim::ParseSystemKind(vm["system"].as<std::string>());
   if (!system.ok()) return system.status();
   o.system = *system;

@@ -33,4 +33,8 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
 
 sim::SimConfig ToSimConfig(const EvalOptions& o);
 
+// (prefill, decode) instance counts of a live `roles` layout ("conductor:1 store:1 prefill:2
+// decode:2" or a per-rank list).
+Result<std::pair<int, int>> InstanceCountsFromRoles(const std::string& roles);
+
 }  // namespace mooncake::app::eval

@@ -185,6 +185,12 @@ void ConductorRole::Run() {
       Resolve(i, trace::Outcome::kRejected, conductor::RejectReasonName(d.reason));
       continue;
     }
+    log::Debug(
+        "request {} -> prefill {} decode {}: predicted ttft {:.3f} s (queue {:.3f}, "
+        "prefill {:.3f}, transfer {:.3f}), prefix {}/{} blocks",
+        i, d.prefill, d.decode, engine::NanosToSeconds(d.predicted_ttft),
+        engine::NanosToSeconds(d.t_queue), engine::NanosToSeconds(d.t_prefill),
+        engine::NanosToSeconds(d.t_transfer), d.prefix_blocks, t.hash_ids.size());
     records_[i].prefill_instance = d.prefill;
     records_[i].decode_instance = d.decode;
     PrefillTask task;

@@ -24,7 +24,7 @@ void PrefillRole::Start() {
         }
         {
           std::lock_guard<std::mutex> lock(mutex_);
-          queue_.push_back(std::move(*task));
+          queue_.push_back(std::make_shared<const PrefillTask>(std::move(*task)));
         }
         cv_.notify_all();
       });
@@ -57,7 +57,7 @@ void PrefillRole::Fail(const Status& s) {
 
 void PrefillRole::WorkLoop() {
   for (;;) {
-    PrefillTask task;
+    std::shared_ptr<const PrefillTask> task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -69,20 +69,97 @@ void PrefillRole::WorkLoop() {
   }
 }
 
+void PrefillRole::Enqueue(WriteJob job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    outbox_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
 void PrefillRole::SendLoop() {
   for (;;) {
-    Outgoing item;
+    WriteJob job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [this] { return stopping_ || !outbox_.empty(); });
-      if (outbox_.empty()) return;
-      item = std::move(outbox_.front());
+      if (outbox_.empty()) return;  // stopping and drained
+      job = std::move(outbox_.front());
       outbox_.pop_front();
     }
-    SleepUntil(item.due);
-    Status s = ctx_.job.rpc.Notify(Rank{item.decode_rank}, kMsgKvDone, item.done.Encode());
-    if (!s.ok()) Fail(s.WithContext("KvDone to decode rank " + std::to_string(item.decode_rank)));
+    Write(job);
   }
+}
+
+void PrefillRole::Write(WriteJob& job) {
+  const PrefillTask& task = *job.task;
+  const uint64_t bb = ctx_.layout.block_bytes();
+  const bool to_decode = task.output_length > 1 && !task.hash_ids.empty();
+  if (writing_request_ != task.request) {
+    // A new request: get its slot in the decode rank's receive buffer (retry while full).
+    writing_request_ = task.request;
+    writes_.clear();
+    slot_ok_ = false;
+    if (to_decode) {
+      KvOffer offer{task.request, task.hash_ids.size() * bb};
+      const Nanos give_up = ctx_.LocalNow() + ctx_.job.options.phase_timeout;
+      for (;;) {
+        auto reply = ctx_.job.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(),
+                                       ctx_.job.options.rpc_timeout);
+        if (reply.ok()) {
+          auto r = KvOfferReply::Decode(*reply);
+          if (r.ok()) {
+            slot_ = r->remote_addr;
+            slot_ok_ = true;
+          } else {
+            Fail(r.status());
+          }
+          break;
+        }
+        if (reply.status().code() != ErrorCode::kBusy || ctx_.LocalNow() > give_up) {
+          Fail(reply.status().WithContext("KV offer for request " + std::to_string(task.request)));
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+  }
+  std::span<std::byte> staging(*job.staging);
+  if (job.store_from < job.to) StoreBlocks(task, staging, job.store_from, job.to);
+  if (slot_ok_ && job.from < job.to) {
+    transport::TransferRequest w{transport::OpKind::kWrite, staging.data() + job.from * bb,
+                                 Rank{task.decode_rank}, slot_ + job.from * bb,
+                                 static_cast<size_t>(job.to - job.from) * bb};
+    auto batch = ctx_.job.transport.Submit(std::span(&w, 1));
+    if (batch.ok()) {
+      writes_.push_back(std::move(*batch));
+    } else {
+      Fail(batch.status());
+    }
+  }
+  if (!job.last) return;
+  bool streamed = slot_ok_;
+  for (auto& w : writes_) {
+    Status s = w->Wait(ctx_.job.options.phase_timeout);
+    if (!s.ok()) {
+      streamed = false;
+      Fail(s.WithContext("streaming KV of request " + std::to_string(task.request)));
+    }
+  }
+  writes_.clear();
+  writing_request_ = UINT64_MAX;
+  if (!to_decode || !streamed) return;  // a request that could not stream is reported lost
+  SleepUntil(job.due);
+  KvDone kv;
+  kv.request = task.request;
+  kv.prefill_rank = ctx_.job.rank();
+  kv.input_length = task.input_length;
+  kv.output_length = task.output_length;
+  kv.first_token_wall_ns = job.first_token_wall_ns;
+  kv.remote_addr = slot_;
+  kv.hash_ids = task.hash_ids;
+  Status s = ctx_.job.rpc.Notify(Rank{task.decode_rank}, kMsgKvDone, kv.Encode());
+  if (!s.ok()) Fail(s.WithContext("KvDone to decode rank " + std::to_string(task.decode_rank)));
 }
 
 int PrefillRole::LoadPrefix(const PrefillTask& task, std::span<std::byte> staging,
@@ -147,65 +224,27 @@ uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> 
   return written;
 }
 
-void PrefillRole::Serve(const PrefillTask& task) {
+void PrefillRole::Serve(std::shared_ptr<const PrefillTask> task_ptr) {
+  const PrefillTask& task = *task_ptr;
   const Nanos start = ctx_.LocalNow();
   const int blocks = static_cast<int>(task.hash_ids.size());
   const uint64_t bb = ctx_.layout.block_bytes();
-  const bool to_decode = task.output_length > 1;
-  const Nanos rpc_timeout = ctx_.job.options.rpc_timeout;
-  std::vector<std::byte> staging(static_cast<size_t>(blocks) * bb);
+  auto staging = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(blocks) * bb);
 
-  // 1. A slot in the decode rank's receive buffer (it may be full for a while: retry).
-  uint64_t slot = 0;
-  if (to_decode && blocks > 0) {
-    KvOffer offer{task.request, static_cast<uint64_t>(blocks) * bb};
-    const Nanos give_up = start + ctx_.job.options.phase_timeout;
-    for (;;) {
-      auto reply =
-          ctx_.job.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(), rpc_timeout);
-      if (reply.ok()) {
-        auto r = KvOfferReply::Decode(*reply);
-        if (!r.ok()) return Fail(r.status());
-        slot = r->remote_addr;
-        break;
-      }
-      if (reply.status().code() != ErrorCode::kBusy || ctx_.LocalNow() > give_up) {
-        return Fail(
-            reply.status().WithContext("KV offer for request " + std::to_string(task.request)));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  }
-
-  // 2. The reused prefix, from the store; the fetched part takes at least its modelled time.
+  // 1. The reused prefix, from the store; the fetched part takes at least its modelled time.
   uint64_t bytes_loaded = 0;
-  int present = LoadPrefix(task, staging, &bytes_loaded);
+  const int present = LoadPrefix(task, *staging, &bytes_loaded);
   SleepUntil(start + ctx_.ModelToWall(Nanos(task.t_transfer_ns)));
   const int missing = task.prefix_blocks - present;
   int64_t done_tokens = std::min<int64_t>(task.prefix_tokens, int64_t{present} * kTokensPerBlock);
   if (present < task.prefix_blocks) done_tokens = int64_t{present} * kTokensPerBlock;
+  Enqueue(WriteJob{task_ptr, staging, 0, present, present, false});
 
-  // Stream the prefix blocks to the decode slot while computing.
-  std::vector<std::unique_ptr<transport::TransferBatch>> writes;
-  auto stream = [&](int from, int to) {
-    if (!to_decode || from >= to) return;
-    transport::TransferRequest w{transport::OpKind::kWrite, staging.data() + from * bb,
-                                 Rank{task.decode_rank}, slot + from * bb,
-                                 static_cast<size_t>(to - from) * bb};
-    auto batch = ctx_.job.transport.Submit(std::span(&w, 1));
-    if (batch.ok()) {
-      writes.push_back(std::move(*batch));
-    } else {
-      Fail(batch.status());
-    }
-  };
-  stream(0, present);
-
-  // 3. Chunked compute of the rest; finished blocks go to the store and to the decode slot.
+  // 2. Chunked compute of the rest, timed by the cost model. Chunk ends are kept exact (they do
+  // not drift with the writer's or the scheduler's jitter).
   const Nanos compute_start = ctx_.LocalNow();
   const int64_t chunk = ctx_.job.options.sched.chunk_tokens;
   double compute_model_s = 0;
-  uint64_t bytes_stored = 0;
   int stored_blocks = present;
   Nanos chunk_end = compute_start;
   while (done_tokens < task.input_length) {
@@ -218,18 +257,21 @@ void PrefillRole::Serve(const PrefillTask& task) {
                        ? blocks
                        : static_cast<int>(std::min<int64_t>(blocks, end / kTokensPerBlock));
     for (int b = stored_blocks; b < complete; ++b) {
-      ctx_.layout.Fill(task.hash_ids[b], std::span(staging).subspan(b * bb, bb));
+      ctx_.layout.Fill(task.hash_ids[b], std::span(*staging).subspan(b * bb, bb));
     }
     SleepUntil(chunk_end);  // the GPU's time for this chunk
-    bytes_stored += StoreBlocks(task, staging, stored_blocks, complete);
-    stream(stored_blocks, complete);
+    if (complete > stored_blocks) {
+      Enqueue(WriteJob{task_ptr, staging, stored_blocks, complete, stored_blocks, false});
+    }
     stored_blocks = complete;
     done_tokens = end;
   }
   // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
-  if (stored_blocks < blocks) stream(stored_blocks, blocks);
-  const Nanos first_token = std::max(ctx_.LocalNow(), chunk_end);
+  if (stored_blocks < blocks)
+    Enqueue(WriteJob{task_ptr, staging, stored_blocks, blocks, blocks, false});
+  const Nanos first_token = chunk_end;
 
+  // 3. The first token: the conductor hears at once.
   PrefillDone done;
   done.request = task.request;
   done.prefill_rank = ctx_.job.rank();
@@ -239,15 +281,10 @@ void PrefillRole::Serve(const PrefillTask& task) {
   done.first_token_wall_ns = (first_token + ctx_.clock_offset).count();
   done.compute_model_s = compute_model_s;
   done.bytes_loaded = bytes_loaded;
-  done.bytes_stored = bytes_stored;
-  done.bytes_to_decode = to_decode ? static_cast<uint64_t>(blocks) * bb : 0;
+  done.bytes_stored = static_cast<uint64_t>(blocks - present) * bb;
+  done.bytes_to_decode = task.output_length > 1 ? static_cast<uint64_t>(blocks) * bb : 0;
   Status sent = ctx_.job.rpc.Notify(Rank{0}, kMsgPrefillDone, done.Encode());
   if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
-
-  for (auto& w : writes) {
-    Status s = w->Wait(ctx_.job.options.phase_timeout);
-    if (!s.ok()) Fail(s.WithContext("streaming KV of request " + std::to_string(task.request)));
-  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.tasks;
@@ -255,26 +292,14 @@ void PrefillRole::Serve(const PrefillTask& task) {
     stats_.blocks_missing += missing;
     stats_.blocks_computed += blocks - present;
   }
-  if (!to_decode) return;
-  // 4. KvDone when the modelled layer-wise transfer of the real KV would have finished: it
+  // KvDone is due when the modelled layer-wise transfer of the real KV would have finished: it
   // overlaps the compute, and the last layer leaves after it (as the simulator models it).
   const Nanos xfer = ctx_.ModelToWall(ctx_.cost.TransferTime(
       ctx_.cost.KvBytesPerToken() * static_cast<uint64_t>(task.input_length)));
   const Nanos due =
       std::max(first_token + xfer / std::max(1u, ctx_.layout.layers()), compute_start + xfer);
-  KvDone kv;
-  kv.request = task.request;
-  kv.prefill_rank = ctx_.job.rank();
-  kv.input_length = task.input_length;
-  kv.output_length = task.output_length;
-  kv.first_token_wall_ns = done.first_token_wall_ns;
-  kv.remote_addr = slot;
-  kv.hash_ids = task.hash_ids;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    outbox_.push_back(Outgoing{due, task.decode_rank, std::move(kv)});
-  }
-  cv_.notify_all();
+  WriteJob last{task_ptr, staging, blocks, blocks, blocks, true, due, done.first_token_wall_ns};
+  Enqueue(std::move(last));
 }
 
 }  // namespace mooncake::app::serve

@@ -1,12 +1,14 @@
 // A prefill rank: a FIFO of PrefillTasks from the conductor, served by one worker thread (one
 // instance computes one prefill at a time, as a GPU would). Per task:
-//  1. offer the request's KV to its decode rank, which answers with a slot in its receive buffer;
-//  2. read the reused prefix blocks from the store and verify them (a block the store no longer
+//  1. read the reused prefix blocks from the store and verify them (a block the store no longer
 //     has is recomputed); the fetched part is paced to the modelled transfer time;
-//  3. "compute" chunk by chunk for the cost model's time / time_scale; after each chunk, write
-//     the finished blocks to the store (two-phase put) and stream them to the decode slot;
-//  4. tell the conductor (PrefillDone, the first token) and, once the modelled KV transfer would
-//     have finished, the decode rank (KvDone).
+//  2. "compute" chunk by chunk for the cost model's time / time_scale; each finished chunk's
+//     blocks are handed to the writer thread;
+//  3. tell the conductor the first token came (PrefillDone) the moment the compute ends.
+// The writer thread, off the compute path as a GPU's copy engine would be: offers the request's
+// KV to its decode rank (which answers with a slot in its receive buffer), puts the new blocks
+// into the store (two-phase put), streams every block to the decode slot, and sends KvDone once
+// the writes finished and the modelled layer-wise KV transfer would have.
 #pragma once
 
 #include <condition_variable>
@@ -36,9 +38,22 @@ class PrefillRole {
   PrefillStats stats() const;
 
  private:
+  // Work for the writer thread: store puts and decode streaming of blocks [from, to) of a
+  // request, and (last) its KvDone, due at a local wall time.
+  struct WriteJob {
+    std::shared_ptr<const PrefillTask> task;
+    std::shared_ptr<std::vector<std::byte>> staging;
+    int from = 0, to = 0;
+    int store_from = 0;  // blocks [store_from, to) are new and go to the store too
+    bool last = false;
+    Nanos due{0};
+    int64_t first_token_wall_ns = 0;
+  };
   void WorkLoop();
   void SendLoop();
-  void Serve(const PrefillTask& task);
+  void Write(WriteJob& job);
+  void Serve(std::shared_ptr<const PrefillTask> task);
+  void Enqueue(WriteJob job);
   // Reads prefix blocks [0, task.prefix_blocks) into `staging`; returns how many leading blocks
   // were present and verified (the rest must be recomputed).
   int LoadPrefix(const PrefillTask& task, std::span<std::byte> staging, uint64_t* bytes);
@@ -49,14 +64,13 @@ class PrefillRole {
   ServeContext& ctx_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<PrefillTask> queue_;
-  // KvDone messages held until their modelled arrival time (local wall clock).
-  struct Outgoing {
-    Nanos due;
-    int32_t decode_rank;
-    KvDone done;
-  };
-  std::deque<Outgoing> outbox_;
+  std::deque<std::shared_ptr<const PrefillTask>> queue_;
+  std::deque<WriteJob> outbox_;
+  // Writer-thread state of the request being streamed.
+  uint64_t writing_request_ = UINT64_MAX;
+  uint64_t slot_ = 0;
+  bool slot_ok_ = false;
+  std::vector<std::unique_ptr<transport::TransferBatch>> writes_;
   bool stopping_ = false;
   PrefillStats stats_;
   std::thread worker_, sender_;

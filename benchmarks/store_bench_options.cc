@@ -36,6 +36,8 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "batches", po::value(&batches)->default_value("1,8,32,128"), "keys per call")(
       "ops", po::value(&ops)->default_value("put,get,exists"),
       "put,get,exists,raw (raw: one-sided reads of the same sizes and footprint, no store)")(
+      "threads", po::value(&o.threads)->default_value(1),
+      "calling threads per client (each on its own batches and part of the buffer)")(
       "replicas", po::value(&o.replicas)->default_value(1), "replicas per object")(
       "max-objects", po::value(&o.max_objects)->default_value(4096),
       "objects per client and case, at most")("fill", po::value(&o.fill)->default_value(0.8),
@@ -104,6 +106,7 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
   if (o.replicas < 1 || static_cast<int>(o.replicas) > o.cluster.stores) {
     return InvalidArgument("--replicas must be between 1 and --stores");
   }
+  if (o.threads < 1 || o.threads > 64) return InvalidArgument("--threads must be 1..64");
   if (o.fill <= 0 || o.fill > 0.9) return InvalidArgument("--fill must be in (0, 0.9]");
   return o;
 }

@@ -16,6 +16,7 @@ struct StoreBenchOptions {
   std::vector<int> batches;
   std::vector<std::string> ops;  // put, get, exists, raw (in run order per case)
   uint32_t replicas = 1;
+  int threads = 1;            // calling threads per client
   size_t max_objects = 4096;  // per client and case
   double fill = 0.8;          // fraction of the store the objects of a case occupy at most
   Nanos min_time = std::chrono::seconds(1);

@@ -17,6 +17,7 @@ namespace mooncake::app {
 namespace {
 
 constexpr const char* kVersion = "mooncake 0.1.0";
+constexpr double kLiveDefaultTimeScale = 10.0;
 
 struct RawOptions {
   std::string out, log_level, roles, tls, devices, data_path, rma_slice, am_slice, store_dram,
@@ -283,6 +284,9 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       s = sched.status();
     } else {
       opts.sched = *sched;
+      // The live job replays in wall time; without --time-scale it runs 10x faster than the
+      // modelled cluster, so the embedded default ends in seconds (eval keeps 1: it is virtual).
+      if (vm["time_scale"].defaulted()) opts.sched.time_scale = kLiveDefaultTimeScale;
       auto synthetic = eval::SyntheticFromVariables(vm, opts.sched.seed);
       if (!synthetic.ok()) {
         s = synthetic.status();

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Live and simulated agree: the live job and `mooncake eval` on the same trace slice, config and
+# time scale give mean TTFT within 15 % and prefix hit rate within 2 points; and the live hit
+# rate is within 3 points of the infinite-cache oracle of the requests it served (computed by an
+# independent script), the gap being the in-flight misses that summary.json counts.
+# Usage: live_vs_sim.sh MOONCAKE CONFIG TRACE LIMIT TIME_SCALE MPIRUN [mpirun args...]
+set -u
+mooncake=$1 config=$2 trace=$3 limit=$4 scale=$5
+shift 5
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [[ ! -f $trace ]]; then
+  echo "SKIP: trace $trace not found (the shared traces sit beside the checkout)"
+  exit 0
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$@" -np 6 "$mooncake" --config "$config" --trace "$trace" --trace-limit "$limit" \
+  --time-scale "$scale" --out "$dir/live" >"$dir/live.log" 2>&1
+code=$?
+tail -14 "$dir/live.log"
+[[ $code -eq 0 ]] || { echo "FAIL: live run exited $code"; exit 1; }
+"$mooncake" eval --config "$config" --trace "$trace" --trace-limit "$limit" --plots false \
+  --out "$dir/sim" >"$dir/sim.log" 2>&1 || { cat "$dir/sim.log"; echo "FAIL: eval failed"; exit 1; }
+oracle=$(/usr/bin/python3 "$here/prefix_oracle.py" "$trace" --limit "$limit" \
+  --served "$dir/live/requests.csv" | sed 's/.*=//')
+/usr/bin/python3 - "$dir/live/summary.json" "$dir/sim/summary.json" "$oracle" <<'PY'
+import json, sys
+live, sim, oracle = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), float(sys.argv[3])
+lt, st = live["ttft_s"]["mean"], sim["ttft_s"]["mean"]
+lh, sh = 100 * live["prefix_hit"]["blocks"], 100 * sim["prefix_hit"]["blocks"]
+inflight = 100 * live["prefix_hit"]["inflight_miss_blocks"] / live["prefix_hit"]["prompt_blocks"]
+r = live["requests"]
+print(f"live: {r['total']} requests, {r['completed']} completed, {r['rejected']} rejected, "
+      f"{r['lost']} lost; mean TTFT {lt:.3f} s, hit {lh:.2f} %")
+print(f"sim:  mean TTFT {st:.3f} s, hit {sh:.2f} %")
+print(f"gap:  TTFT {100 * (lt - st) / st:+.1f} %, hit {lh - sh:+.2f} points")
+print(f"oracle of the served requests {oracle:.2f} %, live {lh:.2f} %, in-flight misses "
+      f"{inflight:.2f} points")
+ok = r["lost"] == 0 and r["total"] == r["completed"] + r["rejected"]
+ok &= abs(lt - st) <= 0.15 * st and abs(lh - sh) <= 2.0 and abs(oracle - lh) <= 3.0
+ok &= live["extra"]["kv_checksum_failures"] == 0 and live["extra"]["kv_blocks_verified_at_decode"] > 0
+print("PASS" if ok else "FAIL")
+sys.exit(0 if ok else 1)
+PY

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # store_vs_baselines.sh BUILD_DIR [TLS] [REPEATS]
 #
-# In one run on this machine: store_bench put and get at 1 MiB and 16 MiB (batches of 8 keys, one
+# In one run on this machine: store_bench put and get at 1 MiB and 16 MiB (batches of 32 keys, one
 # client, one store rank of 1 GiB, objects spread over 80 % of it), the raw one-sided read of the
 # same sizes and footprint (store_bench --ops raw: the same Transport calls without the store),
 # and redis-benchmark SET/GET with the same value sizes against a redis-server started here on
@@ -36,7 +36,7 @@ esac
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe "${PLACE[@]}"
         --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
         -x UCX_WARN_UNUSED_ENV_VARS=n)
-STORE_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 256MiB --sizes 1MiB,16MiB --batches 8
+STORE_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 1GiB --sizes 1MiB,16MiB --batches 32
             --min-time 1s --tls "$TLS")
 echo "== store_bench (3 ranks: master, 1 store of 1 GiB, 1 client; tls $TLS; $REPEATS runs)"
 echo "   ${MPIRUN[*]} -np 3 $BUILD/store_bench ${STORE_ARGS[*]} --ops put,get,raw"

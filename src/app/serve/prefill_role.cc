@@ -28,6 +28,7 @@ void PrefillRole::Start() {
         }
         cv_.notify_all();
       });
+  loader_ = std::thread([this] { LoadLoop(); });
   worker_ = std::thread([this] { WorkLoop(); });
   sender_ = std::thread([this] { SendLoop(); });
 }
@@ -39,6 +40,7 @@ void PrefillRole::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  if (loader_.joinable()) loader_.join();
   if (worker_.joinable()) worker_.join();
   if (sender_.joinable()) sender_.join();
 }
@@ -55,17 +57,47 @@ void PrefillRole::Fail(const Status& s) {
   if (stats_.first_error.empty()) stats_.first_error = s.ToString();
 }
 
-void PrefillRole::WorkLoop() {
+void PrefillRole::LoadLoop() {
   for (;;) {
     std::shared_ptr<const PrefillTask> task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
+      cv_.wait(lock, [this] {
+        return (stopping_ && queue_.empty()) || (!queue_.empty() && loaded_.size() < kLoadAhead);
+      });
+      if (queue_.empty()) {
+        loader_done_ = true;
+        cv_.notify_all();
+        return;  // stopping and drained
+      }
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    Serve(task);
+    Loaded l{
+        task,
+        std::make_shared<std::vector<std::byte>>(task->hash_ids.size() * ctx_.layout.block_bytes()),
+        0, 0};
+    l.present = LoadPrefix(*task, *l.staging, &l.bytes_loaded);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loaded_.push_back(std::move(l));
+    }
+    cv_.notify_all();
+  }
+}
+
+void PrefillRole::WorkLoop() {
+  for (;;) {
+    Loaded l;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return loader_done_ || !loaded_.empty(); });
+      if (loaded_.empty()) return;  // the loader finished and everything was computed
+      l = std::move(loaded_.front());
+      loaded_.pop_front();
+    }
+    cv_.notify_all();  // room for the loader to fetch ahead
+    Serve(std::move(l));
   }
 }
 
@@ -224,16 +256,17 @@ uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> 
   return written;
 }
 
-void PrefillRole::Serve(std::shared_ptr<const PrefillTask> task_ptr) {
+void PrefillRole::Serve(Loaded loaded) {
+  const std::shared_ptr<const PrefillTask>& task_ptr = loaded.task;
   const PrefillTask& task = *task_ptr;
   const Nanos start = ctx_.LocalNow();
   const int blocks = static_cast<int>(task.hash_ids.size());
   const uint64_t bb = ctx_.layout.block_bytes();
-  auto staging = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(blocks) * bb);
+  auto staging = loaded.staging;
 
-  // 1. The reused prefix, from the store; the fetched part takes at least its modelled time.
-  uint64_t bytes_loaded = 0;
-  const int present = LoadPrefix(task, *staging, &bytes_loaded);
+  // 1. The reused prefix was read ahead; the fetched part takes its modelled transfer time.
+  const uint64_t bytes_loaded = loaded.bytes_loaded;
+  const int present = loaded.present;
   SleepUntil(start + ctx_.ModelToWall(Nanos(task.t_transfer_ns)));
   const int missing = task.prefix_blocks - present;
   int64_t done_tokens = std::min<int64_t>(task.prefix_tokens, int64_t{present} * kTokensPerBlock);

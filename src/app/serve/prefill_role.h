@@ -1,7 +1,9 @@
 // A prefill rank: a FIFO of PrefillTasks from the conductor, served by one worker thread (one
 // instance computes one prefill at a time, as a GPU would). Per task:
 //  1. read the reused prefix blocks from the store and verify them (a block the store no longer
-//     has is recomputed); the fetched part is paced to the modelled transfer time;
+//     has is recomputed). A loader thread does this ahead of the compute, as a server prefetches
+//     the next request's prefix while the GPU works; the compute then spends only the modelled
+//     transfer time of the fetched part, so the live run's timing is the model's;
 //  2. "compute" chunk by chunk for the cost model's time / time_scale; each finished chunk's
 //     blocks are handed to the writer thread;
 //  3. tell the conductor the first token came (PrefillDone) the moment the compute ends.
@@ -49,10 +51,18 @@ class PrefillRole {
     Nanos due{0};
     int64_t first_token_wall_ns = 0;
   };
+  // A task whose prefix was loaded by the loader thread.
+  struct Loaded {
+    std::shared_ptr<const PrefillTask> task;
+    std::shared_ptr<std::vector<std::byte>> staging;
+    int present = 0;
+    uint64_t bytes_loaded = 0;
+  };
+  void LoadLoop();
   void WorkLoop();
   void SendLoop();
   void Write(WriteJob& job);
-  void Serve(std::shared_ptr<const PrefillTask> task);
+  void Serve(Loaded loaded);
   void Enqueue(WriteJob job);
   // Reads prefix blocks [0, task.prefix_blocks) into `staging`; returns how many leading blocks
   // were present and verified (the rest must be recomputed).
@@ -65,6 +75,9 @@ class PrefillRole {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<const PrefillTask>> queue_;
+  std::deque<Loaded> loaded_;  // at most kLoadAhead waiting for the compute
+  static constexpr size_t kLoadAhead = 2;
+  bool loader_done_ = false;
   std::deque<WriteJob> outbox_;
   // Writer-thread state of the request being streamed.
   uint64_t writing_request_ = UINT64_MAX;
@@ -73,7 +86,7 @@ class PrefillRole {
   std::vector<std::unique_ptr<transport::TransferBatch>> writes_;
   bool stopping_ = false;
   PrefillStats stats_;
-  std::thread worker_, sender_;
+  std::thread loader_, worker_, sender_;
 };
 
 }  // namespace mooncake::app::serve

@@ -49,8 +49,11 @@ mooncake_install() {
   }
 }
 
-# mooncake_build: configures (once) and builds into $MOONCAKE_BUILD.
+# mooncake_build [TARGET...]: configures (once) and builds into $MOONCAKE_BUILD (all targets
+# unless some are named).
 mooncake_build() {
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
   mkdir -p "$MOONCAKE_BUILD"
   if [[ ! -f $MOONCAKE_BUILD/CMakeCache.txt ]]; then
     mooncake_log "configuring into $MOONCAKE_BUILD"
@@ -60,7 +63,7 @@ mooncake_build() {
     }
   fi
   mooncake_log "building ($(nproc) jobs; log: $MOONCAKE_BUILD/build.log)"
-  if ! cmake --build "$MOONCAKE_BUILD" -j"$(nproc)" >"$MOONCAKE_BUILD/build.log" 2>&1; then
+  if ! cmake --build "$MOONCAKE_BUILD" -j"$(nproc)" "${targets[@]}" >"$MOONCAKE_BUILD/build.log" 2>&1; then
     grep -E -A3 "error|Error" "$MOONCAKE_BUILD/build.log" | head -60
     mooncake_log "build failed (full log: $MOONCAKE_BUILD/build.log)"
     return 1

@@ -1,6 +1,7 @@
 #include "transport/rpc.h"
 
 #include <string>
+#include <thread>
 
 #include "common/log.h"
 #include "common/wire.h"
@@ -94,7 +95,12 @@ void Rpc::Stop() {
 
 void Rpc::Register(uint16_t type, Handler handler) {
   std::lock_guard<std::mutex> lock(handlers_mutex_);
-  handlers_[type] = std::move(handler);
+  handlers_[type] = Entry{std::move(handler), false};
+}
+
+void Rpc::RegisterInline(uint16_t type, Handler handler) {
+  std::lock_guard<std::mutex> lock(handlers_mutex_);
+  handlers_[type] = Entry{std::move(handler), true};
 }
 
 void Rpc::OnMessage(Rank from, std::span<const std::byte> bytes) {
@@ -112,6 +118,19 @@ void Rpc::OnMessage(Rank from, std::span<const std::byte> bytes) {
     it->second->status = frame->status;
     it->second->payload.assign(frame->payload.begin(), frame->payload.end());
     calls_cv_.notify_all();
+    return;
+  }
+  Handler inline_handler;
+  {
+    std::lock_guard<std::mutex> lock(handlers_mutex_);
+    auto it = handlers_.find(frame->type);
+    if (it != handlers_.end() && it->second.run_inline) inline_handler = it->second.handler;
+  }
+  if (inline_handler) {
+    Responder responder = frame->kind == FrameKind::kRequest
+                              ? Responder(this, from, frame->type, frame->call_id)
+                              : Responder();
+    inline_handler(from, frame->payload, responder);
     return;
   }
   {
@@ -137,7 +156,7 @@ void Rpc::DispatchLoop() {
     {
       std::lock_guard<std::mutex> lock(handlers_mutex_);
       auto it = handlers_.find(msg.type);
-      if (it != handlers_.end()) handler = it->second;
+      if (it != handlers_.end()) handler = it->second.handler;
     }
     Responder responder = msg.kind == FrameKind::kRequest
                               ? Responder(this, msg.from, msg.type, msg.call_id)
@@ -180,9 +199,14 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
   }
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
-  // Help the backend progress for a short while (low latency on a dedicated core), then block on
-  // the condition variable in short slices so an oversubscribed machine is not starved.
-  const Nanos spin_until = clock.Now() + Nanos(50'000);
+  // Drive the backend's progress ourselves for a while: the response is then handled on this
+  // thread, with no wake-up of a sleeping progress thread and no condition-variable hand-off
+  // (each can cost a scheduler slice on a loaded machine). Yield when nothing happens so an
+  // oversubscribed rank leaves the core to the peer we wait on; after the budget, block on the
+  // condition variable in short slices (the transport's own thread then delivers).
+  const Nanos spin_until =
+      clock.Now() + (transport_.CallerProgressHelps() ? std::min(spin_budget_, timeout) : Nanos(0));
+  uint32_t idle_rounds = 0;
   std::unique_lock<std::mutex> lock(calls_mutex_);
   while (!pending->done) {
     Nanos now = clock.Now();
@@ -193,7 +217,11 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
     }
     if (now < spin_until) {
       lock.unlock();
-      transport_.Progress();
+      if (transport_.Progress()) {
+        idle_rounds = 0;
+      } else if (++idle_rounds > 16) {
+        std::this_thread::yield();
+      }
       lock.lock();
     } else {
       Nanos slice = std::min<Nanos>(deadline - now, Nanos(1'000'000));

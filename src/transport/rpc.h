@@ -5,8 +5,10 @@
 // that never answers yields Timeout naming the peer and the message type, never a hang.
 //
 // Threading: handlers run on the Rpc's dispatcher thread, one at a time, in arrival order; they may
-// block briefly and may make nested Calls (responses bypass the dispatcher). A Responder may be
-// kept and answered later from any thread, exactly once.
+// block briefly and may make nested Calls (responses bypass the dispatcher). Handlers registered
+// with RegisterInline instead run on the thread that received the message (one thread wake-up
+// less per call); they must not block and must not make Calls. A Responder may be kept and
+// answered later from any thread, exactly once.
 #pragma once
 
 #include <condition_variable>
@@ -77,8 +79,15 @@ class Rpc {
 
   // Register handlers before peers may call (before ConnectAll / the bootstrap barrier).
   void Register(uint16_t type, Handler handler);
+  // Like Register, but the handler runs on the receiving thread (a transport progress thread or
+  // a caller driving Progress) instead of the dispatcher. Contract: it returns quickly, takes only
+  // short locks, never waits on another rank and never calls Call (that would deadlock the
+  // progress engine it runs on). Handlers of several peers may run concurrently.
+  void RegisterInline(uint16_t type, Handler handler);
 
-  // Sends a request and waits for its response until `timeout`.
+  // Sends a request and waits for its response until `timeout`. The caller drives the
+  // transport's progress for up to spin_budget() (yielding when nothing happens, so
+  // oversubscribed ranks still run), then sleeps on a condition variable.
   Result<std::vector<std::byte>> Call(Rank peer, uint16_t type, std::span<const std::byte> request,
                                       Nanos timeout);
   // A message with no response.
@@ -88,6 +97,8 @@ class Rpc {
   void Stop();
 
   uint64_t malformed_frames() const { return malformed_frames_.load(); }
+  void set_spin_budget(Nanos spin) { spin_budget_ = spin; }
+  Nanos spin_budget() const { return spin_budget_; }
 
  private:
   friend class Responder;
@@ -110,8 +121,13 @@ class Rpc {
                     std::span<const std::byte> payload);
 
   Transport& transport_;
+  struct Entry {
+    Handler handler;
+    bool run_inline = false;
+  };
   std::mutex handlers_mutex_;
-  std::unordered_map<uint16_t, Handler> handlers_;
+  std::unordered_map<uint16_t, Entry> handlers_;
+  Nanos spin_budget_ = Nanos(1'000'000);
 
   std::mutex calls_mutex_;
   std::condition_variable calls_cv_;

@@ -122,6 +122,9 @@ class Transport {
   // happened. Waiters call it so that a blocked caller does the work instead of waiting for the
   // transport's own thread. Backends without a progress engine return false.
   virtual bool Progress() = 0;
+  // True when a waiting caller that calls Progress() itself gets its completions sooner than by
+  // sleeping (the backend has a progress engine callers may drive). Rpc::Call spins only then.
+  virtual bool CallerProgressHelps() const { return false; }
 
   // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).
   virtual std::string DescribePath(Rank peer) const = 0;

@@ -25,6 +25,11 @@ struct UcxConfig {
   Nanos idle_spin = Nanos(200'000);
   Nanos max_sleep = Nanos(200'000);
   bool busy_poll = false;
+  // After idle_spin the progress thread sleeps on the worker's event fd (woken by an arriving
+  // message) for at most this long before it looks again.
+  Nanos max_event_wait = Nanos(5'000'000);
+  // SendMessage drives progress for at most this long until a fragmented message has left.
+  Nanos send_spin = Nanos(200'000);
 };
 
 // Maps the user-facing transport.tls value to a UCX_TLS list: auto -> "" (UCX decides),

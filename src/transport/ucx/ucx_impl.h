@@ -88,6 +88,7 @@ class UcxTransport final : public Transport {
   void SetMessageHandler(MessageHandler handler) override;
   Status SendMessage(Rank peer, std::span<const std::byte> payload) override;
   bool Progress() override;
+  bool CallerProgressHelps() const override { return true; }
   std::string DescribePath(Rank peer) const override;
   void BeginShutdown() override { shutting_down_ = true; }
   Status Close(Nanos timeout) override;
@@ -146,6 +147,7 @@ class UcxTransport final : public Transport {
   // core and contend for the worker lock, adding scheduler quanta to every completion.
   std::atomic<uint64_t> caller_progress_calls_{0};  // bumped by every Progress() call
   std::atomic<int> callers_posting_{0};  // threads inside Submit (posting may copy bytes inline)
+  int efd_ = -1;  // the worker's event fd (UCP_FEATURE_WAKEUP), -1 when UCX has none
   std::atomic<bool> running_{false};
   std::atomic<bool> closing_{false};
   std::atomic<bool> shutting_down_{false};

@@ -1,3 +1,5 @@
+#include <poll.h>
+
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -41,15 +43,32 @@ void PeerErrorTrampoline(void* arg, ucp_ep_h, ucs_status_t status) {
 }
 
 // A control message in flight: UCX 1.13 reads the header and payload until the send completes.
+// Owned jointly by the send callback and the sender (which may wait for `sent`): the last of the
+// two to let go deletes it.
 struct OutgoingControl {
   ControlHeader header;
   std::vector<std::byte> payload;
+  std::atomic<bool> sent{false};
+  std::atomic<int> owners{2};
+  void Release() {
+    if (owners.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
 };
 
 void FreeOnSend(void* request, ucs_status_t, void* user_data) {
-  delete static_cast<OutgoingControl*>(user_data);
+  auto* out = static_cast<OutgoingControl*>(user_data);
+  out->sent.store(true, std::memory_order_release);
   ucp_request_free(request);
+  out->Release();
 }
+
+// Set while this thread runs inside a UCX callback (ucp_worker_progress must not recurse).
+thread_local bool t_in_callback = false;
+struct InCallback {
+  bool saved = t_in_callback;
+  InCallback() { t_in_callback = true; }
+  ~InCallback() { t_in_callback = saved; }
+};
 
 // The UCX transports of an endpoint's lanes, read from ucp_ep_print_info ("posix/memory").
 std::string LaneTransports(ucp_ep_h ep) {
@@ -112,7 +131,7 @@ Status UcxTransport::Init() {
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
   st = ucp_init(&params, cfg, &context_);
   ucp_config_release(cfg);
@@ -162,6 +181,9 @@ Status UcxTransport::Init() {
       return UcxError("ucp_worker_set_am_recv_handler", st);
     }
   }
+  // An event fd lets the idle progress thread sleep until a message arrives instead of polling
+  // with a back-off (which added up to max_sleep to every RPC). Without one it falls back to it.
+  if (ucp_worker_get_efd(worker_, &efd_) != UCS_OK) efd_ = -1;
   peer_failed_.reset(new std::atomic<bool>[world_size_]);
   for (int i = 0; i < world_size_; ++i) peer_failed_[i] = false;
   for (int i = 0; i < world_size_; ++i) {
@@ -198,6 +220,19 @@ void UcxTransport::ProgressLoop() {
       continue;
     }
     if (config_.busy_poll || now - last_event < config_.idle_spin) continue;
+    if (efd_ >= 0) {
+      // Idle: sleep until the worker has an event (arm fails with BUSY when one is pending).
+      // The poll timeout bounds the wait for events UCX does not signal (and Close).
+      ucs_status_t st = ucp_worker_arm(worker_);
+      if (st == UCS_ERR_BUSY) continue;
+      if (st == UCS_OK) {
+        pollfd pfd{efd_, POLLIN, 0};
+        const int timeout_ms =
+            static_cast<int>(std::max<int64_t>(1, config_.max_event_wait.count() / 1'000'000));
+        if (poll(&pfd, 1, timeout_ms) > 0) last_event = clock.Now();
+        continue;
+      }
+    }
     // Idle: back off so oversubscribed ranks leave the cores to the ranks doing work.
     std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, config_.max_sleep);
@@ -388,6 +423,19 @@ Status UcxTransport::SendMessage(Rank peer, std::span<const std::byte> payload) 
     delete copy;
     return PeerFailure("send to " + PeerName(peer.value) +
                        " failed: " + ucs_status_string(UCS_PTR_STATUS(req)));
+  } else {
+    // A message above UCX's short size leaves in fragments that only progress pushes out; drive
+    // it here (bounded) rather than wait for an idle progress thread to wake. Not from inside a
+    // UCX callback (an inline RPC handler answering): progress must not recurse.
+    if (!t_in_callback) {
+      SteadyClock clock;
+      const Nanos until = clock.Now() + config_.send_spin;
+      caller_progress_calls_.fetch_add(1, std::memory_order_relaxed);
+      while (!copy->sent.load(std::memory_order_acquire) && clock.Now() < until) {
+        ucp_worker_progress(worker_);
+      }
+    }
+    copy->Release();
   }
   return Status::Ok();
 }
@@ -398,6 +446,7 @@ ucs_status_t UcxTransport::OnControl(const void* header, size_t header_length, v
     log::Warn("dropping a malformed control message ({} header bytes)", header_length);
     return UCS_OK;
   }
+  InCallback in_callback;
   ControlHeader h;
   std::memcpy(&h, header, sizeof h);
   if (h.src_rank < 0 || h.src_rank >= world_size_) {
@@ -459,6 +508,7 @@ Status UcxTransport::Close(Nanos timeout) {
   }
   eps_.clear();
   running_ = false;
+  if (efd_ >= 0) ucp_worker_signal(worker_);  // wake a progress thread sleeping in poll
   if (progress_thread_.joinable()) progress_thread_.join();
   for (auto& table : imported_) table.reset();
   imported_.clear();

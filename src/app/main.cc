@@ -5,10 +5,14 @@
 #include "app/eval_wiring.h"
 #include "app/options.h"
 #include "app/run.h"
+#include "app/store_command.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "eval") == 0) {
     return mooncake::app::RunEval(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "store") == 0) {
+    return mooncake::app::RunStoreCommand(argc - 1, argv + 1);
   }
   auto parsed = mooncake::app::ParseJobOptions(argc, argv);
   if (!parsed.options) return parsed.exit_code;

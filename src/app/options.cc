@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/units.h"
+#include "transport/nccl/gpu.h"
 
 namespace po = boost::program_options;
 
@@ -25,6 +26,8 @@ struct RawOptions {
   bool busy_poll = false;
   bool dry_run = false;
   std::string mode, kv_scale, decode_buffer, job_deadline, progress_interval;
+  std::string ssd, ssd_dir, ssd_capacity, recover;
+  int promote_after = 2;
   int replicas = 1;
   int ping_rounds = 20;
   int silent_rank = -1;
@@ -84,7 +87,19 @@ po::options_description StoreAndJob(RawOptions* raw) {
       "job.ping_rounds", po::value<int>(&raw->ping_rounds)->default_value(20),
       "RPC pings per pair of ranks (1..100000)")(
       "job.silent_rank", po::value<int>(&raw->silent_rank)->default_value(-1),
-      "test hook: this rank never answers pings (-1: none)");
+      "test hook: this rank never answers pings (-1: none)")(
+      "store.ssd", po::value<std::string>(&raw->ssd)->default_value("off"),
+      "on | off: spill blocks evicted from DRAM to HDF5 files of their store rank")(
+      "store.ssd_dir", po::value<std::string>(&raw->ssd_dir)->value_name("DIR"),
+      "folder of the SSD tier; each store rank uses DIR/rank<r> (default: <run folder>/ssd; "
+      "a persistent folder is reused by --store.recover)")(
+      "store.ssd_capacity", po::value<std::string>(&raw->ssd_capacity)->default_value("4GiB"),
+      "HDF5 bucket files per store rank (64MiB..64TiB)")(
+      "store.promote_after", po::value<int>(&raw->promote_after)->default_value(2),
+      "gets served from SSD before a block is promoted back to DRAM (0 never, up to 1000000)")(
+      "store.recover", po::value<std::string>(&raw->recover)->value_name("DIR"),
+      "restart over an existing SSD folder: store.ssd = on, store.ssd_dir = DIR; store ranks "
+      "verify their files and report their blocks before requests are admitted");
   return d;
 }
 
@@ -137,6 +152,36 @@ Status DurationOption(const char* name, const std::string& value, Nanos lo, Nano
                       FormatDuration(lo) + " to " + FormatDuration(hi) + ")");
   }
   *out = *d;
+  return Status::Ok();
+}
+
+Status SsdOptions(const RawOptions& raw, JobOptions* o) {
+  if (raw.ssd == "on") {
+    o->store_ssd = true;
+  } else if (raw.ssd != "off") {
+    return InvalidArgument("store.ssd = '" + raw.ssd + "' (allowed: on, off)");
+  }
+  MC_RETURN_IF_ERROR(SizeOption("store.ssd_capacity", raw.ssd_capacity, 64ull << 20, 64ull << 40,
+                                &o->store_ssd_capacity));
+  if (raw.promote_after < 0 || raw.promote_after > 1000000) {
+    return OutOfRange("store.promote_after = " + std::to_string(raw.promote_after) +
+                      " (allowed 0 to 1000000)");
+  }
+  o->store_promote_after = static_cast<uint32_t>(raw.promote_after);
+  o->store_ssd_dir = raw.ssd_dir;
+  if (!raw.recover.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(raw.recover, ec)) {
+      return InvalidArgument("store.recover = '" + raw.recover + "': not an existing folder");
+    }
+    if (!raw.ssd_dir.empty() && raw.ssd_dir != raw.recover) {
+      return InvalidArgument("store.recover = '" + raw.recover + "' and store.ssd_dir = '" +
+                             raw.ssd_dir + "' name different folders");
+    }
+    o->store_ssd = true;
+    o->store_recover = true;
+    o->store_ssd_dir = raw.recover;
+  }
   return Status::Ok();
 }
 
@@ -211,6 +256,7 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
   o->replicas = raw.replicas;
   MC_RETURN_IF_ERROR(
       SizeOption("decode.buffer", raw.decode_buffer, 1ull << 20, 1ull << 40, &o->decode_buffer));
+  MC_RETURN_IF_ERROR(SsdOptions(raw, o));
   MC_RETURN_IF_ERROR(DurationOption("job.deadline", raw.job_deadline, Nanos(1'000'000'000),
                                     Nanos(604'800'000'000'000), &o->job_deadline));
   MC_RETURN_IF_ERROR(DurationOption("job.progress_interval", raw.progress_interval,
@@ -254,7 +300,7 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       return outcome;
     }
     if (vm.count("version")) {
-      std::cout << kVersion << "\n";
+      std::cout << kVersion << "\n" << transport::gpu::Describe(transport::gpu::Probe()) << "\n";
       return outcome;
     }
     if (vm.count("config")) {

@@ -43,6 +43,12 @@ struct JobOptions {
   double kv_scale = 1.0 / 8192;          // bytes moved = kv_scale x the model's real KV bytes
   int replicas = 1;                      // store replicas of each KV block
   uint64_t decode_buffer = 64ull << 20;  // KV receive buffer of each decode rank (bytes)
+  // SSD tier (store ranks). Files live in <ssd_dir>/rank<r>; empty ssd_dir: <run folder>/ssd.
+  bool store_ssd = false;
+  std::string store_ssd_dir;
+  uint64_t store_ssd_capacity = 4ull << 30;  // bytes of HDF5 bucket files per store rank
+  uint32_t store_promote_after = 2;          // SSD hits before a block returns to DRAM (0: never)
+  bool store_recover = false;                // --store.recover DIR: ssd on over DIR, must exist
   Nanos job_deadline = Nanos(1'800'000'000'000);  // wall time after which requests are lost
   Nanos progress_interval = Nanos(5'000'000'000);
 };

@@ -50,6 +50,8 @@ bool VerifyBlockContent(const BlockContentKey& key, std::span<const std::byte> d
   return true;
 }
 
+uint64_t BlockContentSeed(const BlockContentKey& key) { return Seed(key); }
+
 uint64_t ModelTag(const char* model_name) {
   return Checksum64(model_name, std::strlen(model_name));
 }

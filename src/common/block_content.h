@@ -21,6 +21,10 @@ void FillBlockContent(const BlockContentKey& key, std::span<std::byte> out);
 // True when `data` equals what FillBlockContent would write for `key`.
 bool VerifyBlockContent(const BlockContentKey& key, std::span<const std::byte> data);
 
+// The generator's seed for `key`: 64-bit word i of a block is SplitMix64(seed + i). Exposed so
+// a device kernel (transport/nccl) can generate the same bytes where the KV lives.
+uint64_t BlockContentSeed(const BlockContentKey& key);
+
 // Stable 64-bit tag of a model name, for BlockContentKey::model_tag.
 uint64_t ModelTag(const char* model_name);
 

@@ -88,6 +88,12 @@ class StoreClient {
   std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);
   std::vector<Status> ReadAll(const std::vector<transport::TransferRequest>& reads,
                               const Deadline& d, std::vector<uint64_t>* sums);
+  // Reads the keys `which` (SSD replicas only) through the store ranks holding them (kSsdRead;
+  // the bytes come back in the RPC answer) into `outs`, verifying the master's checksum; sets
+  // `status` per key. Defined in client_ssd.cc.
+  void ReadFromSsd(std::span<const std::string> keys, std::span<const std::span<std::byte>> outs,
+                   const GetResponse& resp, const std::vector<size_t>& which, const Deadline& d,
+                   std::vector<Status>* status);
   // Waits for `batch` and returns each request's status (Timeout for those still running).
   std::vector<Status> Finish(transport::TransferBatch& batch, const Deadline& d);
 

@@ -133,7 +133,8 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
 
   std::vector<Status> status(n);
   std::vector<std::vector<ReplicaLocation>> replicas(n);
-  std::vector<size_t> pending;  // keys still to read
+  std::vector<size_t> pending;      // keys still to read
+  std::vector<size_t> ssd_pending;  // keys with SSD replicas only
   for (size_t i = 0; i < n; ++i) {
     const GetEntry& e = resp.entries[i];
     status[i] = FromEntry(e.status);
@@ -143,7 +144,9 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
       status[i] = InvalidArgument("buffer of " + std::to_string(outs[i].size()) + " B for '" +
                                   keys[i] + "' of " + std::to_string(e.view.size) + " B");
     } else if (replicas[i].empty()) {
+      // SSD-resident only: read through the store rank holding it (client_ssd.cc).
       status[i] = NotFound("object '" + keys[i] + "' has no DRAM replica");
+      ssd_pending.push_back(i);
     } else {
       status[i] = Internal("not read");
       pending.push_back(i);
@@ -194,6 +197,7 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
     }
     pending = std::move(next);
   }
+  if (!ssd_pending.empty()) ReadFromSsd(keys, outs, resp, ssd_pending, d, &status);
   std::vector<Result<size_t>> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {

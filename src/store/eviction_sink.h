@@ -17,6 +17,18 @@ struct EvictedReplica {
   ReplicaLocation location;  // tier kDram: the bytes still sit there
 };
 
+// An SSD-resident object the master decided to bring back to DRAM (after `promote_after` gets
+// served from SSD). `dram` is a region the master reserved on the rank that holds `ssd`; it stays
+// hidden until MetadataMaster::CompletePromote(ticket, ok).
+struct PromotionOrder {
+  uint64_t ticket = 0;
+  std::string key;
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+  ReplicaLocation ssd;   // tier kSsd: where the bytes are
+  ReplicaLocation dram;  // tier kDram, same rank: where to copy them
+};
+
 class EvictionSink {
  public:
   virtual ~EvictionSink() = default;
@@ -25,6 +37,9 @@ class EvictionSink {
   // intact until MetadataMaster::CompleteSpill(ticket, ...) is called (from the master's thread).
   // Return false to drop it: the region is freed at once. Must not call back into the master.
   virtual bool OnEvict(const EvictedReplica& replica) = 0;
+  // Same thread and rules. Return true to carry the promotion out (then CompletePromote must
+  // follow); false releases the reserved region at once.
+  virtual bool OnPromote(const PromotionOrder&) { return false; }
 };
 
 }  // namespace mooncake::store

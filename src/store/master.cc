@@ -96,6 +96,13 @@ Result<ObjectView> MetadataMaster::Get(const std::string& key) {
   if (o == nullptr || !o->visible) return NotFound("object '" + key + "'");
   if (o->replicas.empty()) return NotFound("object '" + key + "' is being spilled");
   Grant(*o);
+  bool dram = false;
+  for (const Replica& r : o->replicas) dram = dram || r.loc.tier == Tier::kDram;
+  if (!dram) {
+    ++stats_.ssd_hits;
+    ++o->ssd_hits;
+    MaybePromote(*o);
+  }
   return View(*o);
 }
 
@@ -184,7 +191,11 @@ MasterStats MetadataMaster::Stats() const {
   MasterStats s = stats_;
   s.objects = 0;
   s.in_flight_puts = 0;
-  for (const auto& [k, o] : objects_) (o.visible ? s.objects : s.in_flight_puts)++;
+  s.ssd_replicas = 0;
+  for (const auto& [k, o] : objects_) {
+    (o.visible ? s.objects : s.in_flight_puts)++;
+    for (const Replica& r : o.replicas) s.ssd_replicas += r.loc.tier == Tier::kSsd ? 1 : 0;
+  }
   return s;
 }
 

@@ -41,6 +41,9 @@ struct MasterConfig {
   Nanos put_timeout = std::chrono::seconds(30);
   double high_watermark = 0.90;  // of a rank's capacity
   double evict_fraction = 0.05;  // of a rank's capacity, freed per eviction batch
+  // Gets served from an SSD replica (no DRAM copy) before the object is promoted back to DRAM
+  // on the rank holding the SSD copy; 0 never promotes. Needs a sink that takes promotions.
+  uint32_t promote_after = 0;
 };
 
 struct MasterStats {
@@ -50,6 +53,10 @@ struct MasterStats {
   uint64_t spilled_replicas = 0;  // of those, taken by the sink
   uint64_t revoked_puts = 0;      // by PutRevoke or timeout
   uint64_t timed_out_puts = 0;
+  uint64_t ssd_hits = 0;            // gets answered with SSD replicas only
+  uint64_t promotions_started = 0;  // orders the sink took
+  uint64_t promotions_done = 0;     // CompletePromote(ok)
+  uint64_t ssd_replicas = 0;        // current SSD replicas (recorded by spills and recovery)
 };
 
 class MetadataMaster {
@@ -91,6 +98,12 @@ class MetadataMaster {
                     const ReplicaLocation& where);
   // A tier dropped its copy (e.g. the SSD tier's own LRU). DRAM regions are freed.
   Status DropReplica(const std::string& key, const ReplicaLocation& where);
+  // Ends a promotion the sink took: with `ok` the reserved DRAM region becomes a visible replica
+  // (LRU front); otherwise it is freed. NotFound when the ticket is unknown or the object went
+  // away (the region is freed either way).
+  Status CompletePromote(uint64_t ticket, bool ok);
+  // Replaces the sink (null: evictions drop). Call while no eviction is in progress.
+  void SetSink(EvictionSink* sink) { sink_ = sink; }
 
   // Revokes puts whose timeout has passed; returns how many.
   size_t Tick();
@@ -118,6 +131,8 @@ class MetadataMaster {
     uint64_t put_id = 0;  // unique per object: names this incarnation of the key
     Nanos put_deadline{0};
     uint32_t pending_spills = 0;
+    uint32_t ssd_hits = 0;   // since the last promotion
+    bool promoting = false;  // a PromotionOrder is out
     std::vector<Replica> replicas;
   };
   struct Segment {
@@ -134,6 +149,8 @@ class MetadataMaster {
   };
 
   Object* FindLive(const std::string& key);
+  void MaybePromote(Object& o);
+  void LinkDram(Object& o, Replica& r);
   bool Leased(const Object& o) const { return o.lease_until > clock_.Now(); }
   void Touch(Object& o);
   void Grant(Object& o);
@@ -157,6 +174,7 @@ class MetadataMaster {
   std::map<Rank, Segment> segments_;
   std::deque<std::pair<Nanos, std::pair<std::string, uint64_t>>> put_deadlines_;
   std::unordered_map<uint64_t, Spill> spills_;
+  std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
   uint64_t next_put_id_ = 1;
   uint64_t next_ticket_ = 1;
   MasterStats stats_;

@@ -44,6 +44,17 @@ Status MetadataMaster::RemoveSegment(Rank rank) {
       ++it;
     }
   }
+  for (auto it = promotions_.begin(); it != promotions_.end();) {
+    if (it->second.rank == rank) {
+      auto o = objects_.find(it->second.key);
+      if (o != objects_.end() && o->second.put_id == it->second.object_id) {
+        o->second.promoting = false;
+      }
+      it = promotions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (const std::string& key : affected) {
     auto it = objects_.find(key);
     if (it == objects_.end()) continue;
@@ -135,7 +146,10 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
   Unlink(o, *r);
   ++stats_.evicted_replicas;
   EvictedReplica ev{next_ticket_++, o.key, o.size, o.checksum, r->loc};
-  if (sink_ != nullptr && sink_->OnEvict(ev)) {
+  // An object that already has an SSD copy (a promoted one) needs no second spill.
+  const bool on_ssd = std::any_of(o.replicas.begin(), o.replicas.end(),
+                                  [](const Replica& x) { return x.loc.tier == Tier::kSsd; });
+  if (sink_ != nullptr && !on_ssd && sink_->OnEvict(ev)) {
     spills_[ev.ticket] = Spill{o.key, o.put_id, rank, r->alloc};
     ++o.pending_spills;
     ++stats_.spilled_replicas;
@@ -174,14 +188,15 @@ void MetadataMaster::EraseIfEmpty(Object& o) {
 
 void MetadataMaster::MakeVisible(Object& o) {
   o.visible = true;
-  if (o.hard_pin) return;
-  for (Replica& r : o.replicas) {
-    if (r.loc.tier != Tier::kDram) continue;
-    LruList& list = o.soft_pin ? segments_.at(r.loc.rank).soft_lru : segments_.at(r.loc.rank).lru;
-    list.push_front(&o);
-    r.lru_it = list.begin();
-    r.in_lru = true;
-  }
+  for (Replica& r : o.replicas) LinkDram(o, r);
+}
+
+void MetadataMaster::LinkDram(Object& o, Replica& r) {
+  if (o.hard_pin || r.loc.tier != Tier::kDram || r.in_lru) return;
+  LruList& list = o.soft_pin ? segments_.at(r.loc.rank).soft_lru : segments_.at(r.loc.rank).lru;
+  list.push_front(&o);
+  r.lru_it = list.begin();
+  r.in_lru = true;
 }
 
 void MetadataMaster::Touch(Object& o) {
@@ -205,7 +220,12 @@ Status MetadataMaster::CompleteSpill(uint64_t ticket, std::optional<ReplicaLocat
     return NotFound("object '" + spill.key + "' was removed while it spilled");
   }
   --o->second.pending_spills;
-  if (ssd) {
+  const bool known =
+      ssd &&
+      std::any_of(o->second.replicas.begin(), o->second.replicas.end(), [&](const Replica& x) {
+        return x.loc.tier == Tier::kSsd && x.loc.rank == ssd->rank && x.loc.offset == ssd->offset;
+      });
+  if (ssd && !known) {
     Replica r;
     r.loc = *ssd;
     r.loc.tier = Tier::kSsd;

@@ -27,6 +27,12 @@ void MasterService::Reset() {
   for (const auto& s : segments_.segments) (void)master_->AddSegment(s.rank, s.length);
 }
 
+void MasterService::SetEvictionSink(EvictionSink* sink) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sink_ = sink;
+  master_->SetSink(sink);
+}
+
 void MasterService::Start() {
   for (StoreMsg type : {StoreMsg::kPutStart, StoreMsg::kPutEnd, StoreMsg::kPutRevoke,
                         StoreMsg::kGet, StoreMsg::kExists, StoreMsg::kRemove, StoreMsg::kStats}) {

@@ -43,6 +43,8 @@ class MasterService {
   // and tests between cases; the store ranks' bytes are simply overwritten later). The RPC counters
   // stay; the master's own restart.
   void Reset();
+  // Replaces the master's eviction sink (null: evictions drop); also used after Reset.
+  void SetEvictionSink(EvictionSink* sink);
   // Registers the StoreMsg handlers and starts the tick thread. Call before peers may call
   // (before the bootstrap barrier).
   void Start();

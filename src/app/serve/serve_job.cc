@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 #include "app/messages.h"
@@ -10,6 +11,7 @@
 #include "app/serve/conductor_role.h"
 #include "app/serve/decode_role.h"
 #include "app/serve/prefill_role.h"
+#include "app/store_rank.h"
 #include "common/log.h"
 #include "common/units.h"
 #include "common/wire.h"
@@ -56,7 +58,9 @@ conductor::SchedulerConfig LiveSchedulerConfig(const JobContext& ctx) {
 }
 
 int Summarise(ServeContext& sctx, const Workload& workload, ConductorRole& conductor,
-              const std::vector<RankReport>& reports, store::MasterService& master) {
+              const std::vector<RankReport>& reports, store::MasterService& master,
+              const std::string& run_dir, const std::map<std::string, double>& ssd_extra,
+              const std::string& ssd_line) {
   const JobOptions& o = sctx.job.options;
   const auto& records = conductor.records();
   trace::Summary summary = trace::Summarize(records, o.sched.thresholds);
@@ -86,8 +90,9 @@ int Summarise(ServeContext& sctx, const Workload& workload, ConductorRole& condu
   summary.extra["store_put_failures"] = static_cast<double>(all.store_put_failures);
   summary.extra["trace_lines_skipped"] = static_cast<double>(workload.stats.skipped);
   summary.extra["rank_errors"] = static_cast<double>(all.errors);
+  for (const auto& [k, v] : ssd_extra) summary.extra[k] = v;
 
-  auto folder = RunFolder::Create(o.out_dir);
+  auto folder = RunFolder::Create(run_dir.empty() ? o.out_dir : run_dir);
   if (folder.ok()) {
     Status s = trace::WriteRunFolder(folder->path(), records, summary);
     if (!s.ok()) log::Error("{}", s.ToString());
@@ -116,6 +121,7 @@ int Summarise(ServeContext& sctx, const Workload& workload, ConductorRole& condu
       "store", static_cast<unsigned long long>(totals.blocks_loaded),
       static_cast<unsigned long long>(totals.blocks_missing),
       FormatBytes(totals.bytes_stored).c_str());
+  std::printf("%s", ssd_line.c_str());
   std::printf("%-28s compute slept (exact); transfers paced to the modelled NIC rate (%.0f Gbps)\n",
               "clocks", sctx.cost.hardware().nic_bytes_per_s * 8 / 1e9);
   auto lost = conductor.LostRequests();
@@ -161,14 +167,18 @@ int RunServeJob(JobContext& ctx, const Workload& workload) {
   }
 
   SteadyClock clock;
+  // The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
+  const std::string run_dir = o.store_ssd ? CollectiveRunDir(ctx) : "";
   std::optional<store::MasterService> master;
   std::optional<store::StoreClient> client;
   std::optional<conductor::Scheduler> scheduler;
   std::optional<ConductorRole> conductor_role;
   std::optional<PrefillRole> prefill;
   std::optional<DecodeRole> decode;
+  SsdJob ssd;  // after `master`: its coordinator detaches from the master when destroyed
   if (role == Role::kConductor) {
     store::MasterServiceConfig mc;
+    mc.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
     master.emplace(mc, ctx.rpc, clock);
     Status s = master->AddSegments(*topology);
     if (!s.ok()) {
@@ -176,6 +186,11 @@ int RunServeJob(JobContext& ctx, const Workload& workload) {
       ctx.mpi.Abort(1);
     }
     master->Start();
+    if (o.store_ssd) s = SetUpSsd(ctx, run_dir, &*master, &ssd);
+    if (!s.ok()) {
+      log::Error("{}", s.ToString());
+      ctx.mpi.Abort(1);
+    }
     ServeClock(ctx.rpc);
     scheduler.emplace(LiveSchedulerConfig(ctx), &cost);
     conductor_role.emplace(sctx, workload.requests, *scheduler);
@@ -200,7 +215,16 @@ int RunServeJob(JobContext& ctx, const Workload& workload) {
       ctx.mpi.Abort(3);
     }
   };
+  if (role == Role::kStore && o.store_ssd) {
+    Status s = SetUpSsd(ctx, run_dir, nullptr, &ssd);
+    if (!s.ok()) {
+      log::Error("{}", s.ToString());
+      ctx.mpi.Abort(2);
+    }
+  }
   barrier("handlers registered");
+  // Recovered SSD blocks are in the master before any request is admitted.
+  if (o.store_ssd) CollectiveAdmitRecovered(ctx, ssd);
   if (role == Role::kPrefill || role == Role::kDecode) {
     auto offset = SyncClock(ctx.rpc, Rank{0}, 8, o.rpc_timeout);
     if (!offset.ok()) {
@@ -221,6 +245,7 @@ int RunServeJob(JobContext& ctx, const Workload& workload) {
         FormatBytes(layout.block_bytes()).c_str(), FormatBytes(layout.real_block_bytes()).c_str());
     std::fflush(stdout);
     conductor_role->Run();
+    StopSpilling(ssd);
     for (int p = 1; p < ctx.roles.size(); ++p) {
       auto r = ctx.rpc.Call(Rank{p}, kMsgStop, {}, o.rpc_timeout);
       if (!r.ok()) {
@@ -256,6 +281,10 @@ int RunServeJob(JobContext& ctx, const Workload& workload) {
   }
   auto gathered = ctx.mpi.Gather(report.Encode(), 0);
   int code = report.errors == 0 ? 0 : 1;
+  std::map<std::string, double> ssd_extra;
+  std::string ssd_line;
+  if (o.store_ssd)
+    ssd_line = CollectiveSsdSummary(ctx, ssd, master ? &*master : nullptr, &ssd_extra);
   if (role == Role::kConductor) {
     std::vector<RankReport> reports(gathered.size());
     for (size_t r = 0; r < gathered.size(); ++r) {
@@ -264,7 +293,8 @@ int RunServeJob(JobContext& ctx, const Workload& workload) {
         reports[r].first_error = "malformed report from rank " + std::to_string(r);
       }
     }
-    code = Summarise(sctx, workload, *conductor_role, reports, *master);
+    code =
+        Summarise(sctx, workload, *conductor_role, reports, *master, run_dir, ssd_extra, ssd_line);
     master->Stop();
   }
   return code;

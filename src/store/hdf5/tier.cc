@@ -56,6 +56,11 @@ Status Hdf5Tier::SpillBorrowed(const std::string& key, std::span<const std::byte
   return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/true, /*copy=*/false);
 }
 
+Status Hdf5Tier::TrySpillBorrowed(const std::string& key, std::span<const std::byte> bytes,
+                                  uint64_t checksum, SpillDone done) {
+  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/false, /*copy=*/false);
+}
+
 Status Hdf5Tier::TrySpill(const std::string& key, std::span<const std::byte> bytes,
                           uint64_t checksum, SpillDone done) {
   return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/false, /*copy=*/true);
@@ -141,6 +146,7 @@ Result<SsdBlock> Hdf5Tier::Write(Job& job) {
 
 Status Hdf5Tier::RollBucket() {
   std::vector<std::string> dropped;
+  std::vector<SsdBlock> dropped_blocks;
   std::vector<std::string> removed_files;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -152,6 +158,8 @@ Status Hdf5Tier::RollBucket() {
       for (const std::string& key : lru->second.keys) {
         auto e = index_.find(key);
         if (e != index_.end() && e->second.bucket == lru->first) {
+          dropped_blocks.push_back(SsdBlock{key, e->second.length, e->second.checksum,
+                                            Pack(e->second.bucket, e->second.slot)});
           index_.erase(e);
           dropped.push_back(key);
         }
@@ -168,6 +176,9 @@ Status Hdf5Tier::RollBucket() {
   }
   if (opts_.on_drop) {
     for (const auto& key : dropped) opts_.on_drop(key);
+  }
+  if (opts_.on_drop_block) {
+    for (const auto& b : dropped_blocks) opts_.on_drop_block(b);
   }
   BucketAttributes attrs{kFormatVersion,  opts_.cluster_id,   opts_.model_preset,
                          opts_.kv_layout, opts_.block_tokens, opts_.store_rank};

@@ -38,6 +38,7 @@
 namespace mooncake::store::hdf5 {
 
 class BucketFile;
+struct SsdBlock;
 
 struct Hdf5TierOptions {
   std::string dir;                       // created if missing
@@ -54,6 +55,8 @@ struct Hdf5TierOptions {
   int32_t store_rank = -1;
   // Called (writer thread) for each key removed by the tier's LRU. May be empty.
   std::function<void(const std::string& key)> on_drop;
+  // Same, with the block's size, checksum and location (what the master's DropReplica needs).
+  std::function<void(const SsdBlock& block)> on_drop_block;
 };
 
 struct SsdBlock {
@@ -99,6 +102,9 @@ class Hdf5Tier {
   // blocks like Spill.
   Status SpillBorrowed(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
                        SpillDone done);
+  // SpillBorrowed without waiting: Busy (and `done` is not called) when the queue is full.
+  Status TrySpillBorrowed(const std::string& key, std::span<const std::byte> bytes,
+                          uint64_t checksum, SpillDone done);
   // Reads the block into `out` (at least its size) and verifies its checksum. Returns the size.
   Result<uint64_t> Read(const std::string& key, std::span<std::byte> out);
   Result<SsdBlock> Lookup(const std::string& key) const;

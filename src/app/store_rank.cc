@@ -1,0 +1,148 @@
+#include "app/store_rank.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "app/run_folder.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "common/wire.h"
+
+namespace mooncake::app {
+
+using cluster::Role;
+
+std::string CollectiveRunDir(JobContext& ctx) {
+  std::string mine;
+  if (ctx.rank() == 0) {
+    auto folder = RunFolder::Create(ctx.options.out_dir);
+    mine = folder.ok() ? folder->path() : ctx.options.out_dir;
+  }
+  auto all = ctx.mpi.AllGather(std::as_bytes(std::span<const char>(mine.data(), mine.size())));
+  return std::string(reinterpret_cast<const char*>(all[0].data()), all[0].size());
+}
+
+Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterService* master,
+                SsdJob* job) {
+  const JobOptions& o = ctx.options;
+  if (ctx.role() == Role::kConductor && master != nullptr) {
+    store::SpillCoordinatorConfig cc;
+    cc.max_pending_bytes = std::max<uint64_t>(o.store_dram / 8, 1ull << 20);
+    cc.rpc_timeout = o.phase_timeout;
+    job->coordinator = std::make_unique<store::SpillCoordinator>(ctx.rpc, *master, cc);
+    job->coordinator->Start();
+    return Status::Ok();
+  }
+  if (ctx.role() != Role::kStore) return Status::Ok();
+  std::string base = o.store_ssd_dir.empty() ? run_dir + "/ssd" : o.store_ssd_dir;
+  store::hdf5::Hdf5TierOptions t;
+  t.dir = base + "/rank" + std::to_string(ctx.rank());
+  t.capacity = o.store_ssd_capacity;
+  // Four buckets at least, so the tier's LRU (whole buckets) never drops most of it at once.
+  t.bucket_bytes =
+      std::clamp<uint64_t>(o.store_ssd_capacity / 4 / (1 << 20) * (1 << 20), 16 << 20, 256 << 20);
+  t.queue_bytes = std::max<uint64_t>(o.store_dram / 8, 1ull << 20);
+  t.cluster_id = "mooncake";
+  t.model_preset = o.sched.model.name;
+  t.kv_layout = "block of " + std::to_string(o.kv_scale) + " x the model's KV bytes";
+  t.store_rank = ctx.rank();
+  SsdJob* self = job;
+  t.on_drop_block = [self](const store::hdf5::SsdBlock& b) {
+    if (self->service) self->service->OnTierDrop(b);
+  };
+  auto tier = store::hdf5::Hdf5Tier::Open(t, &job->recovery);
+  if (!tier.ok()) return tier.status().WithContext("SSD tier in " + t.dir);
+  job->tier = std::move(*tier);
+  if (job->recovery.files > 0) {
+    log::Info("SSD tier {}: {} blocks recovered, {} dropped, {} files ({} unreadable)", t.dir,
+              job->recovery.recovered, job->recovery.dropped, job->recovery.files,
+              job->recovery.unreadable_files);
+  }
+  job->service = std::make_unique<store::SsdStoreService>(
+      ctx.rpc, *job->tier, std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), Rank{0});
+  job->service->Start();
+  return Status::Ok();
+}
+
+void CollectiveAdmitRecovered(JobContext& ctx, SsdJob& job) {
+  std::vector<std::byte> mine;
+  if (job.tier) mine = store::Encode(store::ToRecoveredBlocks(job.recovery));
+  auto all = ctx.mpi.Gather(mine, 0);
+  if (ctx.rank() != 0 || !job.coordinator) return;
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    store::RecoveredBlocks blocks;
+    Status s = store::Decode(all[r], &blocks);
+    if (!s.ok()) {
+      log::Error("recovery report of rank {}: {}", r, s.ToString());
+      continue;
+    }
+    job.coordinator->AddRecovered(Rank{static_cast<int>(r)}, blocks);
+    job.recovered += blocks.blocks.size();
+    job.dropped_at_recovery += blocks.dropped;
+  }
+  if (job.recovered + job.dropped_at_recovery > 0) {
+    std::printf("store: %llu SSD blocks recovered, %llu torn or corrupt blocks dropped\n",
+                static_cast<unsigned long long>(job.recovered),
+                static_cast<unsigned long long>(job.dropped_at_recovery));
+    std::fflush(stdout);
+  }
+}
+
+void StopSpilling(SsdJob& job) {
+  if (job.coordinator) job.coordinator->Stop();
+}
+
+std::string CollectiveSsdSummary(JobContext& ctx, SsdJob& job, store::MasterService* master,
+                                 std::map<std::string, double>* extra) {
+  WireWriter w;
+  if (job.service) {
+    job.tier->Drain();
+    store::SsdStoreStats s = job.service->Stats();
+    store::hdf5::TierStats t = job.tier->Stats();
+    for (uint64_t v : {s.spilled, s.spills_refused, s.spill_errors, s.promoted, s.reads_served,
+                       s.read_failures, s.dropped_by_lru, t.blocks, t.buckets}) {
+      w.Put(v);
+    }
+  }
+  auto all = ctx.mpi.Gather(w.Take(), 0);
+  if (ctx.rank() != 0 || master == nullptr) return "";
+  uint64_t sum[9] = {};
+  for (const auto& b : all) {
+    WireReader in(b);
+    for (uint64_t& v : sum) {
+      uint64_t x = 0;
+      if (in.Get(&x)) v += x;
+    }
+  }
+  store::SpillCoordinatorStats c =
+      job.coordinator ? job.coordinator->Stats() : store::SpillCoordinatorStats{};
+  store::MasterStats m = master->WithMaster([](store::MetadataMaster& mm) { return mm.Stats(); });
+  const uint64_t dropped = c.refused_at_conductor + c.refused_by_tier + c.spill_failures;
+  auto& e = *extra;
+  e["ssd_blocks_spilled"] = static_cast<double>(c.spilled);
+  e["ssd_spills_dropped_queue_full"] =
+      static_cast<double>(c.refused_at_conductor + c.refused_by_tier);
+  e["ssd_spill_failures"] = static_cast<double>(c.spill_failures);
+  e["ssd_hits"] = static_cast<double>(m.ssd_hits);
+  e["ssd_blocks_read"] = static_cast<double>(sum[4]);
+  e["ssd_read_failures"] = static_cast<double>(sum[5]);
+  e["ssd_promotions"] = static_cast<double>(c.promotions);
+  e["ssd_dropped_by_tier_lru"] = static_cast<double>(sum[6]);
+  e["ssd_blocks_on_disk"] = static_cast<double>(sum[7]);
+  e["ssd_blocks_recovered"] = static_cast<double>(job.recovered);
+  e["ssd_blocks_dropped_at_recovery"] = static_cast<double>(job.dropped_at_recovery);
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "%-28s %llu spilled (%llu dropped: queue full or error), %llu hits from SSD "
+      "(%llu read failures), %llu promoted; %llu recovered, %llu dropped at recovery\n",
+      "ssd tier", static_cast<unsigned long long>(c.spilled),
+      static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(m.ssd_hits),
+      static_cast<unsigned long long>(sum[5]), static_cast<unsigned long long>(c.promotions),
+      static_cast<unsigned long long>(job.recovered),
+      static_cast<unsigned long long>(job.dropped_at_recovery));
+  return line;
+}
+
+}  // namespace mooncake::app

@@ -1,0 +1,56 @@
+// The SSD tier in the live job (store.ssd = on): what store ranks and the conductor do.
+//
+// - Store ranks open an Hdf5Tier under <ssd dir>/rank<r> (recovering what the files hold),
+//   serve the spill / promote / SSD-read messages (store::SsdStoreService) and forward the
+//   tier's LRU drops to the master.
+// - The conductor attaches a store::SpillCoordinator to the master as its EvictionSink.
+// - Before requests are admitted, every store rank reports its recovered blocks (MPI gather);
+//   the conductor AddReplica()s them. At the end the tiers' counters are gathered for the summary.
+//
+// Every function named Collective* must be called by every rank of the job, in the same order.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "app/job_context.h"
+#include "common/status.h"
+#include "store/hdf5/tier.h"
+#include "store/master_service.h"
+#include "store/ssd_coordinator.h"
+#include "store/ssd_store_service.h"
+
+namespace mooncake::app {
+
+struct SsdJob {
+  // Store rank. The tier is declared last of the two so it is destroyed first: its destructor
+  // may still report LRU drops through the service.
+  std::unique_ptr<store::SsdStoreService> service;
+  std::unique_ptr<store::hdf5::Hdf5Tier> tier;
+  store::hdf5::RecoveryReport recovery;
+  // Conductor.
+  std::unique_ptr<store::SpillCoordinator> coordinator;
+  uint64_t recovered = 0, dropped_at_recovery = 0;
+};
+
+// The job's run folder as rank 0 decided it (--out or runs/<UTC timestamp>), known to every rank.
+std::string CollectiveRunDir(JobContext& ctx);
+
+// Store ranks: open the tier and register handlers; conductor: attach the coordinator to
+// `master` (null elsewhere). Call before the "handlers registered" barrier. Not collective.
+Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterService* master,
+                SsdJob* job);
+
+// Store ranks send their recovered blocks; the conductor records them with the master.
+void CollectiveAdmitRecovered(JobContext& ctx, SsdJob& job);
+
+// Conductor: stop spilling (completes what is queued) before the store ranks are told to stop.
+void StopSpilling(SsdJob& job);
+
+// Gathers the tiers' counters; on the conductor fills `extra` (summary.json) and returns the
+// summary table's line ("" elsewhere).
+std::string CollectiveSsdSummary(JobContext& ctx, SsdJob& job, store::MasterService* master,
+                                 std::map<std::string, double>* extra);
+
+}  // namespace mooncake::app

@@ -1,0 +1,62 @@
+// MetadataMaster: promotion of SSD-resident objects back to DRAM.
+#include <algorithm>
+
+#include "store/master.h"
+
+namespace mooncake::store {
+
+// Called from Get after a hit served from SSD only. Reserves a DRAM region on the rank that holds
+// the SSD copy (the store rank copies the block from its own tier, no network) and hands the
+// order to the sink; the region stays hidden until CompletePromote.
+void MetadataMaster::MaybePromote(Object& o) {
+  if (sink_ == nullptr || cfg_.promote_after == 0 || o.promoting ||
+      o.ssd_hits < cfg_.promote_after) {
+    return;
+  }
+  auto ssd = std::find_if(o.replicas.begin(), o.replicas.end(),
+                          [](const Replica& r) { return r.loc.tier == Tier::kSsd; });
+  if (ssd == o.replicas.end()) return;
+  const ReplicaLocation from = ssd->loc;  // AllocateOn may evict: copy before it runs
+  auto seg = segments_.find(from.rank);
+  if (seg == segments_.end()) return;
+  auto a = AllocateOn(from.rank, seg->second, o.size);
+  if (!a.ok()) return;  // no room now: a later hit tries again
+  PromotionOrder order{next_ticket_++, o.key,
+                       o.size,         o.checksum,
+                       from,           ReplicaLocation{from.rank, Tier::kDram, a->offset, o.size}};
+  if (!sink_->OnPromote(order)) {
+    (void)seg->second.alloc.Free(*a);
+    return;
+  }
+  promotions_[order.ticket] = Spill{o.key, o.put_id, from.rank, *a};
+  o.promoting = true;
+  ++stats_.promotions_started;
+}
+
+Status MetadataMaster::CompletePromote(uint64_t ticket, bool ok) {
+  auto it = promotions_.find(ticket);
+  if (it == promotions_.end())
+    return NotFound("no promotion with ticket " + std::to_string(ticket));
+  Spill p = std::move(it->second);
+  promotions_.erase(it);
+  auto seg = segments_.find(p.rank);
+  auto o = objects_.find(p.key);
+  const bool alive = o != objects_.end() && o->second.put_id == p.object_id;
+  if (alive) o->second.promoting = false;
+  if (!ok || !alive || seg == segments_.end()) {
+    if (seg != segments_.end()) (void)seg->second.alloc.Free(p.alloc);
+    return alive ? Status::Ok() : NotFound("object '" + p.key + "' went away while promoted");
+  }
+  Object& obj = o->second;
+  Replica r;
+  r.loc = ReplicaLocation{p.rank, Tier::kDram, p.alloc.offset, obj.size};
+  r.alloc = p.alloc;
+  obj.replicas.push_back(r);
+  LinkDram(obj, obj.replicas.back());
+  obj.ssd_hits = 0;
+  ++stats_.promotions_done;
+  EnforceWatermark(p.rank, seg->second);
+  return Status::Ok();
+}
+
+}  // namespace mooncake::store

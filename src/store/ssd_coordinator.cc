@@ -1,0 +1,226 @@
+#include "store/ssd_coordinator.h"
+
+#include "common/log.h"
+
+namespace mooncake::store {
+
+SpillCoordinator::SpillCoordinator(transport::Rpc& rpc, MasterService& service,
+                                   SpillCoordinatorConfig cfg)
+    : rpc_(rpc), service_(service), cfg_(cfg) {}
+
+SpillCoordinator::~SpillCoordinator() { Stop(); }
+
+void SpillCoordinator::Start() {
+  rpc_.Register(static_cast<uint16_t>(SsdMsg::kSsdDrop),
+                [this](Rank from, std::span<const std::byte> req, transport::Responder) {
+                  OnDrop(from, req);
+                });
+  service_.SetEvictionSink(this);
+  if (!sender_.joinable()) sender_ = std::thread([this] { SenderLoop(); });
+}
+
+void SpillCoordinator::Stop() {
+  service_.SetEvictionSink(nullptr);  // no new jobs after this returns
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (sender_.joinable()) sender_.join();
+}
+
+bool SpillCoordinator::OnEvict(const EvictedReplica& replica) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t& pending = pending_bytes_[replica.location.rank];
+  if (stopping_ || pending + replica.size > cfg_.max_pending_bytes) {
+    ++stats_.refused_at_conductor;
+    return false;
+  }
+  pending += replica.size;
+  Job j;
+  j.spill = replica;
+  queues_[replica.location.rank].push_back(std::move(j));
+  cv_.notify_one();
+  return true;
+}
+
+bool SpillCoordinator::OnPromote(const PromotionOrder& order) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return false;
+  Job j;
+  j.promote = true;
+  j.order = order;
+  queues_[order.ssd.rank].push_back(std::move(j));
+  cv_.notify_one();
+  return true;
+}
+
+void SpillCoordinator::SenderLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] {
+      if (stopping_) return true;
+      for (auto& [r, q] : queues_) {
+        if (!q.empty()) return true;
+      }
+      return false;
+    });
+    bool any = false;
+    for (auto& [rank, q] : queues_) {
+      if (q.empty()) continue;
+      any = true;
+      std::vector<EvictedReplica> spills;
+      std::vector<PromotionOrder> promotions;
+      while (!q.empty() && spills.size() + promotions.size() < cfg_.batch) {
+        Job& j = q.front();
+        if (j.promote) {
+          promotions.push_back(std::move(j.order));
+        } else {
+          spills.push_back(std::move(j.spill));
+        }
+        q.pop_front();
+      }
+      const Rank r = rank;
+      in_flight_ += spills.size() + promotions.size();
+      lock.unlock();
+      // On stop, what is queued is completed as dropped (frees the DRAM) without an RPC.
+      if (!promotions.empty()) SendPromotions(r, std::move(promotions));
+      if (!spills.empty()) SendSpills(r, std::move(spills));
+      lock.lock();
+      cv_.notify_all();
+      break;  // re-scan: queues_ may have changed
+    }
+    if (!any && stopping_) break;
+  }
+}
+
+void SpillCoordinator::SendSpills(Rank rank, std::vector<EvictedReplica> batch) {
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping = stopping_;
+    stats_.spills_sent += stopping ? 0 : batch.size();
+  }
+  SpillResponse resp;
+  Status s = stopping ? Status(ErrorCode::kBusy, "stopping") : Status::Ok();
+  if (s.ok()) {
+    SpillRequest req;
+    for (const auto& e : batch) {
+      req.entries.push_back(
+          SpillEntry{e.ticket, e.key, e.location.offset, e.location.length, e.checksum});
+    }
+    auto reply =
+        rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kSpill), Encode(req), cfg_.rpc_timeout);
+    s = reply.ok() ? Decode(*reply, &resp) : reply.status();
+    if (s.ok() && resp.entries.size() != batch.size()) s = ProtocolError("spill answer length");
+    if (!s.ok())
+      log::Warn("spill of {} blocks to rank {}: {}", batch.size(), rank.value, s.ToString());
+  }
+  SpillCoordinatorStats add;
+  std::vector<std::string> recorded;
+  service_.WithMaster([&](MetadataMaster& m) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      std::optional<ReplicaLocation> ssd;
+      Status e = s.ok() ? FromEntry(resp.entries[i].status) : s;
+      if (e.ok()) {
+        ssd = ReplicaLocation{rank, Tier::kSsd, resp.entries[i].location, batch[i].size};
+      } else if (e.code() == ErrorCode::kBusy) {
+        ++add.refused_by_tier;
+      } else {
+        ++add.spill_failures;
+      }
+      Status c = m.CompleteSpill(batch[i].ticket, ssd);
+      if (ssd && c.ok()) {
+        ++add.spilled;
+        recorded.push_back(batch[i].key);
+      }
+    }
+    return 0;
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& e : batch) pending_bytes_[rank] -= e.size;
+  in_flight_ -= batch.size();
+  stats_.spilled += add.spilled;
+  stats_.refused_by_tier += add.refused_by_tier;
+  stats_.spill_failures += add.spill_failures;
+  if (on_spill_recorded) {
+    for (const auto& k : recorded) on_spill_recorded(k);
+  }
+}
+
+void SpillCoordinator::SendPromotions(Rank rank, std::vector<PromotionOrder> batch) {
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping = stopping_;
+  }
+  StatusResponse resp;
+  Status s = stopping ? Status(ErrorCode::kBusy, "stopping") : Status::Ok();
+  if (s.ok()) {
+    PromoteRequest req;
+    for (const auto& o : batch) req.entries.push_back({o.key, o.dram.offset, o.size});
+    auto reply =
+        rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kPromote), Encode(req), cfg_.rpc_timeout);
+    s = reply.ok() ? Decode(*reply, &resp) : reply.status();
+    if (s.ok() && resp.entries.size() != batch.size()) s = ProtocolError("promote answer length");
+  }
+  uint64_t ok_count = 0;
+  service_.WithMaster([&](MetadataMaster& m) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      bool ok = s.ok() && resp.entries[i].code == ErrorCode::kOk;
+      if (m.CompletePromote(batch[i].ticket, ok).ok() && ok) ++ok_count;
+    }
+    return 0;
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_ -= batch.size();
+  stats_.promotions += ok_count;
+  stats_.promotion_failures += batch.size() - ok_count;
+}
+
+void SpillCoordinator::OnDrop(Rank from, std::span<const std::byte> request) {
+  SsdDropNotice n;
+  if (!Decode(request, &n).ok()) return;
+  uint64_t applied = 0;
+  service_.WithMaster([&](MetadataMaster& m) {
+    for (const auto& b : n.blocks) {
+      applied += m.DropReplica(b.key, ReplicaLocation{from, Tier::kSsd, b.location, b.size}).ok();
+    }
+    return 0;
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.dropped_by_tier_lru += applied;
+}
+
+void SpillCoordinator::AddRecovered(Rank rank, const RecoveredBlocks& blocks) {
+  uint64_t ok = 0, rejected = 0;
+  service_.WithMaster([&](MetadataMaster& m) {
+    for (const auto& b : blocks.blocks) {
+      Status s = m.AddReplica(b.key, b.size, b.checksum,
+                              ReplicaLocation{rank, Tier::kSsd, b.location, b.size});
+      (s.ok() ? ok : rejected)++;
+    }
+    return 0;
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.recovered += ok;
+  stats_.recovery_rejected += rejected;
+}
+
+bool SpillCoordinator::WaitIdle(Nanos timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] {
+    if (in_flight_ != 0) return false;
+    for (auto& [r, q] : queues_) {
+      if (!q.empty()) return false;
+    }
+    return true;
+  });
+}
+
+SpillCoordinatorStats SpillCoordinator::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace mooncake::store

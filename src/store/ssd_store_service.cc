@@ -1,0 +1,181 @@
+#include "store/ssd_store_service.h"
+
+#include <memory>
+#include <mutex>
+
+#include "common/log.h"
+
+namespace mooncake::store {
+
+SsdStoreService::SsdStoreService(transport::Rpc& rpc, hdf5::Hdf5Tier& tier,
+                                 std::span<std::byte> segment, Rank master)
+    : rpc_(rpc), tier_(tier), segment_(segment), master_(master) {}
+
+void SsdStoreService::Start() {
+  rpc_.Register(
+      static_cast<uint16_t>(SsdMsg::kSpill),
+      [this](Rank, std::span<const std::byte> req, transport::Responder r) { Spill(req, r); });
+  auto sync = [this](SsdMsg type) {
+    rpc_.Register(static_cast<uint16_t>(type),
+                  [this, type](Rank, std::span<const std::byte> req, transport::Responder r) {
+                    auto reply = type == SsdMsg::kPromote ? Promote(req) : Read(req);
+                    if (reply.ok()) {
+                      r.Reply(*reply);
+                    } else {
+                      r.Fail(reply.status());
+                    }
+                  });
+  };
+  sync(SsdMsg::kPromote);
+  sync(SsdMsg::kSsdRead);
+}
+
+Status SsdStoreService::CheckRange(uint64_t offset, uint64_t length) const {
+  if (length == 0 || offset > segment_.size() || length > segment_.size() - offset) {
+    return InvalidArgument("range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                           ") is outside the segment of " + std::to_string(segment_.size()) + " B");
+  }
+  return Status::Ok();
+}
+
+void SsdStoreService::Spill(std::span<const std::byte> request, transport::Responder responder) {
+  SpillRequest req;
+  Status s = Decode(request, &req);
+  if (!s.ok()) {
+    responder.Fail(s);
+    return;
+  }
+  // Answered when the last block is written (or refused); `remaining` starts at n + 1 so the
+  // answer cannot leave before every block was offered to the tier.
+  struct Pending {
+    std::mutex mu;
+    size_t remaining;
+    SpillResponse resp;
+    transport::Responder responder;
+  };
+  auto p = std::make_shared<Pending>();
+  p->remaining = req.entries.size() + 1;
+  p->resp.entries.resize(req.entries.size());
+  p->responder = responder;
+  auto finish = [p] {
+    bool last = false;
+    {
+      std::lock_guard<std::mutex> lock(p->mu);
+      last = --p->remaining == 0;
+    }
+    if (last) p->responder.Reply(Encode(p->resp));
+  };
+  for (size_t i = 0; i < req.entries.size(); ++i) {
+    const SpillEntry& e = req.entries[i];
+    Status st = CheckRange(e.offset, e.length);
+    if (st.ok()) {
+      auto done = [this, p, i, finish, key = e.key](Result<hdf5::SsdBlock> r) {
+        {
+          std::lock_guard<std::mutex> lock(p->mu);
+          if (r.ok()) {
+            p->resp.entries[i].location = r->location;
+          } else {
+            p->resp.entries[i].status = ToEntry(r.status());
+          }
+        }
+        if (r.ok()) {
+          ++spilled_;
+          if (on_spilled) on_spilled(key);
+        } else {
+          ++spill_errors_;
+          log::Warn("spill of '{}': {}", key, r.status().ToString());
+        }
+        finish();
+      };
+      st = tier_.TrySpillBorrowed(e.key, segment_.subspan(e.offset, e.length), e.checksum, done);
+      if (st.ok()) continue;
+      if (st.code() == ErrorCode::kBusy) ++refused_;
+    }
+    {
+      std::lock_guard<std::mutex> lock(p->mu);
+      p->resp.entries[i].status = ToEntry(st);
+    }
+    finish();
+  }
+  finish();
+}
+
+Result<std::vector<std::byte>> SsdStoreService::Promote(std::span<const std::byte> request) {
+  PromoteRequest req;
+  MC_RETURN_IF_ERROR(Decode(request, &req));
+  StatusResponse resp;
+  for (const PromoteEntry& e : req.entries) {
+    Status s = CheckRange(e.offset, e.length);
+    if (s.ok()) {
+      auto n = tier_.Read(e.key, segment_.subspan(e.offset, e.length));
+      if (!n.ok()) {
+        s = n.status();
+      } else if (*n != e.length) {
+        s = Corrupt("block '" + e.key + "' has " + std::to_string(*n) + " B on SSD, not " +
+                    std::to_string(e.length));
+      }
+    }
+    if (s.ok()) ++promoted_;
+    resp.entries.push_back(ToEntry(s));
+  }
+  return Encode(resp);
+}
+
+Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> request) {
+  KeysRequest req;
+  MC_RETURN_IF_ERROR(Decode(request, &req));
+  SsdReadResponse resp;
+  uint64_t total = 0;
+  for (const std::string& key : req.keys) {
+    SsdReadEntry e;
+    auto block = tier_.Lookup(key);
+    Status s = block.status();
+    if (s.ok() && total + block->size > kMaxSsdReadBytes) {
+      s = InvalidArgument("SSD read answer would exceed " + std::to_string(kMaxSsdReadBytes) +
+                          " B");
+    }
+    if (s.ok()) {
+      e.bytes.resize(block->size);
+      auto n = tier_.Read(key, e.bytes);  // verifies the checksum: a torn block is never served
+      s = n.status();
+      if (s.ok()) e.bytes.resize(*n);
+    }
+    ++reads_;
+    if (!s.ok()) {
+      ++read_failures_;
+      e.bytes.clear();
+      e.status = ToEntry(s);
+    }
+    total += e.bytes.size();
+    resp.entries.push_back(std::move(e));
+  }
+  return Encode(resp);
+}
+
+void SsdStoreService::OnTierDrop(const hdf5::SsdBlock& block) {
+  ++dropped_;
+  SsdDropNotice n;
+  n.blocks.push_back(SsdBlockRef{block.key, block.size, block.checksum, block.location});
+  Status s = rpc_.Notify(master_, static_cast<uint16_t>(SsdMsg::kSsdDrop), Encode(n));
+  if (!s.ok())
+    log::Warn("telling the master about dropped SSD block '{}': {}", block.key, s.ToString());
+}
+
+SsdStoreStats SsdStoreService::Stats() const {
+  return SsdStoreStats{spilled_.load(),  refused_.load(), spill_errors_.load(),
+                       promoted_.load(), reads_.load(),   read_failures_.load(),
+                       dropped_.load()};
+}
+
+RecoveredBlocks ToRecoveredBlocks(const hdf5::RecoveryReport& report) {
+  RecoveredBlocks out;
+  out.dropped = report.dropped;
+  out.files = report.files;
+  out.unreadable_files = report.unreadable_files;
+  for (const auto& b : report.blocks) {
+    out.blocks.push_back(SsdBlockRef{b.key, b.size, b.checksum, b.location});
+  }
+  return out;
+}
+
+}  // namespace mooncake::store

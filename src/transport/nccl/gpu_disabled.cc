@@ -1,0 +1,20 @@
+// The serial twin of gpu_cuda.cc, built when CUDA or NCCL is not found.
+#include "transport/nccl/gpu.h"
+
+namespace mooncake::transport::gpu {
+
+GpuInfo Probe() {
+  GpuInfo info;
+  info.why_none = "this build has no CUDA/NCCL (configure with -DMOONCAKE_WITH_CUDA=ON)";
+  return info;
+}
+
+Status FillBlockOnDevice(int, void*, size_t, const BlockContentKey&) {
+  return NotSupported("this build has no CUDA");
+}
+
+Status VerifyDeviceFill(int, size_t, const BlockContentKey&) {
+  return NotSupported("this build has no CUDA");
+}
+
+}  // namespace mooncake::transport::gpu

@@ -1,0 +1,26 @@
+#include "transport/nccl/gpu.h"
+
+#include <gtest/gtest.h>
+
+namespace mooncake::transport::gpu {
+namespace {
+
+TEST(GpuTest, ProbeNeverFailsAndExplainsAMissingGpu) {
+  GpuInfo info = Probe();
+  EXPECT_GE(info.devices, 0);
+  if (info.devices == 0) {
+    EXPECT_FALSE(info.why_none.empty());
+  }
+  EXPECT_FALSE(Describe(info).empty());
+}
+
+TEST(GpuTest, DeviceFilledBlockMatchesTheHostGenerator) {
+  GpuInfo info = Probe();
+  if (info.devices == 0) GTEST_SKIP() << "needs a GPU: " << Describe(info);
+  BlockContentKey key{7, 3, ModelTag("llama3-70b")};
+  Status s = VerifyDeviceFill(0, (1 << 20) + 5, key);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+}  // namespace
+}  // namespace mooncake::transport::gpu

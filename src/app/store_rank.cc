@@ -27,7 +27,8 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
   const JobOptions& o = ctx.options;
   if (ctx.role() == Role::kConductor && master != nullptr) {
     store::SpillCoordinatorConfig cc;
-    cc.max_pending_bytes = std::max<uint64_t>(o.store_dram / 8, 1ull << 20);
+    cc.max_pending_bytes = std::max<uint64_t>(o.store_dram / 4, 1ull << 20);
+    cc.batch = 64;  // smaller answers free reserved DRAM sooner
     cc.rpc_timeout = o.phase_timeout;
     job->coordinator = std::make_unique<store::SpillCoordinator>(ctx.rpc, *master, cc);
     job->coordinator->Start();
@@ -41,7 +42,7 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
   // Four buckets at least, so the tier's LRU (whole buckets) never drops most of it at once.
   t.bucket_bytes =
       std::clamp<uint64_t>(o.store_ssd_capacity / 4 / (1 << 20) * (1 << 20), 16 << 20, 256 << 20);
-  t.queue_bytes = std::max<uint64_t>(o.store_dram / 8, 1ull << 20);
+  t.queue_bytes = std::max<uint64_t>(o.store_dram / 4, 1ull << 20);
   t.cluster_id = "mooncake";
   t.model_preset = o.sched.model.name;
   t.kv_layout = "block of " + std::to_string(o.kv_scale) + " x the model's KV bytes";

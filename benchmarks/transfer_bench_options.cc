@@ -87,7 +87,7 @@ Result<BenchOptions> ParseBenchOptions(int argc, char** argv, bool print_help) {
       "tls", po::value(&o.tls_label)->default_value("auto"),
       "auto | shm | tcp | rdma | UCX_TLS list")(
       "data-path", po::value(&data_path)->default_value("auto"), "auto | rma | am")(
-      "slice", po::value(&slice)->default_value("64KiB"), "RMA slice size")(
+      "slice", po::value(&slice)->default_value("1MiB"), "RMA slice size")(
       "am-slice", po::value(&am_slice)->default_value("4MiB"), "active-message slice size")(
       "progress", po::value(&progress)->default_value("thread"),
       "busy (progress thread never sleeps) | thread (sleeps with back-off when idle)")(

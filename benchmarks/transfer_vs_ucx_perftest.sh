@@ -6,8 +6,10 @@
 # the ratio. Last line: "transfer_vs_ucx_perftest min_ratio=<r> tls=<tls>".
 #
 #   benchmarks/transfer_vs_ucx_perftest.sh --tls shm|tcp [--build DIR] [--sizes "64KiB 1MiB 16MiB"]
-#       [--repeats N] [--duration 2s] [--bench-args "..."]
-# With --repeats N every measurement runs N times and the median is used.
+#       [--repeats N] [--duration 2s] [--depth 2] [--bench-args "..."]
+# With --repeats N every measurement runs N times and the median is used. --depth is how many
+# batches of 128 transfer_bench keeps in flight (2: the next batch is posted while the last one
+# drains, as ucx_perftest keeps its window full; 1 leaves the link idle at every batch boundary).
 set -euo pipefail
 
 TLS_NAME=shm
@@ -16,6 +18,7 @@ SIZES="64KiB 1MiB 16MiB"
 REPEATS=1
 DURATION=2s
 BENCH_ARGS=""
+DEPTH=2
 while [[ $# -gt 0 ]]; do
   case $1 in
     --tls) TLS_NAME=$2; shift 2 ;;
@@ -24,7 +27,8 @@ while [[ $# -gt 0 ]]; do
     --repeats) REPEATS=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --bench-args) BENCH_ARGS=$2; shift 2 ;;
-    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    --depth) DEPTH=$2; shift 2 ;;
+    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -77,13 +81,13 @@ bench_once() {
   timeout 300 mpirun --allow-run-as-root --bind-to core --map-by core -np 2 --mca btl self,vader,tcp \
     --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_WARN_UNUSED_ENV_VARS=n \
     "$BENCH" --tls "$UCX_TLS_LIST" --operation both --block-size "$sizes_csv" \
-    --duration "$DURATION" --csv "$csv" $extra $BENCH_ARGS >"$WORK/bench.txt" 2>&1 || {
+    --duration "$DURATION" --depth "$DEPTH" --csv "$csv" $extra $BENCH_ARGS >"$WORK/bench.txt" 2>&1 || {
       echo "transfer_bench failed:" >&2; tail -20 "$WORK/bench.txt" >&2; return 1; }
   grep -o 'path rank 0 -> 1: [^,]*\(,[^,]*\)*(.*)' "$WORK/bench.txt" | head -1 | sed 's/path rank 0 -> 1: //; s/), rma.*/)/' >"$WORK/path.txt" || true
   awk -F, 'NR > 1 {print $2, $3, $11}' "$csv"
 }
 
-echo "transfer_vs_ucx_perftest: tls=$TLS_NAME (UCX_TLS=$UCX_TLS_LIST), sizes: $SIZES, repeats $REPEATS, cores 0 and 1"
+echo "transfer_vs_ucx_perftest: tls=$TLS_NAME (UCX_TLS=$UCX_TLS_LIST), sizes: $SIZES, repeats $REPEATS, depth $DEPTH, cores 0 and 1"
 declare -A BASE BEST_TEST OURS
 sizes_csv=$(echo $SIZES | tr ' ' ',')
 for ((rep = 0; rep < REPEATS; rep++)); do

@@ -38,11 +38,9 @@ void MasterService::Start() {
                         StoreMsg::kGet, StoreMsg::kExists, StoreMsg::kRemove, StoreMsg::kStats}) {
     // Inline: the handlers only take the master's mutex for in-memory work (the eviction sink
     // queues and returns), so they run on the receiving thread with no dispatcher wake-up.
-    rpc_.RegisterInline(
-        static_cast<uint16_t>(type),
-        [this, type](Rank, std::span<const std::byte> request, transport::Responder r) {
-          Serve(type, request, r);
-        });
+    rpc_.RegisterInline(static_cast<uint16_t>(type),
+                        [this, type](Rank, std::span<const std::byte> request,
+                                     transport::Responder r) { Serve(type, request, r); });
   }
   if (cfg_.tick_interval > Nanos(0) && !ticker_.joinable()) {
     ticker_ = std::thread([this] { TickLoop(); });

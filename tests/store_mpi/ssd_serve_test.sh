@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The SSD tier in the live job: a replay whose working set is several times store.dram, with
+# store.ssd = on, must spill blocks, serve hits from SSD with 0 checksum failures and no read
+# failures; a second run with --store.recover over the first run's folder must report the
+# recovered blocks. Skips without the conversation trace.
+# Usage: ssd_serve_test.sh MOONCAKE CONFIG TRACE MPIRUN [mpirun args...]
+set -u
+mooncake=$1 config=$2 trace=$3
+shift 3
+if [[ ! -f $trace ]]; then
+  echo "SKIP: no trace at $trace"
+  exit 0
+fi
+dir=$(mktemp -d /tmp/ssd_serve_XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+common=(--config "$config" --trace "$trace" --trace-limit 150 --time-scale 8 --store.dram 8MiB)
+out=$(timeout 240 "$@" -np 6 "$mooncake" "${common[@]}" --store.ssd on --out "$dir/run1" 2>&1)
+code=$?
+echo "$out" | grep -E "prefix +hit|^store|ssd tier|kv blocks|result"
+json=$dir/run1/summary.json
+num() { grep -o "\"$1\": [0-9.]*" "$json" | head -1 | awk '{print int($2)}'; }
+if [[ $code -ne 0 || ! -f $json ]]; then
+  echo "FAIL: first run (exit $code)"
+  exit 1
+fi
+if [[ $(num ssd_blocks_spilled) -eq 0 || $(num ssd_hits) -eq 0 || $(num kv_checksum_failures) -ne 0 ||
+  $(num ssd_read_failures) -ne 0 ]]; then
+  echo "FAIL: expected spills, SSD hits, 0 checksum and read failures"
+  exit 1
+fi
+out=$(timeout 240 "$@" -np 6 "$mooncake" "${common[@]}" --store.recover "$dir/run1/ssd" --out "$dir/run2" 2>&1)
+code=$?
+echo "$out" | grep -E "recovered|ssd tier|result"
+json=$dir/run2/summary.json
+if [[ $code -ne 0 || ! -f $json || $(num ssd_blocks_recovered) -eq 0 ||
+  $(num ssd_blocks_dropped_at_recovery) -ne 0 || $(num kv_checksum_failures) -ne 0 ]]; then
+  echo "FAIL: recovery run (exit $code) should report recovered blocks and no corruption"
+  exit 1
+fi
+echo "PASS"

@@ -65,8 +65,8 @@ po::options_description Transport(RawOptions* raw) {
       "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose")(
       "transport.data_path", po::value<std::string>(&raw->data_path)->default_value("auto"),
       "auto | rma | am: how READ/WRITE bytes move (auto: AM rendezvous on tcp, RMA elsewhere)")(
-      "transport.rma_slice", po::value<std::string>(&raw->rma_slice)->default_value("64KiB"),
-      "slice size of RMA transfers (4KiB..1GiB)")(
+      "transport.rma_slice", po::value<std::string>(&raw->rma_slice)->default_value("1MiB"),
+      "slice size of RMA transfers (4KiB..1GiB; 1MiB measured best, docs/TRANSFER.md)")(
       "transport.am_slice", po::value<std::string>(&raw->am_slice)->default_value("4MiB"),
       "slice size of active-message transfers (4KiB..1GiB)")(
       "transport.busy_poll", po::bool_switch(&raw->busy_poll),

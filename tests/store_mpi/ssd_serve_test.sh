@@ -2,7 +2,8 @@
 # The SSD tier in the live job: a replay whose working set is several times store.dram, with
 # store.ssd = on, must spill blocks, serve hits from SSD with 0 checksum failures and no read
 # failures; a second run with --store.recover over the first run's folder must report the
-# recovered blocks. Skips without the conversation trace.
+# recovered blocks. `mooncake store inspect` passes an intact bucket file and flags a flipped
+# byte. Skips without the conversation trace.
 # Usage: ssd_serve_test.sh MOONCAKE CONFIG TRACE MPIRUN [mpirun args...]
 set -u
 mooncake=$1 config=$2 trace=$3
@@ -27,6 +28,33 @@ if [[ $(num ssd_blocks_spilled) -eq 0 || $(num ssd_hits) -eq 0 || $(num kv_check
   $(num ssd_read_failures) -ne 0 ]]; then
   echo "FAIL: expected spills, SSD hits, 0 checksum and read failures"
   exit 1
+fi
+# mooncake store inspect: exit 0 on the intact file, 1 once a byte of its first block is flipped.
+file=$(ls "$dir"/run1/ssd/rank*/bucket-*.h5 | head -1)
+"$mooncake" store inspect "$file" >"$dir/inspect.txt"
+code=$?
+tail -1 "$dir/inspect.txt"
+if [[ $code -ne 0 ]] || ! grep -q " 0 corrupt" "$dir/inspect.txt"; then
+  echo "FAIL: inspect of an intact bucket file exited $code"
+  exit 1
+fi
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+  cp "$file" "$dir/damaged.h5"
+  /usr/bin/python3 - "$dir/damaged.h5" <<'PY'
+import sys, h5py
+p = sys.argv[1]
+with h5py.File(p, "r") as f:
+    at = f["blocks"].id.get_offset() + int(f["index"][0]["offset"]) + 100
+with open(p, "r+b") as b:
+    b.seek(at); x = b.read(1); b.seek(at); b.write(bytes([x[0] ^ 0xFF]))
+PY
+  "$mooncake" store inspect "$dir/damaged.h5" >"$dir/inspect2.txt"
+  code=$?
+  tail -1 "$dir/inspect2.txt"
+  if [[ $code -ne 1 ]] || ! grep -q "CORRUPT" "$dir/inspect2.txt"; then
+    echo "FAIL: inspect of a damaged bucket file exited $code (want 1, a CORRUPT line)"
+    exit 1
+  fi
 fi
 out=$(timeout 240 "$@" -np 6 "$mooncake" "${common[@]}" --store.recover "$dir/run1/ssd" --out "$dir/run2" 2>&1)
 code=$?

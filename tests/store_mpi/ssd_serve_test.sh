@@ -14,6 +14,17 @@ if [[ ! -f $trace ]]; then
 fi
 dir=$(mktemp -d /tmp/ssd_serve_XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+# Bad values of the tier's options: one line naming the option, exit 2, before MPI starts.
+for bad in "--store.ssd maybe" "--store.ssd_capacity 1MiB" "--store.promote_after -1" \
+  "--store.recover $dir/missing"; do
+  msg=$("$mooncake" $bad 2>&1)
+  code=$?
+  opt=${bad%% *}
+  if [[ $code -ne 2 ]] || ! grep -q "${opt#--}" <<<"$msg"; then
+    echo "FAIL: '$bad' should exit 2 naming ${opt#--} (exit $code: $msg)"
+    exit 1
+  fi
+done
 common=(--config "$config" --trace "$trace" --trace-limit 150 --time-scale 8 --store.dram 8MiB)
 out=$(timeout 240 "$@" -np 6 "$mooncake" "${common[@]}" --store.ssd on --out "$dir/run1" 2>&1)
 code=$?

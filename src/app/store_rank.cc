@@ -79,6 +79,7 @@ void CollectiveAdmitRecovered(JobContext& ctx, SsdJob& job) {
       continue;
     }
     job.coordinator->AddRecovered(Rank{static_cast<int>(r)}, blocks);
+    for (const auto& b : blocks.blocks) job.recovered_keys.push_back(b.key);
     job.recovered += blocks.blocks.size();
     job.dropped_at_recovery += blocks.dropped;
   }

@@ -32,6 +32,7 @@ struct SsdJob {
   // Conductor.
   std::unique_ptr<store::SpillCoordinator> coordinator;
   uint64_t recovered = 0, dropped_at_recovery = 0;
+  std::vector<std::string> recovered_keys;  // conductor: the store keys of every recovered block
 };
 
 // The job's run folder as rank 0 decided it (--out or runs/<UTC timestamp>), known to every rank.

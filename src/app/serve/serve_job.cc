@@ -225,6 +225,27 @@ int RunServeJob(JobContext& ctx, const Workload& workload) {
   barrier("handlers registered");
   // Recovered SSD blocks are in the master before any request is admitted.
   if (o.store_ssd) CollectiveAdmitRecovered(ctx, ssd);
+  if (scheduler && !ssd.recovered_keys.empty()) {
+    // The conductor's prefix index learns the recovered blocks too, so requests after a restart
+    // reuse them. They sit on store ranks, not on a prefill instance: each is attributed to one
+    // instance (hash % instances), from which kvcache_centric fetches it like any remote prefix.
+    const std::string prefix = o.sched.model.name + "/";
+    const int instances = ctx.roles.count(Role::kPrefill);
+    std::vector<std::vector<BlockHash>> by_instance(instances);
+    for (const std::string& key : ssd.recovered_keys) {
+      if (key.rfind(prefix, 0) != 0) continue;  // another model's blocks
+      char* end = nullptr;
+      const uint64_t hash = std::strtoull(key.c_str() + prefix.size(), &end, 10);
+      if (end == key.c_str() + prefix.size() || *end != '\0') continue;
+      by_instance[hash % instances].push_back(BlockHash{hash});
+    }
+    size_t indexed = 0;
+    for (int i = 0; i < instances; ++i) {
+      scheduler->OnBlocksStored(i, by_instance[i], Nanos(0));
+      indexed += by_instance[i].size();
+    }
+    std::printf("conductor: %zu recovered blocks entered the prefix index\n", indexed);
+  }
   if (role == Role::kPrefill || role == Role::kDecode) {
     auto offset = SyncClock(ctx.rpc, Rank{0}, 8, o.rpc_timeout);
     if (!offset.ok()) {

@@ -204,6 +204,28 @@ Status BucketFile::ReadData(uint64_t offset, std::span<std::byte> out) const {
     return Corrupt("block range beyond /blocks in " + path_);
   }
   if (out.empty()) return Status::Ok();
+  // The index entry naming these bytes became visible only after they were written and
+  // H5Fflush'ed to the OS, so reading the file directly sees them; HDF5 state is untouched.
+  if (raw_fd_.load(std::memory_order_acquire) < 0) {
+    haddr_t address = H5Dget_offset(blocks_.get());
+    void* handle = nullptr;
+    if (address != HADDR_UNDEF && H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) >= 0 &&
+        handle != nullptr) {
+      raw_address_.store(address, std::memory_order_relaxed);
+      raw_fd_.store(*static_cast<int*>(handle), std::memory_order_release);
+    }
+  }
+  if (int fd = raw_fd_.load(std::memory_order_acquire); fd >= 0) {
+    const uint64_t base = raw_address_.load(std::memory_order_relaxed) + offset;
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(base + done));
+      if (n <= 0)
+        return Err(n == 0 ? "block bytes past the end of the file" : "pread failed", path_);
+      done += static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
   if (!ReadAt(blocks_.get(), H5T_NATIVE_UINT8, offset, out.size(), out.data())) {
     return Err("cannot read block bytes", path_);
   }

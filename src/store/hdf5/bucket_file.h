@@ -15,6 +15,8 @@
 // threads. The owner keeps the file alive while any call is running.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -78,6 +80,11 @@ class BucketFile {
   std::string path_;
   bool read_only_ = false;
   H5Handle file_, blocks_, index_, entry_type_;
+  // Fast read path: /blocks is contiguous, so once HDF5 has allocated it its bytes sit at a fixed
+  // file address and a block is one pread() on the file's descriptor. Found lazily (allocation
+  // happens at the first write); -1 / 0 until then, and reads go through H5Dread.
+  mutable std::atomic<int> raw_fd_{-1};
+  mutable std::atomic<uint64_t> raw_address_{0};
   uint64_t data_bytes_ = 0;
   uint32_t max_entries_ = 0;
   uint64_t used_ = 0;

@@ -57,7 +57,7 @@ mooncake_build() {
   mkdir -p "$MOONCAKE_BUILD"
   if [[ ! -f $MOONCAKE_BUILD/CMakeCache.txt ]]; then
     mooncake_log "configuring into $MOONCAKE_BUILD"
-    cmake -S "$MOONCAKE_ROOT" -B "$MOONCAKE_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$MOONCAKE_BUILD/configure.log" 2>&1 || {
+    cmake -S "$MOONCAKE_ROOT" -B "$MOONCAKE_BUILD" -DCMAKE_BUILD_TYPE="${MOONCAKE_BUILD_TYPE:-RelWithDebInfo}" >"$MOONCAKE_BUILD/configure.log" 2>&1 || {
       cat "$MOONCAKE_BUILD/configure.log"
       return 1
     }

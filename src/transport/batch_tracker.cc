@@ -1,16 +1,27 @@
 #include "transport/batch_tracker.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <thread>
 
 namespace mooncake::transport {
 
-BatchTracker::BatchTracker(std::vector<TransferRequest> requests)
-    : requests_(std::move(requests)),
-      per_request_(new PerRequest[requests_.size()]),
-      pending_requests_(requests_.size()),
-      errors_(requests_.size()) {}
+BatchTracker::BatchTracker(std::span<const TransferRequest> requests)
+    : size_(requests.size()),
+      requests_(&one_request_),
+      per_request_(&one_per_request_),
+      pending_requests_(requests.size()) {
+  if (size_ == 1) {
+    one_request_ = requests[0];
+  } else if (size_ > 1) {
+    many_requests_.reset(new TransferRequest[size_]);
+    many_per_request_.reset(new PerRequest[size_]);
+    std::copy(requests.begin(), requests.end(), many_requests_.get());
+    requests_ = many_requests_.get();
+    per_request_ = many_per_request_.get();
+  }
+}
 
 void BatchTracker::SetSlices(size_t index, uint32_t slices) {
   per_request_[index].slices_left.store(slices, std::memory_order_relaxed);
@@ -21,6 +32,7 @@ void BatchTracker::CompleteSlice(size_t index, const Status& status) {
   PerRequest& r = per_request_[index];
   if (!status.ok() && !r.failed.exchange(true)) {
     std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!errors_) errors_.reset(new Status[size_]);
     errors_[index] = status;
     any_failed_.store(true, std::memory_order_release);
   }
@@ -35,18 +47,18 @@ void BatchTracker::FailRemaining(size_t index, uint32_t not_posted, const Status
 
 BatchState BatchTracker::state() const {
   if (!done()) return BatchState::kInProgress;
-  for (size_t i = 0; i < requests_.size(); ++i) {
+  for (size_t i = 0; i < size_; ++i) {
     if (per_request_[i].failed.load(std::memory_order_acquire)) return BatchState::kFailed;
   }
   return BatchState::kCompleted;
 }
 
 std::vector<Status> BatchTracker::RequestStatus() const {
-  std::vector<Status> out(requests_.size());
+  std::vector<Status> out(size_);
   std::lock_guard<std::mutex> lock(error_mutex_);
-  for (size_t i = 0; i < requests_.size(); ++i) {
+  for (size_t i = 0; i < size_; ++i) {
     if (per_request_[i].failed.load(std::memory_order_acquire)) {
-      out[i] = errors_[i];
+      out[i] = errors_ ? errors_[i] : Status::Ok();  // null: the failure is being recorded
     } else if (per_request_[i].slices_left.load(std::memory_order_acquire) != 0) {
       out[i] = Status(ErrorCode::kBusy, "in progress");
     }
@@ -57,8 +69,9 @@ std::vector<Status> BatchTracker::RequestStatus() const {
 Status BatchTracker::FirstError() const {
   if (!any_failed_.load(std::memory_order_acquire)) return Status::Ok();
   std::lock_guard<std::mutex> lock(error_mutex_);
-  for (size_t i = 0; i < requests_.size(); ++i) {
-    if (per_request_[i].failed.load(std::memory_order_acquire)) return errors_[i];
+  for (size_t i = 0; i < size_; ++i) {
+    if (per_request_[i].failed.load(std::memory_order_acquire))
+      return errors_ ? errors_[i] : Status::Ok();
   }
   return Status::Ok();
 }

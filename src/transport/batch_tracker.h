@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "common/clock.h"
@@ -17,7 +18,9 @@ namespace mooncake::transport {
 
 class BatchTracker {
  public:
-  explicit BatchTracker(std::vector<TransferRequest> requests);
+  // Copies `requests`. A batch of one request (a latency-bound get) is stored inline: no heap
+  // allocation besides the tracker itself.
+  explicit BatchTracker(std::span<const TransferRequest> requests);
 
   // Declares that request `index` is made of `slices` slices (call before any completion).
   void SetSlices(size_t index, uint32_t slices);
@@ -28,7 +31,7 @@ class BatchTracker {
 
   BatchState state() const;
   std::vector<Status> RequestStatus() const;
-  const std::vector<TransferRequest>& requests() const { return requests_; }
+  std::span<const TransferRequest> requests() const { return {requests_, size_}; }
   bool done() const { return pending_requests_.load(std::memory_order_acquire) == 0; }
   Status FirstError() const;
 
@@ -37,12 +40,19 @@ class BatchTracker {
     std::atomic<uint32_t> slices_left{0};
     std::atomic<bool> failed{false};
   };
-  std::vector<TransferRequest> requests_;
-  std::unique_ptr<PerRequest[]> per_request_;
+  size_t size_;
+  TransferRequest one_request_{};  // storage when size_ == 1
+  PerRequest one_per_request_;
+  std::unique_ptr<TransferRequest[]> many_requests_;  // storage when size_ > 1
+  std::unique_ptr<PerRequest[]> many_per_request_;
+  TransferRequest* requests_;  // one_request_ or many_requests_
+  PerRequest* per_request_;    // one_per_request_ or many_per_request_
   std::atomic<size_t> pending_requests_;
   std::atomic<bool> any_failed_{false};  // set (after errors_) by the first failure
   mutable std::mutex error_mutex_;
-  std::vector<Status> errors_;  // guarded by error_mutex_; OK unless the request failed
+  // Guarded by error_mutex_; allocated at the first failure (most batches never fail, and a
+  // 4 KiB read is short enough that one allocation per batch shows in its latency).
+  std::unique_ptr<Status[]> errors_;
 };
 
 // A TransferBatch over a shared BatchTracker; `progress` is called while waiting (it may drive

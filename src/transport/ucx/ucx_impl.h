@@ -53,10 +53,20 @@ struct RkeyHolder {
 // One posted slice (or flush) waiting for completion.
 struct SliceOp {
   std::shared_ptr<BatchTracker> tracker;
-  std::vector<size_t> indices;  // requests completed by this op (a flush covers several)
+  size_t index = 0;             // the request this slice belongs to
+  std::vector<size_t> indices;  // a flush: the requests it completes (then `index` is unused)
   int32_t peer = -1;
   void* local = nullptr;  // AM read: where the response lands
   size_t length = 0;
+
+  // Completes one slice of each request this op covers.
+  void Complete(const Status& s) const {
+    if (indices.empty()) {
+      tracker->CompleteSlice(index, s);
+    } else {
+      for (size_t i : indices) tracker->CompleteSlice(i, s);
+    }
+  }
 };
 
 class UcxTransport;

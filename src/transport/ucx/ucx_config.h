@@ -22,6 +22,10 @@ struct UcxConfig {
   // shm a slice is one memcpy inside ucp_put/get, and 64 KiB slices cost 1 MiB reads ~20 %.
   size_t rma_slice = 1024 * 1024;
   size_t am_slice = 4 * 1024 * 1024;  // AM-path requests are cut into slices of this size
+  // The tcp transport's receive segment (UCX_TCP_RX_SEG_SIZE, UCX's default 64K). 512K by
+  // measurement (docs/TRANSFER.md: tcp 1-16 MiB reads ~1.4x, writes ~1.3x on loopback, while
+  // ucx_perftest does not gain from it). Empty keeps UCX's default or the environment's value.
+  std::string tcp_rx_seg_size = "512K";
   // The progress thread spins this long after its last event before it starts to sleep
   // (exponential back-off up to max_sleep). busy_poll never sleeps (benchmarks on pinned cores).
   Nanos idle_spin = Nanos(200'000);

@@ -129,6 +129,12 @@ Status UcxTransport::Init() {
     return Status(ErrorCode::kInvalidArgument, "transport.devices = '" + config_.devices +
                                                    "' is not valid: " + ucs_status_string(st));
   }
+  // A transport-level setting: UCX keeps it and applies it to each interface it opens, by the
+  // name inside that transport's table (tcp: RX_SEG_SIZE; shm and rdma have none by that name).
+  if (!config_.tcp_rx_seg_size.empty() &&
+      (st = ucp_config_modify(cfg, "RX_SEG_SIZE", config_.tcp_rx_seg_size.c_str())) != UCS_OK) {
+    log::Warn("UCX RX_SEG_SIZE={} not applied: {}", config_.tcp_rx_seg_size, ucs_status_string(st));
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;

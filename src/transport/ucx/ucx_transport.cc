@@ -131,7 +131,15 @@ Status UcxTransport::Init() {
   }
   // A transport-level setting: UCX keeps it and applies it to each interface it opens, by the
   // name inside that transport's table (tcp: RX_SEG_SIZE; shm and rdma have none by that name).
-  if (!config_.tcp_rx_seg_size.empty() &&
+  // UCX warns "invalid configuration" when an interface without it is opened, so it is set only
+  // when the job pins tcp without shared-memory transports.
+  const std::string resolved = ResolveTls(config_.tls);
+  const bool tcp_only =
+      resolved.find("tcp") != std::string::npos && resolved.find("posix") == std::string::npos &&
+      resolved.find("sysv") == std::string::npos && resolved.find("cma") == std::string::npos &&
+      resolved.find("shm") == std::string::npos && resolved.find("rc") == std::string::npos &&
+      resolved.find("ud") == std::string::npos;
+  if (tcp_only && !config_.tcp_rx_seg_size.empty() &&
       (st = ucp_config_modify(cfg, "RX_SEG_SIZE", config_.tcp_rx_seg_size.c_str())) != UCS_OK) {
     log::Warn("UCX RX_SEG_SIZE={} not applied: {}", config_.tcp_rx_seg_size, ucs_status_string(st));
   }

@@ -43,4 +43,13 @@ struct UcxConfig {
 // else is passed through as a raw UCX_TLS list.
 std::string ResolveTls(const std::string& user_value);
 
+// Which families a resolved UCX_TLS list names, token by token ("" = UCX's default, unknown).
+struct TlsFamilies {
+  bool pinned = false;  // an explicit list (not UCX's default)
+  bool tcp = false;
+  bool shm = false;   // posix, sysv, cma, knem, xpmem, or the shm/sm aliases
+  bool rdma = false;  // rc*, ud*, dc*, ib, rdma
+};
+TlsFamilies ClassifyTls(const std::string& resolved_tls);
+
 }  // namespace mooncake::transport

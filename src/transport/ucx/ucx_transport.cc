@@ -109,6 +109,27 @@ std::string ResolveTls(const std::string& v) {
   return v;
 }
 
+TlsFamilies ClassifyTls(const std::string& resolved) {
+  TlsFamilies f;
+  f.pinned = !resolved.empty();
+  size_t start = 0;
+  while (start <= resolved.size()) {
+    size_t comma = resolved.find(',', start);
+    std::string t =
+        resolved.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto starts = [&t](const char* p) { return t.rfind(p, 0) == 0; };
+    if (t == "tcp") f.tcp = true;
+    if (t == "posix" || t == "sysv" || t == "cma" || t == "knem" || t == "xpmem" || t == "shm" ||
+        t == "sm") {
+      f.shm = true;
+    }
+    if (starts("rc") || starts("ud") || starts("dc") || t == "ib" || t == "rdma") f.rdma = true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return f;
+}
+
 UcxTransport::UcxTransport(const UcxConfig& config, Rank self, int world_size)
     : config_(config), self_(self), world_size_(world_size) {}
 
@@ -133,12 +154,8 @@ Status UcxTransport::Init() {
   // name inside that transport's table (tcp: RX_SEG_SIZE; shm and rdma have none by that name).
   // UCX warns "invalid configuration" when an interface without it is opened, so it is set only
   // when the job pins tcp without shared-memory transports.
-  const std::string resolved = ResolveTls(config_.tls);
-  const bool tcp_only =
-      resolved.find("tcp") != std::string::npos && resolved.find("posix") == std::string::npos &&
-      resolved.find("sysv") == std::string::npos && resolved.find("cma") == std::string::npos &&
-      resolved.find("shm") == std::string::npos && resolved.find("rc") == std::string::npos &&
-      resolved.find("ud") == std::string::npos;
+  const TlsFamilies families = ClassifyTls(ResolveTls(config_.tls));
+  const bool tcp_only = families.tcp && !families.shm && !families.rdma;
   if (tcp_only && !config_.tcp_rx_seg_size.empty() &&
       (st = ucp_config_modify(cfg, "RX_SEG_SIZE", config_.tcp_rx_seg_size.c_str())) != UCS_OK) {
     log::Warn("UCX RX_SEG_SIZE={} not applied: {}", config_.tcp_rx_seg_size, ucs_status_string(st));
@@ -269,11 +286,8 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
   // UCX 1.13's shared-memory transports have no peer-failure handler, and asking for one makes
   // UCX refuse them; so peer-failure callbacks are requested only where every transport can
   // honour them (tcp, rdma). Elsewhere a dead peer is detected by deadlines, which every wait has.
-  const std::string tls = ResolveTls(config_.tls);
-  const bool peer_errors = !tls.empty() && tls.find("posix") == std::string::npos &&
-                           tls.find("sysv") == std::string::npos &&
-                           tls.find("shm") == std::string::npos &&
-                           tls.find("cma") == std::string::npos;
+  const TlsFamilies families = ClassifyTls(ResolveTls(config_.tls));
+  const bool peer_errors = families.pinned && !families.shm;
   for (int r = 0; r < world_size_; ++r) {
     error_args_.push_back(std::make_unique<PeerErrorArg>(PeerErrorArg{this, r}));
     ucp_ep_params_t ep{};

@@ -90,6 +90,7 @@ int Summarise(ServeContext& sctx, const Workload& workload, ConductorRole& condu
   summary.extra["store_put_failures"] = static_cast<double>(all.store_put_failures);
   summary.extra["trace_lines_skipped"] = static_cast<double>(workload.stats.skipped);
   summary.extra["rank_errors"] = static_cast<double>(all.errors);
+  summary.extra["dispatch_failures"] = static_cast<double>(totals.dispatch_failures);
   for (const auto& [k, v] : ssd_extra) summary.extra[k] = v;
 
   auto folder = RunFolder::Create(run_dir.empty() ? o.out_dir : run_dir);

@@ -77,7 +77,7 @@ Status BatchTracker::FirstError() const {
 }
 
 BatchState SharedBatch::Poll() {
-  if (!state_->done() && progress_) progress_();
+  if (!state_->done() && driver_) driver_->Progress();
   return state_->state();
 }
 
@@ -87,8 +87,9 @@ Status SharedBatch::Wait(Nanos timeout) {
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   uint32_t idle_rounds = 0;
+  CallerProgressScope scope(driver_);
   while (!state_->done()) {
-    bool progressed = progress_ ? progress_() : false;
+    bool progressed = driver_ ? driver_->Progress() : false;
     if (state_->done()) break;
     if (clock.Now() > deadline) {
       std::set<int32_t> peers;

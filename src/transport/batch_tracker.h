@@ -4,7 +4,6 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -55,12 +54,13 @@ class BatchTracker {
   std::unique_ptr<Status[]> errors_;
 };
 
-// A TransferBatch over a shared BatchTracker; `progress` is called while waiting (it may drive
-// the backend's progress engine) and returns true when it made progress.
+// A TransferBatch over a shared BatchTracker. When `driver` is set, Poll and Wait call its
+// Progress() (the waiter does the backend's work itself) inside a CallerProgressScope; the
+// transport outlives its batches.
 class SharedBatch final : public TransferBatch {
  public:
-  SharedBatch(std::shared_ptr<BatchTracker> state, std::function<bool()> progress)
-      : state_(std::move(state)), progress_(std::move(progress)) {}
+  SharedBatch(std::shared_ptr<BatchTracker> state, Transport* driver)
+      : state_(std::move(state)), driver_(driver) {}
   BatchState Poll() override;
   Status Wait(Nanos timeout) override;
   std::vector<Status> RequestStatus() const override { return state_->RequestStatus(); }
@@ -68,7 +68,7 @@ class SharedBatch final : public TransferBatch {
 
  private:
   std::shared_ptr<BatchTracker> state_;
-  std::function<bool()> progress_;
+  Transport* driver_;
 };
 
 }  // namespace mooncake::transport

@@ -207,6 +207,8 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
   const Nanos spin_until =
       clock.Now() + (transport_.CallerProgressHelps() ? std::min(spin_budget_, timeout) : Nanos(0));
   uint32_t idle_rounds = 0;
+  // Held while this thread spins on Progress(), released before it sleeps on the condition.
+  CallerProgressScope driving(clock.Now() < spin_until ? &transport_ : nullptr);
   std::unique_lock<std::mutex> lock(calls_mutex_);
   while (!pending->done) {
     Nanos now = clock.Now();
@@ -224,6 +226,7 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
       }
       lock.lock();
     } else {
+      driving.Release();
       Nanos slice = std::min<Nanos>(deadline - now, Nanos(1'000'000));
       calls_cv_.wait_for(lock, slice);
     }

@@ -125,6 +125,12 @@ class Transport {
   // True when a waiting caller that calls Progress() itself gets its completions sooner than by
   // sleeping (the backend has a progress engine callers may drive). Rpc::Call spins only then.
   virtual bool CallerProgressHelps() const { return false; }
+  // A waiter announces that it drives Progress() itself until it is done (see
+  // CallerProgressScope). The backend's own progress thread then stays off the progress engine:
+  // on a rank pinned to one core, two threads taking turns at the engine's lock time-slice the
+  // core, and the one spinning for the lock burns the slice the holder needs.
+  virtual void BeginCallerProgress() {}
+  virtual void EndCallerProgress() {}
 
   // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).
   virtual std::string DescribePath(Rank peer) const = 0;
@@ -135,6 +141,25 @@ class Transport {
 
   // Flushes and closes endpoints; waits at most `timeout`. No method may be called afterwards.
   virtual Status Close(Nanos timeout) = 0;
+};
+
+// Brackets a loop in which the calling thread drives `transport->Progress()` (null: no-op).
+class CallerProgressScope {
+ public:
+  explicit CallerProgressScope(Transport* transport) : transport_(transport) {
+    if (transport_) transport_->BeginCallerProgress();
+  }
+  ~CallerProgressScope() { Release(); }
+  // Ends the scope early (the caller stops driving progress, e.g. to sleep).
+  void Release() {
+    if (transport_) transport_->EndCallerProgress();
+    transport_ = nullptr;
+  }
+  CallerProgressScope(const CallerProgressScope&) = delete;
+  CallerProgressScope& operator=(const CallerProgressScope&) = delete;
+
+ private:
+  Transport* transport_;
 };
 
 }  // namespace mooncake::transport

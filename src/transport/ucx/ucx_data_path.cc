@@ -132,8 +132,7 @@ Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
   for (int32_t p = 0; p < static_cast<int32_t>(writes_by_peer.size()); ++p) {
     if (!writes_by_peer[p].empty()) PostFlush(tracker, p, std::move(writes_by_peer[p]));
   }
-  return std::unique_ptr<TransferBatch>(
-      new SharedBatch(std::move(tracker), [this] { return Progress(); }));
+  return std::unique_ptr<TransferBatch>(new SharedBatch(std::move(tracker), this));
 }
 
 Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_t index,

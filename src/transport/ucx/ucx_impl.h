@@ -99,6 +99,8 @@ class UcxTransport final : public Transport {
   Status SendMessage(Rank peer, std::span<const std::byte> payload) override;
   bool Progress() override;
   bool CallerProgressHelps() const override { return true; }
+  void BeginCallerProgress() override { callers_waiting_.fetch_add(1, std::memory_order_relaxed); }
+  void EndCallerProgress() override { callers_waiting_.fetch_sub(1, std::memory_order_relaxed); }
   std::string DescribePath(Rank peer) const override;
   void BeginShutdown() override { shutting_down_ = true; }
   Status Close(Nanos timeout) override;
@@ -157,6 +159,7 @@ class UcxTransport final : public Transport {
   // core and contend for the worker lock, adding scheduler quanta to every completion.
   std::atomic<uint64_t> caller_progress_calls_{0};  // bumped by every Progress() call
   std::atomic<int> callers_posting_{0};  // threads inside Submit (posting may copy bytes inline)
+  std::atomic<int> callers_waiting_{0};  // threads in a CallerProgressScope
   int efd_ = -1;  // the worker's event fd (UCP_FEATURE_WAKEUP), -1 when UCX has none
   std::atomic<bool> running_{false};
   std::atomic<bool> closing_{false};

@@ -89,15 +89,16 @@ bench_once() {
 
 echo "transfer_vs_ucx_perftest: tls=$TLS_NAME (UCX_TLS=$UCX_TLS_LIST), sizes: $SIZES, repeats $REPEATS, depth $DEPTH, cores 0 and 1"
 declare -A BASE BEST_TEST OURS
-sizes_csv=$(echo $SIZES | tr ' ' ',')
+# Each size's baselines and ours run back to back: the machine's load drifts over tens of
+# seconds, and pairing them in time keeps that drift out of the ratio.
 for ((rep = 0; rep < REPEATS; rep++)); do
   for size in $SIZES; do
     b=$(bytes_of "$size")
     for test in ucp_put_bw ucp_get ucp_am_bw tag_bw; do
       echo "$(perftest_once $test "$b")" >>"$WORK/base_${size}_${test}"
     done
+    bench_once "$size" "" | while read -r s op gbps; do echo "$gbps" >>"$WORK/ours_${size}_${op}"; done
   done
-  bench_once "$sizes_csv" "" | while read -r size op gbps; do echo "$gbps" >>"$WORK/ours_${size}_${op}"; done
   bench_once "1MiB" "--buffer-size 1GiB" | while read -r size op gbps; do echo "$gbps" >>"$WORK/large_${op}"; done
 done
 PATH_USED=$(cat "$WORK/path.txt" 2>/dev/null || echo unknown)

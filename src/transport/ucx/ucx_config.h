@@ -11,7 +11,9 @@ namespace mooncake::transport {
 // How READ/WRITE bytes move. RMA (ucp_put/get) is fast on shared memory (posix/cma) and RDMA; on
 // tcp UCX 1.13 emulates RMA over small active messages (149 MiB/s at 16 MiB, ENVIRONMENT.md), so
 // there we move the bytes with active-message rendezvous straight into the registered target.
-// kAuto picks per endpoint from the UCX transports its lanes use.
+// kAuto picks per endpoint from the UCX transports its lanes use, and copies directly (memcpy,
+// no UCX call) into and out of a peer's region that UCX mapped here (ucp_rkey_ptr: memory from
+// AllocateMemory on a same-host peer). kRma always goes through ucp_put/get_nbx.
 enum class DataPath { kAuto, kRma, kActiveMessage };
 
 struct UcxConfig {

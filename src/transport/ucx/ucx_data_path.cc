@@ -140,10 +140,26 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
   const TransferRequest& r = tracker->requests()[index];
   const int32_t peer = r.peer.value;
   const bool is_write = r.op == OpKind::kWrite;
+  auto rkey = imported_[peer]->Find(r.remote_addr, r.length);
+  if (rkey && (*rkey)->mapped != nullptr && config_.data_path == DataPath::kAuto &&
+      !peer_failed_[peer]) {
+    // The peer's segment is mapped here: the transfer is one memcpy on this thread, complete
+    // (and visible to the peer, memory being coherent) when it returns. ucp_get/put_nbx would
+    // do the same copy, under the worker's lock (which serialises threads) and after its own
+    // protocol selection; this skips both.
+    std::byte* remote = (*rkey)->mapped + (r.remote_addr - (*rkey)->remote_base);
+    if (is_write) {
+      std::memcpy(remote, r.local, r.length);
+    } else {
+      std::memcpy(r.local, remote, r.length);
+    }
+    tracker->SetSlices(index, 1);
+    tracker->CompleteSlice(index, Status::Ok());
+    return Status::Ok();
+  }
   const uint32_t slices = SliceCount(r.length, config_.rma_slice);
   // A write completes only after the flush that follows it (remote completion), hence +1.
   tracker->SetSlices(index, slices + (is_write ? 1 : 0));
-  auto rkey = imported_[peer]->Find(r.remote_addr, r.length);
   Status error;
   if (peer_failed_[peer]) {
     error = PeerFailure("rank " + std::to_string(peer) + " has failed");

@@ -45,6 +45,10 @@ struct AckHeader {
 
 struct RkeyHolder {
   ucp_rkey_h rkey = nullptr;
+  // Where the peer's region [remote_base, +length) is mapped in this process, when UCX mapped
+  // it (ucp_rkey_ptr: a posix/sysv shared-memory segment on this host); else null.
+  std::byte* mapped = nullptr;
+  uint64_t remote_base = 0;
   ~RkeyHolder() {
     if (rkey) ucp_rkey_destroy(rkey);
   }

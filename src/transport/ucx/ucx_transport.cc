@@ -432,6 +432,11 @@ Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
     return ProtocolError("remote key of " + PeerName(owner.value) +
                          " does not unpack: " + ucs_status_string(st));
   }
+  void* mapped = nullptr;
+  if (ucp_rkey_ptr(holder->rkey, d.addr, &mapped) == UCS_OK) {
+    holder->mapped = static_cast<std::byte*>(mapped);
+    holder->remote_base = d.addr;
+  }
   imported_[owner.value]->Insert(d.addr, d.length, std::move(holder));
   return Status::Ok();
 }

@@ -59,7 +59,7 @@ void PrintHeader(FILE* f) {
 }
 
 void PrintRow(FILE* f, int pair, const CaseResult& r) {
-  std::fprintf(f, "%-5d %-28s %-5s %10zu %6zu %5zu %12.0f %10.3f %10.2f %10.1f %10.1f %s\n", pair,
+  std::fprintf(f, "%-5d %-28s %-5s %10zu %6zu %5zu %12.0f %10.3f %10.3f %10.1f %10.1f %s\n", pair,
                r.label.c_str(), r.op.c_str(), r.block_size, r.batch_size, r.depth, r.requests_per_s,
                r.gbps, r.p50_us, r.p99_us, r.p999_us, r.verified.c_str());
   std::fflush(f);
@@ -150,7 +150,7 @@ int Main(int argc, char** argv) {
         PrintRow(stdout, static_cast<int>(r / 2), pr);
         if (csv) {
           std::fprintf(csv,
-                       "%zu,%s,%s,%zu,%zu,%zu,%d,%lu,%lu,%.6f,%.4f,%.1f,%.2f,%.2f,%.2f,%s,%s,"
+                       "%zu,%s,%s,%zu,%zu,%zu,%d,%lu,%lu,%.6f,%.4f,%.1f,%.3f,%.3f,%.3f,%s,%s,"
                        "\"%s\",%zu,%zu,%zu\n",
                        r / 2, pr.label.c_str(), pr.op.c_str(), pr.block_size, pr.batch_size,
                        pr.depth, pr.threads, (unsigned long)pr.requests, (unsigned long)pr.bytes,

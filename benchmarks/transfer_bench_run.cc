@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "transfer_bench_setup.h"
+#include "tsc_clock.h"
 
 namespace mooncake::bench {
 namespace {
@@ -57,7 +58,7 @@ struct ThreadOutcome {
 // One thread's loop: keeps `depth` batches in flight until `end`, then drains.
 void Loop(const CaseSpec& spec, const Target& t, size_t slots, size_t first_slot, Nanos end,
           bool record, ThreadOutcome* out) {
-  SteadyClock clock;
+  const Clock& clock = BenchClock();
   struct InFlight {
     std::unique_ptr<TransferBatch> batch;
     Nanos start;
@@ -114,7 +115,7 @@ double Percentile(const std::vector<double>& sorted, double p) {
 // Runs all threads for `duration`; returns the merged outcome.
 Result<ThreadOutcome> Timed(const CaseSpec& spec, const Target& t, size_t slots, Nanos duration,
                             bool record, double* seconds) {
-  SteadyClock clock;
+  const Clock& clock = BenchClock();
   const Nanos start = clock.Now();
   const Nanos end = start + duration;
   std::vector<ThreadOutcome> outcomes(spec.threads);

@@ -3,7 +3,8 @@
 # same UCX_TLS, sizes, core binding (two processes, cores 0 and 1) and buffer footprint (one
 # block-sized buffer, as ucx_perftest), in one run. Prints per size and operation our GB/s, the
 # baseline's GB/s and the ratio, then a labelled large-footprint (1 GiB) row that is not part of
-# the ratio. Last line: "transfer_vs_ucx_perftest min_ratio=<r> tls=<tls>".
+# the ratio, then the p50 of a 4 KiB read with one request in flight against ucp_get's p50.
+# Last line: "transfer_vs_ucx_perftest min_ratio=<r> tls=<tls> latency_ratio=<r>".
 #
 #   benchmarks/transfer_vs_ucx_perftest.sh --tls shm|tcp [--build DIR] [--sizes "64KiB 1MiB 16MiB"]
 #       [--repeats N] [--duration 2s] [--depth 2] [--bench-args "..."]
@@ -124,4 +125,29 @@ for op in read write; do
   printf "%-8s %-6s %10.3f %10s %-12s %7s   (large footprint: 1 GiB buffers, not in the ratio)\n" \
     1MiB "$op" "$(median <"$WORK/large_${op}" 2>/dev/null || echo 0)" - - -
 done
-echo "transfer_vs_ucx_perftest min_ratio=${min_ratio:-0} tls=$TLS_NAME"
+# Latency with one request in flight: a 4 KiB read against ucx_perftest's ucp_get (-O 1), both
+# timed per iteration with the cycle counter, paired in time, REPEATS rounds; medians of the p50s.
+LAT_ROUNDS=$((REPEATS < 3 ? 3 : REPEATS))
+for ((rep = 0; rep < LAT_ROUNDS; rep++)); do
+  port=$(free_port)
+  UCX_TLS=$UCX_TLS_LIST timeout 60 taskset -c 1 ucx_perftest -c 0 -t ucp_get -s 4096 -n 200000 -O 1 \
+    -p "$port" >"$WORK/lat_server.txt" 2>&1 &
+  SERVER_PID=$!
+  sleep 0.5
+  UCX_TLS=$UCX_TLS_LIST timeout 60 taskset -c 0 ucx_perftest 127.0.0.1 -c 1 -t ucp_get -s 4096 \
+    -n 200000 -O 1 -p "$port" 2>&1 | awk '/^Final:/ {print $3}' >>"$WORK/lat_base" || true
+  kill "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+  rm -f "$WORK/lat.csv"
+  timeout 120 mpirun --allow-run-as-root --bind-to core --map-by core -np 2 --mca btl self,vader,tcp \
+    --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_WARN_UNUSED_ENV_VARS=n \
+    "$BENCH" --tls "$UCX_TLS_LIST" --operation read --block-size 4KiB --batch-size 1 \
+    --duration 1s --csv "$WORK/lat.csv" $BENCH_ARGS >"$WORK/lat_bench.txt" 2>&1 &&
+    awk -F, 'NR > 1 {print $13}' "$WORK/lat.csv" >>"$WORK/lat_ours" || true
+done
+lat_base=$(median <"$WORK/lat_base" 2>/dev/null || echo 0)
+lat_ours=$(median <"$WORK/lat_ours" 2>/dev/null || echo 0)
+lat_ratio=$(awk -v a="$lat_ours" -v b="$lat_base" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
+echo "4KiB read, one in flight: p50 ours $lat_ours us (rounds: $(tr '\n' ' ' <"$WORK/lat_ours")), ucp_get p50 $lat_base us (rounds: $(tr '\n' ' ' <"$WORK/lat_base")), ratio $lat_ratio"
+echo "transfer_vs_ucx_perftest min_ratio=${min_ratio:-0} tls=$TLS_NAME latency_ratio=$lat_ratio"

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace mooncake::transport {
 
@@ -21,6 +22,56 @@ BatchTracker::BatchTracker(std::span<const TransferRequest> requests)
     requests_ = many_requests_.get();
     per_request_ = many_per_request_.get();
   }
+}
+
+namespace {
+// Blocks of one type (e.g. a tracker with its shared_ptr control block, allocated together),
+// kept per thread. A block freed on another thread (a completion callback) joins that thread's
+// list.
+struct FreeBlocks {
+  std::vector<void*> blocks;
+  ~FreeBlocks() {
+    for (void* b : blocks) ::operator delete(b);
+  }
+};
+constexpr size_t kMaxFreeBlocks = 64;
+
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>&) {}  // NOLINT(google-explicit-constructor): rebinding
+  static FreeBlocks& List() {
+    thread_local FreeBlocks list;
+    return list;
+  }
+  T* allocate(size_t n) {
+    FreeBlocks& l = List();
+    if (n == 1 && !l.blocks.empty()) {
+      void* p = l.blocks.back();
+      l.blocks.pop_back();
+      return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    FreeBlocks& l = List();
+    if (n == 1 && l.blocks.size() < kMaxFreeBlocks) {
+      l.blocks.push_back(p);
+      return;
+    }
+    ::operator delete(p);
+  }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>&) const {
+    return true;
+  }
+};
+}  // namespace
+
+std::shared_ptr<BatchTracker> BatchTracker::Make(std::span<const TransferRequest> requests) {
+  return std::allocate_shared<BatchTracker>(PoolAllocator<BatchTracker>(), requests);
 }
 
 void BatchTracker::SetSlices(size_t index, uint32_t slices) {
@@ -74,6 +125,19 @@ Status BatchTracker::FirstError() const {
       return errors_ ? errors_[i] : Status::Ok();
   }
   return Status::Ok();
+}
+
+void* SharedBatch::operator new(size_t size) {
+  if (size == sizeof(SharedBatch)) return PoolAllocator<SharedBatch>().allocate(1);
+  return ::operator new(size);
+}
+
+void SharedBatch::operator delete(void* p, size_t size) {
+  if (size == sizeof(SharedBatch)) {
+    PoolAllocator<SharedBatch>().deallocate(static_cast<SharedBatch*>(p), 1);
+  } else {
+    ::operator delete(p);
+  }
 }
 
 BatchState SharedBatch::Poll() {

@@ -28,6 +28,10 @@ class BatchTracker {
   // Fails every slice not yet posted of request `index` (posting stopped early).
   void FailRemaining(size_t index, uint32_t not_posted, const Status& status);
 
+  // A tracker for `requests`, allocated from a per-thread free list (one Submit makes one; at
+  // millions of 4 KiB reads per second malloc/free showed in the profile).
+  static std::shared_ptr<BatchTracker> Make(std::span<const TransferRequest> requests);
+
   BatchState state() const;
   std::vector<Status> RequestStatus() const;
   std::span<const TransferRequest> requests() const { return {requests_, size_}; }
@@ -61,6 +65,10 @@ class SharedBatch final : public TransferBatch {
  public:
   SharedBatch(std::shared_ptr<BatchTracker> state, Transport* driver)
       : state_(std::move(state)), driver_(driver) {}
+  // Batches are created and destroyed once per Submit (millions per second for 4 KiB reads):
+  // a small per-thread free list replaces malloc/free.
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size);
   BatchState Poll() override;
   Status Wait(Nanos timeout) override;
   std::vector<Status> RequestStatus() const override { return state_->RequestStatus(); }

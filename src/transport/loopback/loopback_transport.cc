@@ -146,7 +146,7 @@ class LoopbackTransport final : public Transport {
 
   Result<std::unique_ptr<TransferBatch>> Submit(
       std::span<const TransferRequest> requests) override {
-    auto tracker = std::make_shared<BatchTracker>(requests);
+    auto tracker = BatchTracker::Make(requests);
     for (size_t i = 0; i < requests.size(); ++i) {
       const TransferRequest& r = requests[i];
       tracker->SetSlices(i, r.length == 0 ? 0 : 1);

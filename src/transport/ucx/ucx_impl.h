@@ -131,6 +131,9 @@ class UcxTransport final : public Transport {
   void SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status_t status, const void* data,
                size_t length);
   bool UsesAm(int32_t peer) const;
+  // The imported region of `peer` containing [addr, +length), or null. Lock-free on a repeat
+  // hit (a per-thread cache checked against imports_version_); valid until Close.
+  const RkeyHolder* FindImported(int32_t peer, uint64_t addr, uint64_t length);
   std::string PeerName(int32_t peer) const { return "rank " + std::to_string(peer); }
 
   UcxConfig config_;
@@ -150,6 +153,11 @@ class UcxTransport final : public Transport {
   uint64_t next_region_id_ = 1;
   RegionTable<uint64_t> local_ranges_;  // base -> region id (for AM-path targets)
   std::vector<std::unique_ptr<RegionTable<std::shared_ptr<RkeyHolder>>>> imported_;  // per peer
+  // Holders a re-import replaced: kept until Close, so a pointer FindImported handed out (or a
+  // thread's cached one) never dangles. Guarded by regions_mutex_.
+  std::vector<std::shared_ptr<RkeyHolder>> retired_holders_;
+  std::atomic<uint64_t> imports_version_{0};  // bumped by every Import (invalidates caches)
+  const uint64_t instance_id_;                // unique per transport in this process
 
   std::mutex tokens_mutex_;
   uint64_t next_token_ = 1;

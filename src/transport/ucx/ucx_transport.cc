@@ -130,8 +130,15 @@ TlsFamilies ClassifyTls(const std::string& resolved) {
   return f;
 }
 
+namespace {
+uint64_t NextInstanceId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 UcxTransport::UcxTransport(const UcxConfig& config, Rank self, int world_size)
-    : config_(config), self_(self), world_size_(world_size) {}
+    : config_(config), self_(self), world_size_(world_size), instance_id_(NextInstanceId()) {}
 
 Status UcxTransport::Init() {
   ucp_config_t* cfg = nullptr;
@@ -437,7 +444,12 @@ Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
     holder->mapped = static_cast<std::byte*>(mapped);
     holder->remote_base = d.addr;
   }
-  imported_[owner.value]->Insert(d.addr, d.length, std::move(holder));
+  auto replaced = imported_[owner.value]->Insert(d.addr, d.length, std::move(holder));
+  if (replaced) {
+    std::lock_guard<std::mutex> lock(regions_mutex_);
+    retired_holders_.push_back(std::move(*replaced));
+  }
+  imports_version_.fetch_add(1, std::memory_order_release);
   return Status::Ok();
 }
 
@@ -557,6 +569,7 @@ Status UcxTransport::Close(Nanos timeout) {
   if (efd_ >= 0) ucp_worker_signal(worker_);  // wake a progress thread sleeping in poll
   if (progress_thread_.joinable()) progress_thread_.join();
   for (auto& table : imported_) table.reset();
+  retired_holders_.clear();
   imported_.clear();
   {
     std::lock_guard<std::mutex> lock(tokens_mutex_);

@@ -38,6 +38,8 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "put,get,exists,raw (raw: one-sided reads of the same sizes and footprint, no store)")(
       "threads", po::value(&o.threads)->default_value(1),
       "calling threads per client (each on its own batches and part of the buffer)")(
+      "copy-threads", po::value(&o.cluster.client.copy_threads)->default_value(1),
+      "threads that copy and hash one call of >= 4 MiB (StoreClientConfig::copy_threads)")(
       "replicas", po::value(&o.replicas)->default_value(1), "replicas per object")(
       "max-objects", po::value(&o.max_objects)->default_value(4096),
       "objects per client and case, at most")("fill", po::value(&o.fill)->default_value(0.8),
@@ -107,6 +109,8 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
     return InvalidArgument("--replicas must be between 1 and --stores");
   }
   if (o.threads < 1 || o.threads > 64) return InvalidArgument("--threads must be 1..64");
+  if (o.cluster.client.copy_threads < 1 || o.cluster.client.copy_threads > 64)
+    return InvalidArgument("--copy-threads must be 1..64");
   if (o.fill <= 0 || o.fill > 0.9) return InvalidArgument("--fill must be in (0, 0.9]");
   return o;
 }

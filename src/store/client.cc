@@ -1,9 +1,6 @@
 // StoreClient: common plumbing, put, exists and remove (get is in client_get.cc).
 #include "store/client.h"
 
-#include <xxh_x86dispatch.h>
-#include <xxhash.h>
-
 namespace mooncake::store {
 
 StoreClient::StoreClient(transport::Transport& transport, transport::Rpc& rpc, Rank master,
@@ -96,20 +93,21 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
       owner.push_back(i);
     }
   }
-  std::vector<Status> per;
-  std::vector<uint64_t> sums(n);
-  if (!writes.empty()) {
-    auto batch = transport_.Submit(writes);
-    if (!batch.ok()) {
-      per.assign(writes.size(), batch.status());
-    } else {
-      // Checksums are computed while the writes are in flight.
-      for (size_t i = 0; i < n; ++i) {
-        if (out[i].ok())
-          sums[i] = XXH3_64bits_dispatch(values[i].data(), values[i].size());  // = Checksum64
-      }
-      per = Finish(**batch, d);
+  // Each key's checksum is taken from its first replica's write, wave by wave as it leaves.
+  std::vector<char> hash(writes.size(), 0);
+  std::vector<size_t> first_write(n, SIZE_MAX);
+  for (size_t j = 0; j < writes.size(); ++j) {
+    if (first_write[owner[j]] == SIZE_MAX) {
+      first_write[owner[j]] = j;
+      hash[j] = 1;
     }
+  }
+  std::vector<uint64_t> write_sums(writes.size());
+  std::vector<Status> per;
+  if (!writes.empty()) per = MoveInWaves(writes, &hash, d, &write_sums);
+  std::vector<uint64_t> sums(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (first_write[i] != SIZE_MAX) sums[i] = write_sums[first_write[i]];
   }
   for (size_t j = 0; j < per.size(); ++j) {
     if (!per[j].ok() && out[owner[j]].ok()) {

@@ -43,6 +43,9 @@ namespace mooncake::store {
 struct StoreClientConfig {
   Nanos timeout = std::chrono::seconds(10);  // deadline of every call
   bool verify_checksum = true;
+  // Threads that copy and hash one large call (>= 4 MiB) in parallel, the caller included. On
+  // shared memory the copy runs on the calling thread and one core's memory bandwidth bounds it.
+  int copy_threads = 1;
 };
 
 class StoreClient {
@@ -86,8 +89,15 @@ class StoreClient {
   Result<std::vector<std::byte>> Call(StoreMsg type, std::span<const std::byte> request,
                                       const Deadline& d);
   std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);
-  std::vector<Status> ReadAll(const std::vector<transport::TransferRequest>& reads,
-                              const Deadline& d, std::vector<uint64_t>* sums);
+  // Moves every request (all READs or all WRITEs) in waves; with `sums`, also hashes the local
+  // bytes of each request j with (*hash)[j] set (all when `hash` is null) into (*sums)[j].
+  // Returns each request's status. Defined in client_waves.cc.
+  std::vector<Status> MoveInWaves(const std::vector<transport::TransferRequest>& reqs,
+                                  const std::vector<char>* hash, const Deadline& d,
+                                  std::vector<uint64_t>* sums);
+  void MoveGroup(const std::vector<transport::TransferRequest>& reqs, size_t first, size_t last,
+                 const std::vector<char>* hash, const Deadline& d, std::vector<Status>* out,
+                 std::vector<uint64_t>* sums);
   // Reads the keys `which` (SSD replicas only) through the store ranks holding them (kSsdRead;
   // the bytes come back in the RPC answer) into `outs`, verifying the master's checksum; sets
   // `status` per key. Defined in client_ssd.cc.

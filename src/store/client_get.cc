@@ -18,93 +18,7 @@ std::vector<ReplicaLocation> DramReplicas(const ObjectView& v) {
   }
   return out;
 }
-struct StateFree {
-  void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
-};
 }  // namespace
-
-// Reads every request; with `sums`, also hashes each request's bytes (XXH3-64, the value
-// Checksum64 gives, through libxxhash's runtime-dispatched AVX2/AVX-512 code: ~3x its default).
-// The reads are cut into waves of kWaveBytes, hashed wave by wave while the bytes are still in
-// this core's cache (128 KiB: a get/raw ratio of ~0.8 at 1 and 16 MiB, against ~0.7 for 512 KiB
-// and ~0.6 for a helper thread hashing on the other core; docs/STORE.md).
-std::vector<Status> StoreClient::ReadAll(const std::vector<transport::TransferRequest>& reads,
-                                         const Deadline& d, std::vector<uint64_t>* sums) {
-  // Without hashing there is nothing to interleave: one wave.
-  const size_t kWaveBytes = sums != nullptr ? 128 * 1024 : SIZE_MAX;
-  struct Piece {
-    size_t request;
-    size_t offset;
-  };
-  std::vector<std::vector<Piece>> waves(1);
-  std::vector<std::vector<transport::TransferRequest>> wave_reqs(1);
-  size_t wave_bytes = 0;
-  for (size_t j = 0; j < reads.size(); ++j) {
-    for (size_t off = 0; off < reads[j].length || off == 0; off += kWaveBytes) {
-      if (wave_bytes >= kWaveBytes) {
-        waves.emplace_back();
-        wave_reqs.emplace_back();
-        wave_bytes = 0;
-      }
-      size_t len = std::min(kWaveBytes, reads[j].length - off);
-      transport::TransferRequest r = reads[j];
-      r.local = static_cast<std::byte*>(r.local) + off;
-      r.remote_addr += off;
-      r.length = len;
-      waves.back().push_back({j, off});
-      wave_reqs.back().push_back(r);
-      wave_bytes += len;
-      if (reads[j].length == 0) break;
-    }
-  }
-  std::vector<Status> out(reads.size());
-  std::vector<std::unique_ptr<XXH3_state_t, StateFree>> states(reads.size());
-  for (auto& st : states) {
-    if (sums == nullptr) break;
-    st.reset(XXH3_createState());
-    XXH3_64bits_reset(st.get());
-  }
-  auto submit = [&](size_t w) -> std::unique_ptr<transport::TransferBatch> {
-    auto b = transport_.Submit(wave_reqs[w]);
-    if (b.ok()) return std::move(*b);
-    for (const auto& p : waves[w]) out[p.request] = b.status();
-    return nullptr;
-  };
-  std::unique_ptr<transport::TransferBatch> current = submit(0);
-  for (size_t w = 0; w < waves.size(); ++w) {
-    // When the transport moves bytes in the background (tcp, rdma), post the next wave before
-    // waiting on this one: the link works while this thread hashes. When this wave finished
-    // inside Submit (shared memory: the copy ran on this thread), hash it first, while it is in
-    // this core's cache, and copy the next one after.
-    const bool copied_inline =
-        current == nullptr || current->Poll() != transport::BatchState::kInProgress;
-    const bool has_next = w + 1 < waves.size();
-    std::unique_ptr<transport::TransferBatch> next;
-    if (has_next && !copied_inline) next = submit(w + 1);
-    std::vector<char> ok(waves[w].size(), 0);
-    if (current) {
-      std::vector<Status> per = Finish(*current, d);
-      for (size_t k = 0; k < per.size(); ++k) {
-        const Piece& p = waves[w][k];
-        if (!per[k].ok() && out[p.request].ok()) out[p.request] = per[k];
-        ok[k] = out[p.request].ok() ? 1 : 0;
-      }
-    }
-    for (size_t k = 0; sums != nullptr && k < waves[w].size(); ++k) {
-      if (!ok[k]) continue;  // that request failed: its sum is never used
-      const Piece& p = waves[w][k];
-      XXH3_64bits_update_dispatch(states[p.request].get(),
-                                  static_cast<std::byte*>(reads[p.request].local) + p.offset,
-                                  wave_reqs[w][k].length);
-    }
-    if (has_next && copied_inline) next = submit(w + 1);
-    current = std::move(next);
-  }
-  if (sums != nullptr) {
-    for (size_t j = 0; j < reads.size(); ++j) (*sums)[j] = XXH3_64bits_digest(states[j].get());
-  }
-  return out;
-}
 
 Result<size_t> StoreClient::Get(const std::string& key, std::span<std::byte> out) {
   std::span<std::byte> outs[] = {out};
@@ -182,7 +96,8 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
       owner.push_back(i);
     }
     std::vector<uint64_t> sums(reads.size());
-    std::vector<Status> per = ReadAll(reads, d, cfg_.verify_checksum ? &sums : nullptr);
+    std::vector<Status> per =
+        MoveInWaves(reads, nullptr, d, cfg_.verify_checksum ? &sums : nullptr);
     const Nanos done = clock_.Now();
     for (size_t j = 0; j < per.size(); ++j) {
       const size_t i = owner[j];

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "app/bootstrap.h"
 #include "app/foundation_job.h"
@@ -69,7 +70,14 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   if (options.mode == JobMode::kServe && !options.dry_run) {
     auto w = serve::LoadWorkload(options);
     if (!w.ok()) {
-      if (LauncherRank() <= 0) std::cerr << "mooncake: " << w.status().message() << "\n";
+      if (LauncherRank() <= 0) {
+        std::cerr << "mooncake: " << w.status().message() << "\n";
+      } else {
+        // Every rank finds the same error; rank 0 reports it. mpirun ends the job at the first
+        // non-zero exit, so the others wait a moment: leaving first could take rank 0's message
+        // with it (seen as a flaky test under load).
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
       return 2;
     }
     workload = std::move(*w);

@@ -7,6 +7,9 @@
 # and redis-benchmark SET/GET with the same value sizes against a redis-server started here on
 # 127.0.0.1 (a free port; stopped by PID), Redis at its best of 1 and 4 clients, keys spread over
 # about 800 MiB. Each store_bench run is repeated REPEATS times (default 3); medians are used.
+# The store's puts and gets also run with --copy-threads 2 (each call's copy and hash on two
+# threads); against Redis the store counts at its best of 1 and 2 copy threads, as Redis at its
+# best of 1 and 4 clients; get/raw stays one thread against one thread.
 # Last line: store_vs_baselines get_vs_raw=<r> get_vs_redis=<r> put_vs_redis=<r>
 # (get_vs_raw is the lower of the 1 MiB and 16 MiB ratios; the Redis ratios are at 1 MiB).
 set -euo pipefail
@@ -46,6 +49,10 @@ for i in $(seq 1 "$REPEATS"); do
   # The same gets without checksum verification (what Mooncake Store and Redis do).
   "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops get --verify false \
     --csv "$OUT/noverify_$i.csv" > "$OUT/noverify_$i.log" 2>&1 || { cat "$OUT/noverify_$i.log"; exit 1; }
+  # Puts and gets with each call's copy and hash split over two threads (the client's two
+  # cores; Redis is measured at its best of 1 and 4 clients).
+  "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get --copy-threads 2 \
+    --csv "$OUT/ct2_$i.csv" > "$OUT/ct2_$i.log" 2>&1 || { cat "$OUT/ct2_$i.log"; exit 1; }
 done
 echo "== batched exists, 128 keys per call (4 KiB objects)"
 "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" --stores 1 --store-dram 1GiB --sizes 4KiB --batches 128 \
@@ -84,6 +91,10 @@ for i in range(1, repeats + 1):
         runs.setdefault((row["op"], int(row["size"])), []).append(float(row["gb_per_s"]))
     for row in csv.DictReader(open(f"{out}/noverify_{i}.csv")):
         runs.setdefault(("get-noverify", int(row["size"])), []).append(float(row["gb_per_s"]))
+    for row in csv.DictReader(open(f"{out}/ct2_{i}.csv")):
+        if int(row["errors"]) != 0:
+            sys.exit(f"store_bench run {i} (--copy-threads 2): {row['op']} {row['size']} had errors")
+        runs.setdefault((row["op"] + "-2thr", int(row["size"])), []).append(float(row["gb_per_s"]))
 for row in csv.DictReader(open(f"{out}/exists.csv")):
     print(f"exists x{row['batch']}: {float(row['keys_per_s']):,.0f} keys/s through the RPC "
           f"(p50 {row['p50_us']} us per call), {float(row['master_exists_keys_per_s']):,.0f} "
@@ -100,15 +111,20 @@ for (op, size), v in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     print(f"{size >> 20:>4}Mi {op:<10} {med[(op, size)]:>11.3f}  {' '.join(f'{x:.3f}' for x in v)}")
 for (t, size), g in sorted(redis.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     print(f"{size >> 20:>4}Mi redis-{t:<4} {g:>11.3f}  (best of 1 and 4 clients)")
+# get/raw compares like with like: one thread each. Against Redis (at its best of 1 and 4
+# clients) the store is taken at its best of 1 and 2 copy threads.
+def best(op, size):
+    return max(med[(op, size)], med.get((op + "-2thr", size), 0.0))
 ratios = {}
 for size in (1 << 20, 16 << 20):
     gr = med[("get", size)] / med[("raw", size)]
     ratios[size] = gr
     nv = med[("get-noverify", size)] / med[("raw", size)]
-    print(f"{size >> 20:>4}Mi get/raw {gr:.2f} (unverified {nv:.2f})  get/redis-get {med[('get', size)] / redis[('get', size)]:.2f}"
-          f"  put/redis-set {med[('put', size)] / redis[('set', size)]:.2f}")
+    print(f"{size >> 20:>4}Mi get/raw {gr:.2f} (unverified {nv:.2f})  "
+          f"get/redis-get {best('get', size) / redis[('get', size)]:.2f}  "
+          f"put/redis-set {best('put', size) / redis[('set', size)]:.2f}  (store: best of 1 and 2 copy threads)")
 mi = 1 << 20
 print(f"store_vs_baselines get_vs_raw={min(ratios.values()):.2f} "
-      f"get_vs_redis={med[('get', mi)] / redis[('get', mi)]:.2f} "
-      f"put_vs_redis={med[('put', mi)] / redis[('set', mi)]:.2f}")
+      f"get_vs_redis={best('get', mi) / redis[('get', mi)]:.2f} "
+      f"put_vs_redis={best('put', mi) / redis[('set', mi)]:.2f}")
 PYEOF

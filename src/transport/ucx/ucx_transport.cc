@@ -1,4 +1,5 @@
 #include <poll.h>
+#include <sys/mman.h>
 
 #include <cstdio>
 #include <cstring>
@@ -428,6 +429,24 @@ Result<RemoteDescriptor> UcxTransport::Export(const MemoryRegion& region) {
   return d;
 }
 
+namespace {
+// Fills this process's page tables for a peer's mapped segment now. Otherwise the first copy to
+// or from each 4 KiB page takes a minor fault (the page exists; this process has not mapped
+// it), which showed as ~5 % of a first pass of 1 MiB puts. Best effort: older kernels lack
+// MADV_POPULATE_WRITE (Linux 5.14) and then pages fault in on first use as before.
+void PopulateMapping(void* addr, size_t length) {
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t page = 4096;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(addr) + length;
+  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)addr;
+  (void)length;
+#endif
+}
+}  // namespace
+
 Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
   if (owner.value < 0 || owner.value >= world_size_ || eps_.empty()) {
     return InvalidArgument("cannot import a descriptor of rank " + std::to_string(owner.value) +
@@ -443,6 +462,7 @@ Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
   if (ucp_rkey_ptr(holder->rkey, d.addr, &mapped) == UCS_OK) {
     holder->mapped = static_cast<std::byte*>(mapped);
     holder->remote_base = d.addr;
+    PopulateMapping(mapped, d.length);
   }
   auto replaced = imported_[owner.value]->Insert(d.addr, d.length, std::move(holder));
   if (replaced) {

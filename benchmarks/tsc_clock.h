@@ -10,6 +10,7 @@
 #include "common/clock.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <x86intrin.h>
 #endif
 
@@ -19,6 +20,10 @@ class TscClock final : public Clock {
  public:
   TscClock() {
 #if defined(__x86_64__)
+    // An invariant TSC (CPUID 0x80000007, EDX bit 8) ticks at one rate on every core and in
+    // every power state; without one, rdtsc is no clock.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 8))) return;
     // ~20 ms of calibration: well under 0.1 % error, negligible at start-up.
     const auto t0 = std::chrono::steady_clock::now();
     const uint64_t c0 = __rdtsc();

@@ -88,8 +88,10 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
         out[i] = addr.ok() ? ProtocolError("replica length differs from the value") : addr.status();
         break;
       }
+      // bypass_cache: the store rank's segment is not read again soon, and a put that writes it
+      // through this core's cache pays a DRAM read per line first (common/streaming_copy.h).
       writes.push_back({transport::OpKind::kWrite, const_cast<std::byte*>(values[i].data()),
-                        loc.rank, *addr, values[i].size()});
+                        loc.rank, *addr, values[i].size(), /*bypass_cache=*/true});
       owner.push_back(i);
     }
   }

@@ -61,6 +61,11 @@ struct TransferRequest {
   Rank peer;
   uint64_t remote_addr = 0;
   size_t length = 0;
+  // A hint for WRITEs: nothing will read the destination soon on this core (a store rank's
+  // segment). Backends that copy with the CPU (ucx over a mapped shared-memory segment, loopback)
+  // then use streaming stores, which skip the read-for-ownership of every destination line
+  // (common/streaming_copy.h). Ignored for reads and by backends that do not copy.
+  bool bypass_cache = false;
 };
 
 enum class BatchState : uint8_t { kInProgress, kCompleted, kFailed };

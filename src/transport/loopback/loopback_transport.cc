@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/streaming_copy.h"
 #include "common/wire.h"
 #include "transport/batch_tracker.h"
 #include "transport/region_table.h"
@@ -166,6 +167,8 @@ class LoopbackTransport final : public Transport {
         auto* remote = reinterpret_cast<std::byte*>(r.remote_addr);
         if (r.op == OpKind::kRead) {
           std::memcpy(r.local, remote, r.length);
+        } else if (r.bypass_cache) {
+          StreamingCopy(remote, r.local, r.length);
         } else {
           std::memcpy(remote, r.local, r.length);
         }

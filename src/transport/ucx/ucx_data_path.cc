@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/streaming_copy.h"
 #include "transport/slicing.h"
 #include "transport/ucx/ucx_impl.h"
 
@@ -180,7 +181,9 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
     // do the same copy, under the worker's lock (which serialises threads) and after its own
     // protocol selection; this skips both.
     std::byte* remote = rkey->mapped + (r.remote_addr - rkey->remote_base);
-    if (is_write) {
+    if (is_write && r.bypass_cache) {
+      StreamingCopy(remote, r.local, r.length);
+    } else if (is_write) {
       std::memcpy(remote, r.local, r.length);
     } else {
       std::memcpy(r.local, remote, r.length);

@@ -177,17 +177,31 @@ class Bench {
     return s;
   }
 
+  // Runs calls for at least --min-time. Puts cannot repeat a key (objects are immutable): after
+  // each pass over the thread's objects, if time is left, it removes them (untimed) and puts
+  // them again; the last pass leaves every object in place for the phases that follow.
   Sample RunThread(const Case& k, const std::vector<std::string>& keys, int t) {
     Sample s;
     SteadyClock clock;
-    const Nanos t0 = clock.Now();
-    const bool timed = k.op != "put";
+    Nanos busy{0};  // time in the loop before the last restart of t0 (removals excluded)
+    Nanos t0 = clock.Now();
+    const bool is_put = k.op == "put";
     const size_t step = static_cast<size_t>(k.batch) * o_.threads;
     size_t next = static_cast<size_t>(k.batch) * t;
     while (true) {
-      if (timed ? clock.Now() - t0 >= o_.min_time && s.calls > 0 : next >= k.objects) break;
-      if (next >= k.objects) next = static_cast<size_t>(k.batch) * t;
-      if (next >= k.objects) break;  // fewer batches than threads
+      if (busy + (clock.Now() - t0) >= o_.min_time && s.calls > 0 &&
+          (!is_put || next >= k.objects)) {
+        break;
+      }
+      if (next >= k.objects) {
+        next = static_cast<size_t>(k.batch) * t;
+        if (next >= k.objects) break;  // fewer batches than threads
+        if (is_put) {                  // the removal is not counted: stop the clock around it
+          busy += clock.Now() - t0;
+          if (!RemoveThreadObjects(k, keys, t, &s)) break;
+          t0 = clock.Now();
+        }
+      }
       const Nanos c0 = clock.Now();
       Status st = Call(k, keys, next, t, &s);
       if (!st.ok()) s.Fail(st);
@@ -195,8 +209,26 @@ class Bench {
       ++s.calls;
       next += step;
     }
-    s.seconds = std::chrono::duration<double>(clock.Now() - t0).count();
+    s.seconds = std::chrono::duration<double>(busy + (clock.Now() - t0)).count();
     return s;
+  }
+
+  // Removes the objects this thread put (untimed; see RunThread). False after an error.
+  bool RemoveThreadObjects(const Case& k, const std::vector<std::string>& keys, int t, Sample* s) {
+    std::vector<std::string> mine;
+    const size_t step = static_cast<size_t>(k.batch) * o_.threads;
+    for (size_t first = static_cast<size_t>(k.batch) * t; first < k.objects; first += step) {
+      for (size_t i = first; i < first + static_cast<size_t>(k.batch); ++i) {
+        mine.push_back(keys[i]);
+      }
+    }
+    for (const auto& st : c_.client->BatchRemove(mine)) {
+      if (!st.ok()) {
+        s->Fail(st);
+        return false;
+      }
+    }
+    return true;
   }
 
   // One call of `k.batch` keys starting at object `first`.

@@ -137,6 +137,18 @@ class Transport {
   virtual void BeginCallerProgress() {}
   virtual void EndCallerProgress() {}
 
+  // Where the peer's [remote_addr, +length) is mapped into this process (shared memory on one
+  // node), or null: another node, a network-only path, a failed peer, a range outside the
+  // peer's imported regions, or a backend that does not map. A caller may then move the bytes
+  // itself with the CPU, as Submit would, and fuse its own work with the copy (the store client
+  // hashes each chunk while it is in L1). Valid until the transport closes.
+  virtual std::byte* MappedAddress(Rank peer, uint64_t remote_addr, size_t length) {
+    (void)peer;
+    (void)remote_addr;
+    (void)length;
+    return nullptr;
+  }
+
   // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).
   virtual std::string DescribePath(Rank peer) const = 0;
 

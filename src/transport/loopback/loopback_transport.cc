@@ -145,6 +145,16 @@ class LoopbackTransport final : public Transport {
     return Status::Ok();
   }
 
+  // Every rank lives in this process: a registered, imported range is mapped by definition.
+  // (Unregistering it at the target, which tests use to stand for a failed rank, unmaps it.)
+  std::byte* MappedAddress(Rank peer, uint64_t remote_addr, size_t length) override {
+    if (peer.value < 0 || peer.value >= hub_->size()) return nullptr;
+    auto owner = imported_.Find(remote_addr, length);
+    if (!owner || *owner != peer.value) return nullptr;
+    if (!hub_->rank(peer.value).local_regions.Find(remote_addr, length)) return nullptr;
+    return reinterpret_cast<std::byte*>(remote_addr);
+  }
+
   Result<std::unique_ptr<TransferBatch>> Submit(
       std::span<const TransferRequest> requests) override {
     auto tracker = BatchTracker::Make(requests);

@@ -168,6 +168,17 @@ Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
   return std::unique_ptr<TransferBatch>(new SharedBatch(std::move(tracker), this));
 }
 
+std::byte* UcxTransport::MappedAddress(Rank peer, uint64_t remote_addr, size_t length) {
+  // The same conditions as PostRma's direct copy.
+  if (peer.value < 0 || peer.value >= world_size_ || eps_.empty() || peer_failed_[peer.value] ||
+      config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
+    return nullptr;
+  }
+  const RkeyHolder* rkey = FindImported(peer.value, remote_addr, length);
+  if (rkey == nullptr || rkey->mapped == nullptr) return nullptr;
+  return rkey->mapped + (remote_addr - rkey->remote_base);
+}
+
 Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_t index,
                              std::vector<std::vector<size_t>>* writes_by_peer) {
   const TransferRequest& r = tracker->requests()[index];

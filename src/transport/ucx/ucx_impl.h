@@ -98,6 +98,7 @@ class UcxTransport final : public Transport {
   Status Import(Rank owner, const RemoteDescriptor& descriptor) override;
 
   Result<std::unique_ptr<TransferBatch>> Submit(std::span<const TransferRequest> requests) override;
+  std::byte* MappedAddress(Rank peer, uint64_t remote_addr, size_t length) override;
 
   void SetMessageHandler(MessageHandler handler) override;
   Status SendMessage(Rank peer, std::span<const std::byte> payload) override;

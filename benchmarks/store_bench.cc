@@ -142,6 +142,9 @@ class Bench {
     if (c_.service) before = c_.service->Stats();
     Sample s;
     if (c_.client) s = RunClient(k);
+    // The master and store ranks wait here, in a barrier that sleeps between polls: in the
+    // blocking Gather they busy-polled, taking the cores the client's copy threads need.
+    Barrier(o_.min_time);
     auto all = mpi_.Gather(s.Encode(), 0);
     if (mpi_.rank() != 0) return s.errors == 0;
     store::StatsResponse after = c_.service->Stats();
@@ -327,8 +330,10 @@ class Bench {
       csv_ << header << "\n";
     }
   }
-  void Barrier() {
-    Status s = mpi_.Barrier(o_.cluster.phase_timeout);
+  // `extra`: how long the slowest rank may legitimately be busy before it arrives (a timed
+  // phase), on top of --phase-timeout.
+  void Barrier(Nanos extra = Nanos(0)) {
+    Status s = mpi_.Barrier(o_.cluster.phase_timeout + extra);
     if (!s.ok()) {
       log::Error("barrier: {}", s.ToString());
       mpi_.Abort(3);

@@ -136,6 +136,13 @@ int Main(int argc, char** argv) {
                      r.status().ToString().c_str());
       }
     }
+    // Targets wait for the initiators in Barrier, which sleeps between polls: a blocking MPI
+    // collective busy-polls, and on a rank bound to one core that spin took the core from the
+    // target's UCX progress thread, which on tcp has to receive the bytes.
+    if (Status b = mpi.Barrier(spec.warmup + spec.duration + barrier_timeout); !b.ok()) {
+      std::fprintf(stderr, "rank %d: %s\n", mpi.rank(), b.ToString().c_str());
+      mpi.Abort(1);
+    }
     auto all = mpi.Gather(EncodeResult(result, valid), 0);
     if (mpi.rank() == 0) {
       double total = 0;

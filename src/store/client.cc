@@ -106,7 +106,7 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
   }
   std::vector<uint64_t> write_sums(writes.size());
   std::vector<Status> per;
-  if (!writes.empty()) per = MoveInWaves(writes, &hash, d, &write_sums);
+  if (!writes.empty()) per = MoveAndHash(writes, &hash, d, &write_sums);
   std::vector<uint64_t> sums(n);
   for (size_t i = 0; i < n; ++i) {
     if (first_write[i] != SIZE_MAX) sums[i] = write_sums[first_write[i]];

@@ -89,10 +89,10 @@ class StoreClient {
   Result<std::vector<std::byte>> Call(StoreMsg type, std::span<const std::byte> request,
                                       const Deadline& d);
   std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);
-  // Moves every request (all READs or all WRITEs) in waves; with `sums`, also hashes the local
-  // bytes of each request j with (*hash)[j] set (all when `hash` is null) into (*sums)[j].
-  // Returns each request's status. Defined in client_waves.cc.
-  std::vector<Status> MoveInWaves(const std::vector<transport::TransferRequest>& reqs,
+  // Moves every request (all READs or all WRITEs); with `sums`, also hashes the bytes moved by
+  // each request j with (*hash)[j] set (all when `hash` is null) into (*sums)[j]. Returns each
+  // request's status. Defined in client_move.cc.
+  std::vector<Status> MoveAndHash(const std::vector<transport::TransferRequest>& reqs,
                                   const std::vector<char>* hash, const Deadline& d,
                                   std::vector<uint64_t>* sums);
   void MoveGroup(const std::vector<transport::TransferRequest>& reqs, size_t first, size_t last,

@@ -97,7 +97,7 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
     }
     std::vector<uint64_t> sums(reads.size());
     std::vector<Status> per =
-        MoveInWaves(reads, nullptr, d, cfg_.verify_checksum ? &sums : nullptr);
+        MoveAndHash(reads, nullptr, d, cfg_.verify_checksum ? &sums : nullptr);
     const Nanos done = clock_.Now();
     for (size_t j = 0; j < per.size(); ++j) {
       const size_t i = owner[j];

@@ -28,6 +28,7 @@ struct LoopbackStoreOptions {
   int stores = 3;
   int clients = 2;
   uint64_t segment_bytes = 8 << 20;
+  bool mapped = true;  // false: clients move bytes as over a network (see SetLoopbackMapping)
   MasterServiceConfig service;
   StoreClientConfig client;
 };
@@ -44,6 +45,7 @@ class LoopbackStore {
   explicit LoopbackStore(LoopbackStoreOptions o) : o_(o) {
     o_.service.tick_interval = std::chrono::milliseconds(5);
     transports_ = transport::CreateLoopbackCluster(1 + o.stores + o.clients, &hub_);
+    transport::SetLoopbackMapping(*hub_, o.mapped);
     for (auto& t : transports_) rpcs_.push_back(std::make_unique<transport::Rpc>(*t));
     std::vector<std::vector<transport::RemoteDescriptor>> regions(transports_.size());
     std::vector<int> store_ranks;

@@ -24,8 +24,16 @@ bool Holds(std::span<const std::byte> got, uint64_t id) {
   return VerifyBlockContent({id, 0, kTag}, got);
 }
 
-TEST(StoreService, ConcurrentClientsPutAndGetEveryByteVerified) {
-  LoopbackStore store(testing::Options(3, 2));
+// Both data paths of the client: store segments mapped into the client's process (copied and
+// hashed by the client, as over shared memory) and not mapped (moved through Submit, as over a
+// network).
+testing::LoopbackStoreOptions Paths(testing::LoopbackStoreOptions o, bool mapped) {
+  o.mapped = mapped;
+  return o;
+}
+
+void ConcurrentClientsPutAndGetEveryByteVerified(bool mapped) {
+  LoopbackStore store(Paths(testing::Options(3, 2), mapped));
   constexpr int kThreadsPerClient = 2, kObjects = 24;
   auto size_of = [](int t, int i) {
     return static_cast<size_t>(1 + (t * 7919 + i * 104729) % (150 * kKiB));
@@ -80,6 +88,13 @@ TEST(StoreService, ConcurrentClientsPutAndGetEveryByteVerified) {
   EXPECT_EQ(wrong_bytes, 0);
 }
 
+TEST(StoreService, ConcurrentClientsPutAndGetEveryByteVerified) {
+  ConcurrentClientsPutAndGetEveryByteVerified(/*mapped=*/true);
+}
+TEST(StoreService, ConcurrentClientsPutAndGetEveryByteVerifiedUnmapped) {
+  ConcurrentClientsPutAndGetEveryByteVerified(/*mapped=*/false);
+}
+
 TEST(StoreService, ReplicasLandOnDistinctStoreRanksWithTheSameBytes) {
   LoopbackStore store(testing::Options(3, 1));
   auto v = Value(7, 100 * kKiB + 3);
@@ -97,8 +112,8 @@ TEST(StoreService, ReplicasLandOnDistinctStoreRanksWithTheSameBytes) {
             ErrorCode::kInvalidArgument);
 }
 
-TEST(StoreService, GetFallsBackToTheNextReplicaOnCorruptionOrAFailedRank) {
-  LoopbackStore store(testing::Options(3, 1));
+void GetFallsBackToTheNextReplicaOnCorruptionOrAFailedRank(bool mapped) {
+  LoopbackStore store(Paths(testing::Options(3, 1), mapped));
   StoreClient& c = store.client(0);
   auto v = Value(9, 64 * kKiB);
   ASSERT_TRUE(c.Put("k", v, ReplicateConfig{.replicas = 3}).ok());
@@ -116,6 +131,13 @@ TEST(StoreService, GetFallsBackToTheNextReplicaOnCorruptionOrAFailedRank) {
   // Every replica bad: Corrupt, never the wrong bytes as a success.
   store.segment(reps[2].rank)[reps[2].offset] ^= std::byte{1};
   EXPECT_EQ(c.Get("k", out).status().code(), ErrorCode::kCorrupt);
+}
+
+TEST(StoreService, GetFallsBackToTheNextReplicaOnCorruptionOrAFailedRank) {
+  GetFallsBackToTheNextReplicaOnCorruptionOrAFailedRank(/*mapped=*/true);
+}
+TEST(StoreService, GetFallsBackToTheNextReplicaOnCorruptionOrAFailedRankUnmapped) {
+  GetFallsBackToTheNextReplicaOnCorruptionOrAFailedRank(/*mapped=*/false);
 }
 
 TEST(StoreService, ErrorCodesAreValues) {

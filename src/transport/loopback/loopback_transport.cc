@@ -1,5 +1,6 @@
 #include "transport/loopback/loopback_transport.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -63,6 +64,10 @@ class LoopbackHub {
     }
     s.cv.notify_one();
   }
+
+  // Whether MappedAddress hands out peers' memory (as ucx does over shared memory). Tests turn
+  // it off to make a client take the path it takes over a network.
+  std::atomic<bool> mapping{true};
 
   void SetPaused(int rank, bool paused) {
     RankState& s = *ranks_[rank];
@@ -148,7 +153,7 @@ class LoopbackTransport final : public Transport {
   // Every rank lives in this process: a registered, imported range is mapped by definition.
   // (Unregistering it at the target, which tests use to stand for a failed rank, unmaps it.)
   std::byte* MappedAddress(Rank peer, uint64_t remote_addr, size_t length) override {
-    if (peer.value < 0 || peer.value >= hub_->size()) return nullptr;
+    if (!hub_->mapping || peer.value < 0 || peer.value >= hub_->size()) return nullptr;
     auto owner = imported_.Find(remote_addr, length);
     if (!owner || *owner != peer.value) return nullptr;
     if (!hub_->rank(peer.value).local_regions.Find(remote_addr, length)) return nullptr;
@@ -263,5 +268,7 @@ std::vector<std::unique_ptr<Transport>> CreateLoopbackCluster(
 void SetLoopbackRankPaused(LoopbackHub& hub, Rank rank, bool paused) {
   hub.SetPaused(rank.value, paused);
 }
+
+void SetLoopbackMapping(LoopbackHub& hub, bool mapped) { hub.mapping = mapped; }
 
 }  // namespace mooncake::transport

@@ -43,7 +43,12 @@ void StreamBody128(std::byte* dst, const std::byte* src, size_t n) {
   }
 }
 
-const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
+// A function-local static: a StreamingCopy from another static constructor still gets the
+// right answer (a namespace-scope constant might not be initialised yet).
+bool HasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
 #endif
 
 }  // namespace
@@ -57,7 +62,7 @@ void StreamingCopy(void* dst, const void* src, size_t n) {
     const size_t head = (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64;
     const size_t body = (n - head) / 256 * 256;
     std::memcpy(d, s, head);
-    if (kHasAvx512) {
+    if (HasAvx512()) {
       StreamBody512(d + head, s + head, body);
     } else {
       StreamBody128(d + head, s + head, body);

@@ -19,7 +19,9 @@
 // InvalidArgument (e.g. `out` smaller than the object; the size is in the message).
 //
 // Every call has a deadline of `timeout` from its start, RPCs and transfers included. When a
-// transfer times out, the transport may still read or write the caller's buffer until it closes.
+// transfer times out, the call waits up to one more `timeout` for the transport to stop using
+// the caller's buffer before it returns Timeout; only a transfer still running after that (a
+// peer that neither answers nor fails) may touch the buffer until the transport closes.
 //
 // Threading: a StoreClient may be used from several threads at once (it holds no mutable state).
 #pragma once

@@ -7,11 +7,13 @@
 //    256 KiB up), then hashes the segment's chunk, whose lines the copy just read. Neither
 //    destination is read back, so a 1 GiB footprint costs one DRAM read and one DRAM write per
 //    line: a verified 1 MiB get runs at about the speed of a plain cached copy (docs/STORE.md).
-//  - Otherwise (tcp, rdma) every request goes through the transport, all in flight at once,
-//    and is hashed before it is posted (writes) or as soon as it has arrived (reads), while the
-//    others move.
+//  - Otherwise (tcp, rdma) every request goes through the transport in groups of about
+//    256 KiB, all in flight at once, each hashed before it is posted (writes) or as soon as it
+//    has arrived (reads), while the others move. A call that times out returns once its
+//    transfers have stopped (or after one more timeout at most).
 // Calls of 4 MiB or more over mapped segments are split over StoreClientConfig::copy_threads
 // threads (one core's copy is bound by its own memory bandwidth; docs/STORE.md).
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t's layout: hash states live on the stack
 #include <xxh_x86dispatch.h>
 #include <xxhash.h>
 
@@ -24,10 +26,6 @@
 
 namespace mooncake::store {
 namespace {
-
-struct StateFree {
-  void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
-};
 
 // Between two such pieces of a hash the network path drives the transport (MoveGroup).
 constexpr size_t kHashPiece = 256 * 1024;
@@ -86,58 +84,79 @@ void StoreClient::MoveGroup(const std::vector<transport::TransferRequest>& reqs,
       CopyMapped(reqs[j], mapped, nullptr);
       continue;
     }
-    std::unique_ptr<XXH3_state_t, StateFree> state(XXH3_createState());
-    XXH3_64bits_reset(state.get());
-    CopyMapped(reqs[j], mapped, state.get());
-    (*sums)[j] = XXH3_64bits_digest(state.get());
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    CopyMapped(reqs[j], mapped, &state);
+    (*sums)[j] = XXH3_64bits_digest(&state);
   }
   if (remote.empty()) return;
-  // Unhashed requests go as one batch. Hashed ones go one batch per request, all in flight at
-  // once: a write is hashed just before it is posted, while the ones before it are on the wire;
-  // a read is hashed as soon as it (and every one before it) has arrived, while the later ones
-  // still move. (Waves of 128 KiB, one in flight behind another, left tcp idle during each
-  // verified gets ran at 0.43x the raw read.)
-  if (sums == nullptr) {
-    std::vector<transport::TransferRequest> batch_reqs;
-    for (size_t j : remote) batch_reqs.push_back(reqs[j]);
-    auto b = transport_.Submit(batch_reqs);
-    std::vector<Status> per =
-        b.ok() ? Finish(**b, d) : std::vector<Status>(remote.size(), b.status());
-    for (size_t k = 0; k < remote.size(); ++k) (*out)[remote[k]] = per[k];
-    return;
+  // Unhashed requests go as one batch. Hashed ones go in groups of about kHashPiece bytes, all
+  // groups in flight at once: a group of writes is hashed just before it is posted, while the
+  // ones before it are on the wire; a group of reads is hashed as soon as it (and every one
+  // before it) has arrived, while the later ones still move. (Waves of 128 KiB, one in flight
+  // behind another, left tcp idle during each hash: verified gets ran at 0.43x the raw read. A
+  // batch per request cost small objects a Submit and a flush each.)
+  std::vector<std::vector<size_t>> groups;
+  size_t group_bytes = 0;
+  for (size_t j : remote) {
+    if (groups.empty() || (sums != nullptr && group_bytes >= kHashPiece)) {
+      groups.emplace_back();
+      group_bytes = 0;
+    }
+    groups.back().push_back(j);
+    group_bytes += reqs[j].length;
   }
   const bool is_read = reqs[remote[0]].op == transport::OpKind::kRead;
-  // Hashes request j's local bytes, driving the transport between 256 KiB pieces: the caller
-  // is the one that progresses the transport while it waits (CallerProgressScope), so without
-  // this the link idled for the whole hash (tcp 1 MiB gets: 0.6-0.8x the raw read).
+  // Hashes request j's local bytes, driving the transport between kHashPiece pieces: the
+  // caller is the one that progresses the transport while it waits (CallerProgressScope), so
+  // without this the link idled for the whole hash (tcp 1 MiB gets: 0.6-0.8x the raw read).
   auto hash_request = [&](size_t j) {
     if (!wanted(j)) return;
-    std::unique_ptr<XXH3_state_t, StateFree> state(XXH3_createState());
-    XXH3_64bits_reset(state.get());
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
     const auto* local = static_cast<const std::byte*>(reqs[j].local);
     for (size_t off = 0; off < reqs[j].length; off += kHashPiece) {
-      XXH3_64bits_update_dispatch(state.get(), local + off,
-                                  std::min(kHashPiece, reqs[j].length - off));
+      XXH3_64bits_update_dispatch(&state, local + off, std::min(kHashPiece, reqs[j].length - off));
       transport_.Progress();
     }
-    (*sums)[j] = XXH3_64bits_digest(state.get());
+    (*sums)[j] = XXH3_64bits_digest(&state);
   };
-  std::vector<std::unique_ptr<transport::TransferBatch>> batches(remote.size());
-  for (size_t k = 0; k < remote.size(); ++k) {
-    const size_t j = remote[k];
-    if (!is_read) hash_request(j);
-    auto b = transport_.Submit(std::span(&reqs[j], 1));
+  std::vector<std::unique_ptr<transport::TransferBatch>> batches(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<transport::TransferRequest> batch_reqs;
+    for (size_t j : groups[g]) {
+      if (sums != nullptr && !is_read) hash_request(j);
+      batch_reqs.push_back(reqs[j]);
+    }
+    auto b = transport_.Submit(batch_reqs);
     if (b.ok()) {
-      batches[k] = std::move(*b);
+      batches[g] = std::move(*b);
     } else {
-      (*out)[j] = b.status();
+      for (size_t j : groups[g]) (*out)[j] = b.status();
     }
   }
-  for (size_t k = 0; k < remote.size(); ++k) {
-    const size_t j = remote[k];
-    if (batches[k] == nullptr) continue;
-    (*out)[j] = Finish(*batches[k], d)[0];
-    if (is_read && (*out)[j].ok()) hash_request(j);
+  bool timed_out = false;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (batches[g] == nullptr) continue;
+    std::vector<Status> per = Finish(*batches[g], d);
+    for (size_t k = 0; k < groups[g].size(); ++k) {
+      const size_t j = groups[g][k];
+      (*out)[j] = per[k];
+      timed_out |= per[k].code() == ErrorCode::kTimeout;
+      if (sums != nullptr && is_read && per[k].ok()) hash_request(j);
+    }
+  }
+  if (!timed_out) return;
+  // Requests still running at the deadline keep writing into the caller's buffer (reads) or
+  // into store space the master may hand out again once the put is revoked (writes). Give them
+  // one more timeout to stop before the call returns (its result stays Timeout), so a caller
+  // that frees its buffer on a Timeout does not race the transport. A dead peer fails them
+  // sooner (tcp, rdma: UCX's peer-failure callbacks).
+  const Deadline drain = Start();
+  for (auto& b : batches) {
+    if (b == nullptr || b->Poll() != transport::BatchState::kInProgress) continue;
+    const Nanos left = drain.Remaining(clock_);
+    (void)b->Wait(left > Nanos(0) ? left : Nanos(0));
   }
 }
 

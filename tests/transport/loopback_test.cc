@@ -17,6 +17,7 @@ class LoopbackTest : public ::testing::Test {
     target_.resize(4096);
     auto region = ranks_[1]->RegisterMemory(target_.data(), target_.size(), MemoryType::kHost);
     ASSERT_TRUE(region.ok());
+    region_ = *region;
     auto desc = ranks_[1]->Export(*region);
     ASSERT_TRUE(desc.ok());
     ASSERT_TRUE(ranks_[0]->Import(Rank{1}, *desc).ok());
@@ -26,6 +27,7 @@ class LoopbackTest : public ::testing::Test {
   std::shared_ptr<LoopbackHub> hub_;
   std::vector<std::unique_ptr<Transport>> ranks_;
   std::vector<std::byte> target_;
+  MemoryRegion region_;
 };
 
 TEST_F(LoopbackTest, WriteThenReadMovesBytes) {
@@ -61,6 +63,22 @@ TEST_F(LoopbackTest, OutOfRangeAndUnregisteredAddressesFailPerRequest) {
   EXPECT_EQ(per[2].code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(per[3].code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ((*batch)->Poll(), BatchState::kFailed);
+}
+
+TEST_F(LoopbackTest, MappedAddressOnlyForWhollyRegisteredRangesOfThatPeer) {
+  std::byte* base = target_.data();
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{1}, remote(0), 4096), base);
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{1}, remote(100), 1), base + 100);
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{1}, remote(4095), 2), nullptr);  // past the end
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{1}, remote(0), ~size_t{0}), nullptr);
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{1}, ~uint64_t{0} - 8, 64), nullptr);  // wraps
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{0}, remote(0), 64), nullptr);         // not that rank's
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{7}, remote(0), 64), nullptr);         // no such rank
+  SetLoopbackMapping(*hub_, false);  // as over a network: callers must go through Submit
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{1}, remote(0), 64), nullptr);
+  SetLoopbackMapping(*hub_, true);
+  ASSERT_TRUE(ranks_[1]->UnregisterMemory(region_).ok());  // the owner took it back
+  EXPECT_EQ(ranks_[0]->MappedAddress(Rank{1}, remote(0), 64), nullptr);
 }
 
 TEST_F(LoopbackTest, PausedPeerMakesWaitTimeOutNamingThePeer) {

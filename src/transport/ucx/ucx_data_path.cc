@@ -169,9 +169,12 @@ Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
 }
 
 std::byte* UcxTransport::MappedAddress(Rank peer, uint64_t remote_addr, size_t length) {
-  // The same conditions as PostRma's direct copy.
-  if (peer.value < 0 || peer.value >= world_size_ || eps_.empty() || peer_failed_[peer.value] ||
-      config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
+  // The same conditions as PostRma's direct copy. Over shared memory no peer-failure callback
+  // is requested (families without it refuse that error mode), so a peer that died still
+  // answers here with its orphaned segment: the store notices it through leases and the
+  // master, not through the copy. Callers must not race Close, as for Submit.
+  if (closing_ || peer.value < 0 || peer.value >= world_size_ || eps_.empty() ||
+      peer_failed_[peer.value] || config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
     return nullptr;
   }
   const RkeyHolder* rkey = FindImported(peer.value, remote_addr, length);

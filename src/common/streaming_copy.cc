@@ -1,5 +1,6 @@
 #include "common/streaming_copy.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -9,6 +10,8 @@
 
 namespace mooncake {
 namespace {
+
+std::atomic<bool> force_sse2{false};
 
 // Below this the fence and the alignment head cost more than the read-for-ownership saves.
 constexpr size_t kMinStreamBytes = 16 * 1024;
@@ -62,7 +65,7 @@ void StreamingCopy(void* dst, const void* src, size_t n) {
     const size_t head = (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64;
     const size_t body = (n - head) / 256 * 256;
     std::memcpy(d, s, head);
-    if (HasAvx512()) {
+    if (HasAvx512() && !force_sse2.load(std::memory_order_relaxed)) {
       StreamBody512(d + head, s + head, body);
     } else {
       StreamBody128(d + head, s + head, body);
@@ -74,5 +77,7 @@ void StreamingCopy(void* dst, const void* src, size_t n) {
 #endif
   std::memcpy(dst, src, n);
 }
+
+void ForceStreamingCopySse2ForTest(bool force) { force_sse2 = force; }
 
 }  // namespace mooncake

@@ -16,4 +16,8 @@ namespace mooncake {
 // stores fall back to memcpy.
 void StreamingCopy(void* dst, const void* src, size_t n);
 
+// For tests: use the SSE2 body even where the CPU has AVX-512, so that both bodies are checked
+// on a machine that would otherwise only ever run one.
+void ForceStreamingCopySse2ForTest(bool force);
+
 }  // namespace mooncake

@@ -11,7 +11,7 @@
 namespace mooncake {
 namespace {
 
-TEST(StreamingCopy, EqualsMemcpyForEveryLengthAndAlignment) {
+void ExpectEqualsMemcpyForEveryLengthAndAlignment() {
   std::vector<unsigned char> src(300'000);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
   for (size_t length : {0, 1, 63, 16'383, 16'384, 16'385, 16'384 + 255, 65'536, 65'537, 262'143}) {
@@ -29,6 +29,16 @@ TEST(StreamingCopy, EqualsMemcpyForEveryLengthAndAlignment) {
       }
     }
   }
+}
+
+TEST(StreamingCopy, EqualsMemcpyForEveryLengthAndAlignment) {
+  ExpectEqualsMemcpyForEveryLengthAndAlignment();  // the body this CPU picks (AVX-512 here)
+}
+
+TEST(StreamingCopy, Sse2BodyEqualsMemcpyForEveryLengthAndAlignment) {
+  ForceStreamingCopySse2ForTest(true);
+  ExpectEqualsMemcpyForEveryLengthAndAlignment();
+  ForceStreamingCopySse2ForTest(false);
 }
 
 }  // namespace

@@ -125,7 +125,7 @@ void StoreClient::MoveGroup(const std::vector<transport::TransferRequest>& reqs,
   for (size_t g = 0; g < groups.size(); ++g) {
     std::vector<transport::TransferRequest> batch_reqs;
     for (size_t j : groups[g]) {
-      if (sums != nullptr && !is_read) hash_request(j);
+      if (!is_read) hash_request(j);  // no-op when j is not hashed
       batch_reqs.push_back(reqs[j]);
     }
     auto b = transport_.Submit(batch_reqs);
@@ -143,7 +143,7 @@ void StoreClient::MoveGroup(const std::vector<transport::TransferRequest>& reqs,
       const size_t j = groups[g][k];
       (*out)[j] = per[k];
       timed_out |= per[k].code() == ErrorCode::kTimeout;
-      if (sums != nullptr && is_read && per[k].ok()) hash_request(j);
+      if (is_read && per[k].ok()) hash_request(j);
     }
   }
   if (!timed_out) return;

@@ -140,9 +140,9 @@ class Transport {
   // Where the peer's [remote_addr, +length) is mapped into this process (shared memory on one
   // node), or null: another node, a network-only path, a peer known to have failed (over
   // shared memory a dead peer is not detected here), a range outside the peer's imported
-  // regions, or a backend that does not map. A caller may then move the bytes
-  // itself with the CPU, as Submit would, and fuse its own work with the copy (the store client
-  // hashes each chunk while it is in L1). Valid until the transport closes.
+  // regions, or a backend that does not map. A caller may then move the bytes itself with the
+  // CPU, as Submit would, and fuse its own work with the copy (the store client hashes each
+  // chunk while it is in L1). Valid until the transport closes.
   virtual std::byte* MappedAddress(Rank peer, uint64_t remote_addr, size_t length) {
     (void)peer;
     (void)remote_addr;

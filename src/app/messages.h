@@ -1,5 +1,5 @@
 // Control-plane message types of the job (Rpc types). Ranges: 0x00xx job control, 0x02xx
-// serving (app/serve/messages.h), 0x04xx store (store/messages.h).
+// serving (serve/messages.h), 0x04xx store (store/messages.h).
 #pragma once
 
 #include <cstdint>

@@ -10,12 +10,12 @@
 #include "app/bootstrap.h"
 #include "app/foundation_job.h"
 #include "app/job_context.h"
-#include "app/serve/serve_job.h"
-#include "app/serve/workload.h"
+#include "app/serve_job.h"
 #include "cluster/mpi_session.h"
 #include "cluster/role_table.h"
 #include "common/log.h"
 #include "common/units.h"
+#include "serve/workload.h"
 #include "transport/rpc.h"
 #include "transport/transport_factory.h"
 
@@ -62,26 +62,132 @@ int LauncherRank() {
   return -1;
 }
 
+namespace {
+
+// The workload is read and validated before MPI starts: a malformed trace line fails the job
+// (FILE:LINE: field: what) before any rank has done any work. Returns false on error.
+bool LoadWorkloadEarly(const JobOptions& options, serve::Workload* workload) {
+  if (options.mode != JobMode::kServe || options.dry_run) return true;
+  auto w = serve::LoadWorkload(WorkloadSpecFrom(options));
+  if (w.ok()) {
+    *workload = std::move(*w);
+    return true;
+  }
+  if (LauncherRank() <= 0) {
+    std::cerr << "mooncake: " << w.status().message() << "\n";
+  } else {
+    // Every rank finds the same error; rank 0 reports it. mpirun ends the job at the first
+    // non-zero exit, so the others wait a moment: leaving first could take rank 0's message
+    // with it (seen as a flaky test under load).
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return false;
+}
+
+// --dry-run: the role table with every rank's host, then exit 0.
+int DryRun(const cluster::MpiSession& mpi, const cluster::RoleTable& roles) {
+  std::string host = mpi.hostname();
+  auto all = mpi.AllGather(std::as_bytes(std::span<const char>(host.data(), host.size())));
+  if (mpi.rank() == 0) {
+    std::vector<std::string> hosts;
+    for (auto& h : all) hosts.emplace_back(reinterpret_cast<const char*>(h.data()), h.size());
+    std::printf("mooncake dry run: %d ranks (%s)\n", roles.size(), roles.Summary().c_str());
+    PrintRoleTable(roles, hosts, {});
+  }
+  return 0;
+}
+
+// Store ranks register their DRAM segment; prefill and decode ranks a staging buffer. Returns
+// the regions to export (none when this role needs no buffer).
+std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, Role role,
+                                                    const cluster::MpiSession& mpi,
+                                                    transport::Transport& transport,
+                                                    AlignedBuffer* buffer) {
+  if (role == Role::kStore) buffer->size = options.store_dram;
+  if (options.mode == JobMode::kCheck && (role == Role::kPrefill || role == Role::kDecode)) {
+    buffer->size = options.block_size;
+  }
+  if (options.mode == JobMode::kServe && role == Role::kDecode) {
+    buffer->size = options.decode_buffer;
+  }
+  if (buffer->size == 0) return {};
+  size_t rounded = (buffer->size + 4095) / 4096 * 4096;
+  buffer->data = static_cast<std::byte*>(std::aligned_alloc(4096, rounded));
+  if (buffer->data == nullptr) {
+    log::Error("cannot allocate {}", FormatBytes(rounded));
+    mpi.Abort(1);
+  }
+  std::fill(buffer->data, buffer->data + rounded, std::byte{0});  // fault the pages in now
+  auto region = transport.RegisterMemory(buffer->data, buffer->size, transport::MemoryType::kHost);
+  if (!region.ok()) {
+    log::Error("cannot register {}: {}", FormatBytes(buffer->size), region.status().ToString());
+    mpi.Abort(1);
+  }
+  return {*region};
+}
+
+// Each rank's endpoint paths, as UCX really selected them, in the role table (rank 0 prints).
+void PrintJobTable(const JobOptions& options, const cluster::MpiSession& mpi,
+                   const cluster::RoleTable& roles, transport::Transport& transport,
+                   const std::vector<PeerInfo>& peers) {
+  std::string to_zero = transport.DescribePath(Rank{0});
+  if (mpi.rank() == 0 && mpi.size() > 1) to_zero = transport.DescribePath(Rank{1});
+  auto all_paths =
+      mpi.AllGather(std::as_bytes(std::span<const char>(to_zero.data(), to_zero.size())));
+  if (mpi.rank() != 0) return;
+  std::vector<std::string> hosts, paths;
+  for (const auto& p : peers) hosts.push_back(p.host);
+  for (auto& p : all_paths) paths.emplace_back(reinterpret_cast<const char*>(p.data()), p.size());
+  std::printf("mooncake: %d ranks (%s), transport.tls=%s\n", roles.size(), roles.Summary().c_str(),
+              options.transport.ucx.tls.c_str());
+  PrintRoleTable(roles, hosts, paths);
+}
+
+// Quiesce before closing: every rank has stopped issuing operations once all pass the first
+// barrier.
+void Shutdown(const JobOptions& options, const cluster::MpiSession& mpi,
+              transport::Transport& transport, transport::Rpc& rpc) {
+  Status s = mpi.Barrier(options.phase_timeout);
+  if (!s.ok()) log::Error("final barrier: {}", s.ToString());
+  transport.BeginShutdown();
+  s = mpi.Barrier(options.phase_timeout);
+  if (!s.ok()) log::Error("shutdown barrier: {}", s.ToString());
+  rpc.Stop();
+  Status closed = transport.Close(options.rpc_timeout);
+  if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
+}
+
+// After MPI_Init: the transport, the registered buffer, the bootstrap exchange, then the job.
+int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
+               const cluster::MpiSession& mpi, const cluster::RoleTable& roles) {
+  const Role role = roles.role(mpi.rank());
+  auto transport_or = transport::CreateTransport(options.transport, Rank{mpi.rank()}, mpi.size());
+  if (!transport_or.ok()) {
+    log::Error("cannot start the transport: {}", transport_or.status().ToString());
+    mpi.Abort(transport_or.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
+  }
+  auto& transport = **transport_or;
+  AlignedBuffer buffer;
+  auto exported = RegisterBuffer(options, role, mpi, transport, &buffer);
+  transport::Rpc rpc(transport);
+  auto peers = Bootstrap(mpi, transport, role, exported);
+  if (!peers.ok()) {
+    log::Error("bootstrap failed: {}", peers.status().ToString());
+    mpi.Abort(1);
+  }
+  PrintJobTable(options, mpi, roles, transport, *peers);
+  JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
+  int code = options.mode == JobMode::kServe ? RunServeJob(ctx, workload) : RunFoundationJob(ctx);
+  Shutdown(options, mpi, transport, rpc);
+  return code;
+}
+
+}  // namespace
+
 int Run(const JobOptions& options, int* argc, char*** argv) {
   log::SetLevel(options.log_level);
-  // The workload is read and validated before MPI starts: a malformed trace line fails the job
-  // (FILE:LINE: field: what) before any rank has done any work.
   serve::Workload workload;
-  if (options.mode == JobMode::kServe && !options.dry_run) {
-    auto w = serve::LoadWorkload(options);
-    if (!w.ok()) {
-      if (LauncherRank() <= 0) {
-        std::cerr << "mooncake: " << w.status().message() << "\n";
-      } else {
-        // Every rank finds the same error; rank 0 reports it. mpirun ends the job at the first
-        // non-zero exit, so the others wait a moment: leaving first could take rank 0's message
-        // with it (seen as a flaky test under load).
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-      }
-      return 2;
-    }
-    workload = std::move(*w);
-  }
+  if (!LoadWorkloadEarly(options, &workload)) return 2;
   // Role counts that cannot fit are a usage error, reported before any MPI work when the
   // launcher told us the job size.
   if (int n = LauncherWorldSize(); n > 0) {
@@ -102,87 +208,10 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
     if (mpi.rank() == 0) std::cerr << "mooncake: " << roles_or.status().message() << "\n";
     return 2;
   }
-  const auto& roles = *roles_or;
-  const Role role = roles.role(mpi.rank());
+  const Role role = roles_or->role(mpi.rank());
   log::SetTag("r" + std::to_string(mpi.rank()) + " " + std::string(cluster::RoleName(role)));
-
-  if (options.dry_run) {
-    std::string host = mpi.hostname();
-    auto all = mpi.AllGather(std::as_bytes(std::span<const char>(host.data(), host.size())));
-    if (mpi.rank() == 0) {
-      std::vector<std::string> hosts;
-      for (auto& h : all) hosts.emplace_back(reinterpret_cast<const char*>(h.data()), h.size());
-      std::printf("mooncake dry run: %d ranks (%s)\n", roles.size(), roles.Summary().c_str());
-      PrintRoleTable(roles, hosts, {});
-    }
-    return 0;
-  }
-
-  auto transport_or = transport::CreateTransport(options.transport, Rank{mpi.rank()}, mpi.size());
-  if (!transport_or.ok()) {
-    log::Error("cannot start the transport: {}", transport_or.status().ToString());
-    mpi.Abort(transport_or.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
-  }
-  auto& transport = **transport_or;
-
-  // Store ranks register their DRAM segment; prefill and decode ranks a staging buffer.
-  AlignedBuffer buffer;
-  if (role == Role::kStore) buffer.size = options.store_dram;
-  if (options.mode == JobMode::kCheck && (role == Role::kPrefill || role == Role::kDecode)) {
-    buffer.size = options.block_size;
-  }
-  if (options.mode == JobMode::kServe && role == Role::kDecode) buffer.size = options.decode_buffer;
-  std::vector<transport::MemoryRegion> exported;
-  if (buffer.size > 0) {
-    size_t rounded = (buffer.size + 4095) / 4096 * 4096;
-    buffer.data = static_cast<std::byte*>(std::aligned_alloc(4096, rounded));
-    if (buffer.data == nullptr) {
-      log::Error("cannot allocate {}", FormatBytes(rounded));
-      mpi.Abort(1);
-    }
-    std::fill(buffer.data, buffer.data + rounded, std::byte{0});  // fault the pages in now
-    auto region = transport.RegisterMemory(buffer.data, buffer.size, transport::MemoryType::kHost);
-    if (!region.ok()) {
-      log::Error("cannot register {}: {}", FormatBytes(buffer.size), region.status().ToString());
-      mpi.Abort(1);
-    }
-    exported.push_back(*region);
-  }
-
-  transport::Rpc rpc(transport);
-  auto peers = Bootstrap(mpi, transport, role, exported);
-  if (!peers.ok()) {
-    log::Error("bootstrap failed: {}", peers.status().ToString());
-    mpi.Abort(1);
-  }
-  // Each rank's endpoint paths, as UCX really selected them, for the role table.
-  std::string to_zero = transport.DescribePath(Rank{0});
-  if (mpi.rank() == 0 && mpi.size() > 1) to_zero = transport.DescribePath(Rank{1});
-  auto all_paths =
-      mpi.AllGather(std::as_bytes(std::span<const char>(to_zero.data(), to_zero.size())));
-  if (mpi.rank() == 0) {
-    std::vector<std::string> hosts, paths;
-    for (const auto& p : *peers) hosts.push_back(p.host);
-    for (auto& p : all_paths) paths.emplace_back(reinterpret_cast<const char*>(p.data()), p.size());
-    std::printf("mooncake: %d ranks (%s), transport.tls=%s\n", roles.size(),
-                roles.Summary().c_str(), options.transport.ucx.tls.c_str());
-    PrintRoleTable(roles, hosts, paths);
-  }
-
-  JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
-  int code =
-      options.mode == JobMode::kServe ? serve::RunServeJob(ctx, workload) : RunFoundationJob(ctx);
-
-  // Quiesce before closing: every rank has stopped issuing operations once all pass here.
-  Status s = mpi.Barrier(options.phase_timeout);
-  if (!s.ok()) log::Error("final barrier: {}", s.ToString());
-  transport.BeginShutdown();
-  s = mpi.Barrier(options.phase_timeout);
-  if (!s.ok()) log::Error("shutdown barrier: {}", s.ToString());
-  rpc.Stop();
-  Status closed = transport.Close(options.rpc_timeout);
-  if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
-  return code;
+  if (options.dry_run) return DryRun(mpi, *roles_or);
+  return RunOnRanks(options, workload, mpi, *roles_or);
 }
 
 }  // namespace mooncake::app

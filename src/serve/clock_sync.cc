@@ -1,9 +1,9 @@
-#include "app/serve/clock_sync.h"
+#include "serve/clock_sync.h"
 
-#include "app/serve/messages.h"
 #include "common/wire.h"
+#include "serve/messages.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 void ServeClock(transport::Rpc& rpc) {
   rpc.Register(kMsgClockSync, [](Rank, std::span<const std::byte>, transport::Responder r) {
@@ -33,4 +33,4 @@ Result<Nanos> SyncClock(transport::Rpc& rpc, Rank conductor, int rounds, Nanos t
   return offset;
 }
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

@@ -1,11 +1,11 @@
-#include "app/serve/conductor_role.h"
+#include "serve/conductor_role.h"
 
 #include <cstdio>
 
 #include "common/log.h"
 #include "engine/cost_model.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 using conductor::RejectReason;
 
@@ -14,8 +14,8 @@ ConductorRole::ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRe
     : ctx_(ctx),
       requests_(requests),
       scheduler_(scheduler),
-      prefill_ranks_(ctx.job.roles.RanksOf(cluster::Role::kPrefill)),
-      decode_ranks_(ctx.job.roles.RanksOf(cluster::Role::kDecode)),
+      prefill_ranks_(ctx.peers.prefill_ranks),
+      decode_ranks_(ctx.peers.decode_ranks),
       records_(requests.size()),
       pending_(requests.size()) {
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -32,7 +32,7 @@ ConductorRole::ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRe
 
 Nanos ConductorRole::ModelNow() const {
   Nanos wall = ctx_.LocalNow() - start_wall_;
-  return Nanos(static_cast<int64_t>(static_cast<double>(wall.count()) * ctx_.time_scale));
+  return Nanos(static_cast<int64_t>(static_cast<double>(wall.count()) * ctx_.time_scale()));
 }
 
 ConductorTotals ConductorRole::totals() const {
@@ -59,7 +59,7 @@ void ConductorRole::Resolve(uint64_t id, trace::Outcome outcome, const std::stri
   ++resolved_;
   if (outcome == trace::Outcome::kCompleted) {
     ++completed_;
-    const auto& th = ctx_.job.options.sched.thresholds;
+    const auto& th = ctx_.config.thresholds;
     if (records_[id].ttft_s <= th.ttft_s &&
         (th.tbt_s.empty() || records_[id].tbt_s <= th.tbt_s.front())) {
       ++effective_;
@@ -69,85 +69,93 @@ void ConductorRole::Resolve(uint64_t id, trace::Outcome outcome, const std::stri
 }
 
 void ConductorRole::Start() {
-  auto& rpc = ctx_.job.rpc;
-  rpc.Register(kMsgPrefillDone,
-               [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
-                 auto d = PrefillDone::Decode(bytes);
-                 if (!d.ok() || d->request >= pending_.size()) {
-                   log::Error("bad PrefillDone from rank {}", from.value);
-                   return;
-                 }
-                 std::lock_guard<std::mutex> lock(mutex_);
-                 Pending& p = pending_[d->request];
-                 trace::RequestRecord& r = records_[d->request];
-                 const trace::TraceRequest& t = requests_[d->request];
-                 const int inst = p.decision.prefill;
-                 const Nanos now = ModelNow();
-                 std::span<const BlockHash> ids(t.hash_ids);
-                 if (p.decision.fetch_from >= 0) {
-                   // Fetched blocks stay on this instance: hot blocks end up replicated.
-                   scheduler_.OnBlocksStored(
-                       inst,
-                       ids.subspan(p.decision.local_prefix_blocks,
-                                   p.decision.prefix_blocks - p.decision.local_prefix_blocks),
-                       now);
-                 }
-                 scheduler_.OnBlocksStored(inst, ids.subspan(p.decision.prefix_blocks), now);
-                 scheduler_.OnPrefillDone(t.id, inst, now);
-                 p.first_token_wall = Nanos(d->first_token_wall_ns);
-                 r.prefilled = true;
-                 r.prefix_blocks_hit = d->blocks_loaded;
-                 r.prefill_compute_s = d->compute_model_s;
-                 r.ttft_s = ctx_.WallToModelSeconds(p.first_token_wall - start_wall_) - r.arrival_s;
-                 totals_.blocks_loaded += d->blocks_loaded;
-                 totals_.blocks_missing += d->blocks_missing;
-                 totals_.bytes_loaded += d->bytes_loaded;
-                 totals_.bytes_stored += d->bytes_stored;
-                 totals_.bytes_to_decode += d->bytes_to_decode;
-                 if (t.output_length <= 1) {  // the first token was the last: no decode
-                   r.e2e_s = r.ttft_s;
-                   scheduler_.OnDecodeDone(t.id, p.decision.decode, now);
-                   Resolve(d->request, trace::Outcome::kCompleted, "");
-                 }
-               });
-  rpc.Register(kMsgKvArrived, [this](Rank from, std::span<const std::byte> bytes,
-                                     transport::Responder responder) {
-    auto a = KvArrived::Decode(bytes);
-    if (!a.ok() || a->request >= pending_.size()) {
-      responder.Fail(ProtocolError("bad KvArrived from rank " + std::to_string(from.value)));
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    totals_.blocks_verified += a->blocks_verified;
-    totals_.blocks_corrupt += a->blocks_corrupt;
-    Pending& p = pending_[a->request];
-    RejectReason reason =
-        a->blocks_corrupt > 0
-            ? RejectReason::kDecodeOverload
-            : scheduler_.AdmitToDecode(requests_[a->request].id, p.decision.decode, ModelNow());
-    KvArrivedReply reply{static_cast<uint8_t>(reason == RejectReason::kNone ? 1 : 0)};
-    if (a->blocks_corrupt > 0) {
-      Resolve(a->request, trace::Outcome::kLost, "kv_checksum");
-    } else if (reason != RejectReason::kNone) {
-      Resolve(a->request, trace::Outcome::kRejected, conductor::RejectReasonName(reason));
-    }
-    responder.Reply(reply.Encode());
+  ctx_.rpc.Register(kMsgPrefillDone, [this](Rank from, std::span<const std::byte> bytes,
+                                            transport::Responder) { OnPrefillDone(from, bytes); });
+  ctx_.rpc.Register(kMsgKvArrived, [this](Rank from, std::span<const std::byte> bytes,
+                                          transport::Responder responder) {
+    OnKvArrived(from, bytes, std::move(responder));
   });
-  rpc.Register(
-      kMsgDecodeDone, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
-        auto d = DecodeDone::Decode(bytes);
-        if (!d.ok() || d->request >= pending_.size()) {
-          log::Error("bad DecodeDone from rank {}", from.value);
-          return;
-        }
-        std::lock_guard<std::mutex> lock(mutex_);
-        Pending& p = pending_[d->request];
-        trace::RequestRecord& r = records_[d->request];
-        scheduler_.OnDecodeDone(requests_[d->request].id, p.decision.decode, ModelNow());
-        r.tbt_s = d->tbt_model_s;
-        r.e2e_s = ctx_.WallToModelSeconds(Nanos(d->done_wall_ns) - start_wall_) - r.arrival_s;
-        Resolve(d->request, trace::Outcome::kCompleted, "");
-      });
+  ctx_.rpc.Register(kMsgDecodeDone, [this](Rank from, std::span<const std::byte> bytes,
+                                           transport::Responder) { OnDecodeDone(from, bytes); });
+}
+
+void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
+  auto d = PrefillDone::Decode(bytes);
+  if (!d.ok() || d->request >= pending_.size()) {
+    log::Error("bad PrefillDone from rank {}", from.value);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  Pending& p = pending_[d->request];
+  trace::RequestRecord& r = records_[d->request];
+  const trace::TraceRequest& t = requests_[d->request];
+  const int inst = p.decision.prefill;
+  const Nanos now = ModelNow();
+  std::span<const BlockHash> ids(t.hash_ids);
+  if (p.decision.fetch_from >= 0) {
+    // Fetched blocks stay on this instance: hot blocks end up replicated.
+    scheduler_.OnBlocksStored(
+        inst,
+        ids.subspan(p.decision.local_prefix_blocks,
+                    p.decision.prefix_blocks - p.decision.local_prefix_blocks),
+        now);
+  }
+  scheduler_.OnBlocksStored(inst, ids.subspan(p.decision.prefix_blocks), now);
+  scheduler_.OnPrefillDone(t.id, inst, now);
+  p.first_token_wall = Nanos(d->first_token_wall_ns);
+  r.prefilled = true;
+  r.prefix_blocks_hit = d->blocks_loaded;
+  r.prefill_compute_s = d->compute_model_s;
+  r.ttft_s = ctx_.WallToModelSeconds(p.first_token_wall - start_wall_) - r.arrival_s;
+  totals_.blocks_loaded += d->blocks_loaded;
+  totals_.blocks_missing += d->blocks_missing;
+  totals_.bytes_loaded += d->bytes_loaded;
+  totals_.bytes_stored += d->bytes_stored;
+  totals_.bytes_to_decode += d->bytes_to_decode;
+  if (t.output_length <= 1) {  // the first token was the last: no decode
+    r.e2e_s = r.ttft_s;
+    scheduler_.OnDecodeDone(t.id, p.decision.decode, now);
+    Resolve(d->request, trace::Outcome::kCompleted, "");
+  }
+}
+
+void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
+                                transport::Responder responder) {
+  auto a = KvArrived::Decode(bytes);
+  if (!a.ok() || a->request >= pending_.size()) {
+    responder.Fail(ProtocolError("bad KvArrived from rank " + std::to_string(from.value)));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  totals_.blocks_verified += a->blocks_verified;
+  totals_.blocks_corrupt += a->blocks_corrupt;
+  Pending& p = pending_[a->request];
+  RejectReason reason =
+      a->blocks_corrupt > 0
+          ? RejectReason::kDecodeOverload
+          : scheduler_.AdmitToDecode(requests_[a->request].id, p.decision.decode, ModelNow());
+  KvArrivedReply reply{static_cast<uint8_t>(reason == RejectReason::kNone ? 1 : 0)};
+  if (a->blocks_corrupt > 0) {
+    Resolve(a->request, trace::Outcome::kLost, "kv_checksum");
+  } else if (reason != RejectReason::kNone) {
+    Resolve(a->request, trace::Outcome::kRejected, conductor::RejectReasonName(reason));
+  }
+  responder.Reply(reply.Encode());
+}
+
+void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
+  auto d = DecodeDone::Decode(bytes);
+  if (!d.ok() || d->request >= pending_.size()) {
+    log::Error("bad DecodeDone from rank {}", from.value);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  Pending& p = pending_[d->request];
+  trace::RequestRecord& r = records_[d->request];
+  scheduler_.OnDecodeDone(requests_[d->request].id, p.decision.decode, ModelNow());
+  r.tbt_s = d->tbt_model_s;
+  r.e2e_s = ctx_.WallToModelSeconds(Nanos(d->done_wall_ns) - start_wall_) - r.arrival_s;
+  Resolve(d->request, trace::Outcome::kCompleted, "");
 }
 
 void ConductorRole::PrintProgress(Nanos wall_elapsed) {
@@ -164,7 +172,7 @@ void ConductorRole::PrintProgress(Nanos wall_elapsed) {
 }
 
 void ConductorRole::Run() {
-  const JobOptions& o = ctx_.job.options;
+  const ServeConfig& o = ctx_.config;
   start_wall_ = ctx_.LocalNow() + Nanos(50'000'000);  // a little lead so request 0 is on time
   Nanos next_progress = start_wall_ + o.progress_interval;
   for (size_t i = 0; i < requests_.size(); ++i) {
@@ -205,7 +213,7 @@ void ConductorRole::Run() {
     task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(arrival_model)).count();
     for (BlockHash h : t.hash_ids) task.hash_ids.push_back(h.value);
     lock.unlock();
-    Status s = ctx_.job.rpc.Notify(Rank{prefill_ranks_[d.prefill]}, kMsgPrefillTask, task.Encode());
+    Status s = ctx_.rpc.Notify(Rank{prefill_ranks_[d.prefill]}, kMsgPrefillTask, task.Encode());
     if (!s.ok()) {
       log::Error("request {}: dispatch to prefill rank {} failed: {}", i, prefill_ranks_[d.prefill],
                  s.ToString());
@@ -226,4 +234,4 @@ void ConductorRole::Run() {
   }
 }
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

@@ -1,11 +1,11 @@
-#include "app/serve/prefill_role.h"
+#include "serve/prefill_role.h"
 
 #include <algorithm>
 
 #include "common/log.h"
 #include "trace/trace_request.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 namespace {
 constexpr int kTokensPerBlock = trace::kTraceBlockTokens;
 }  // namespace
@@ -15,7 +15,7 @@ PrefillRole::PrefillRole(ServeContext& ctx) : ctx_(ctx) {}
 PrefillRole::~PrefillRole() { Stop(); }
 
 void PrefillRole::Start() {
-  ctx_.job.rpc.Register(
+  ctx_.rpc.Register(
       kMsgPrefillTask, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
         auto task = PrefillTask::Decode(bytes);
         if (!task.ok()) {
@@ -134,10 +134,10 @@ void PrefillRole::Write(WriteJob& job) {
     slot_ok_ = false;
     if (to_decode) {
       KvOffer offer{task.request, task.hash_ids.size() * bb};
-      const Nanos give_up = ctx_.LocalNow() + ctx_.job.options.phase_timeout;
+      const Nanos give_up = ctx_.LocalNow() + ctx_.config.phase_timeout;
       for (;;) {
-        auto reply = ctx_.job.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(),
-                                       ctx_.job.options.rpc_timeout);
+        auto reply = ctx_.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(),
+                                   ctx_.config.rpc_timeout);
         if (reply.ok()) {
           auto r = KvOfferReply::Decode(*reply);
           if (r.ok()) {
@@ -162,7 +162,7 @@ void PrefillRole::Write(WriteJob& job) {
     transport::TransferRequest w{transport::OpKind::kWrite, staging.data() + job.from * bb,
                                  Rank{task.decode_rank}, slot_ + job.from * bb,
                                  static_cast<size_t>(job.to - job.from) * bb};
-    auto batch = ctx_.job.transport.Submit(std::span(&w, 1));
+    auto batch = ctx_.transport.Submit(std::span(&w, 1));
     if (batch.ok()) {
       writes_.push_back(std::move(*batch));
     } else {
@@ -172,7 +172,7 @@ void PrefillRole::Write(WriteJob& job) {
   if (!job.last) return;
   bool streamed = slot_ok_;
   for (auto& w : writes_) {
-    Status s = w->Wait(ctx_.job.options.phase_timeout);
+    Status s = w->Wait(ctx_.config.phase_timeout);
     if (!s.ok()) {
       streamed = false;
       Fail(s.WithContext("streaming KV of request " + std::to_string(task.request)));
@@ -184,13 +184,13 @@ void PrefillRole::Write(WriteJob& job) {
   SleepUntil(job.due);
   KvDone kv;
   kv.request = task.request;
-  kv.prefill_rank = ctx_.job.rank();
+  kv.prefill_rank = ctx_.peers.self.value;
   kv.input_length = task.input_length;
   kv.output_length = task.output_length;
   kv.first_token_wall_ns = job.first_token_wall_ns;
   kv.remote_addr = slot_;
   kv.hash_ids = task.hash_ids;
-  Status s = ctx_.job.rpc.Notify(Rank{task.decode_rank}, kMsgKvDone, kv.Encode());
+  Status s = ctx_.rpc.Notify(Rank{task.decode_rank}, kMsgKvDone, kv.Encode());
   if (!s.ok()) Fail(s.WithContext("KvDone to decode rank " + std::to_string(task.decode_rank)));
 }
 
@@ -239,7 +239,7 @@ uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> 
       values.push_back(staging.subspan(b * bb, bb));
     }
     store::ReplicateConfig rc;
-    rc.replicas = ctx_.job.options.replicas;
+    rc.replicas = ctx_.config.replicas;
     auto results = ctx_.store->BatchPut(keys, values, rc);
     for (int k = 0; k < n; ++k) {
       // AlreadyExists: another request computed the same prefix block first; objects are
@@ -276,7 +276,7 @@ void PrefillRole::Serve(Loaded loaded) {
   // 2. Chunked compute of the rest, timed by the cost model. Chunk ends are kept exact (they do
   // not drift with the writer's or the scheduler's jitter).
   const Nanos compute_start = ctx_.LocalNow();
-  const int64_t chunk = ctx_.job.options.sched.chunk_tokens;
+  const int64_t chunk = ctx_.config.chunk_tokens;
   double compute_model_s = 0;
   int stored_blocks = present;
   Nanos chunk_end = compute_start;
@@ -307,7 +307,7 @@ void PrefillRole::Serve(Loaded loaded) {
   // 3. The first token: the conductor hears at once.
   PrefillDone done;
   done.request = task.request;
-  done.prefill_rank = ctx_.job.rank();
+  done.prefill_rank = ctx_.peers.self.value;
   done.blocks_loaded = present;
   done.blocks_missing = missing;
   done.blocks_computed = blocks - present;
@@ -316,7 +316,7 @@ void PrefillRole::Serve(Loaded loaded) {
   done.bytes_loaded = bytes_loaded;
   done.bytes_stored = static_cast<uint64_t>(blocks - present) * bb;
   done.bytes_to_decode = task.output_length > 1 ? static_cast<uint64_t>(blocks) * bb : 0;
-  Status sent = ctx_.job.rpc.Notify(Rank{0}, kMsgPrefillDone, done.Encode());
+  Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, done.Encode());
   if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -335,4 +335,4 @@ void PrefillRole::Serve(Loaded loaded) {
   Enqueue(std::move(last));
 }
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

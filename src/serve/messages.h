@@ -17,7 +17,7 @@
 
 #include "common/status.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 enum ServeMsg : uint16_t {
   kMsgClockSync = 0x0201,    // empty request; reply: the conductor's steady clock (int64 ns)
@@ -27,6 +27,7 @@ enum ServeMsg : uint16_t {
   kMsgPrefillDone = 0x0205,  // PrefillDone, one-way
   kMsgKvArrived = 0x0206,    // KvArrived; reply: KvArrivedReply
   kMsgDecodeDone = 0x0207,   // DecodeDone, one-way
+  kMsgStop = 0x0208,         // conductor -> every rank: finish; empty request and reply
 };
 
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
@@ -108,4 +109,4 @@ struct DecodeDone {
   static Result<DecodeDone> Decode(std::span<const std::byte> bytes);
 };
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

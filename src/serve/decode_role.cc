@@ -1,10 +1,10 @@
-#include "app/serve/decode_role.h"
+#include "serve/decode_role.h"
 
 #include <algorithm>
 
 #include "common/log.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 DecodeRole::DecodeRole(ServeContext& ctx, std::span<std::byte> buffer)
     : ctx_(ctx), buffer_(buffer), slots_(buffer.size()) {}
@@ -24,7 +24,7 @@ DecodeStats DecodeRole::stats() const {
 }
 
 void DecodeRole::Start() {
-  auto& rpc = ctx_.job.rpc;
+  auto& rpc = ctx_.rpc;
   const uint64_t base = reinterpret_cast<uint64_t>(buffer_.data());
   rpc.Register(kMsgKvOffer, [this, base](Rank from, std::span<const std::byte> bytes,
                                          transport::Responder r) {
@@ -97,9 +97,9 @@ void DecodeRole::Arrive(const KvDone& kv) {
     stats_.blocks_verified += verified;
     stats_.blocks_corrupt += corrupt;
   }
-  KvArrived arrived{kv.request, ctx_.job.rank(), verified, corrupt};
+  KvArrived arrived{kv.request, ctx_.peers.self.value, verified, corrupt};
   auto reply =
-      ctx_.job.rpc.Call(Rank{0}, kMsgKvArrived, arrived.Encode(), ctx_.job.options.rpc_timeout);
+      ctx_.rpc.Call(ctx_.peers.conductor, kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
   if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));
   auto r = KvArrivedReply::Decode(*reply);
   if (!r.ok()) return Fail(r.status());
@@ -148,9 +148,9 @@ void DecodeRole::Step() {
     if (a.generated >= a.output_length) {
       reserved_tokens_ -= int64_t{a.input_length} + a.output_length;
       context_tokens_ -= int64_t{a.input_length} + a.generated;
-      DecodeDone done{a.request, ctx_.job.rank(), a.generated, a.tbt.Tbt(),
+      DecodeDone done{a.request, ctx_.peers.self.value, a.generated, a.tbt.Tbt(),
                       (now + ctx_.clock_offset).count()};
-      Status s = ctx_.job.rpc.Notify(Rank{0}, kMsgDecodeDone, done.Encode());
+      Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeDone, done.Encode());
       if (!s.ok()) Fail(s.WithContext("DecodeDone"));
       ++finished;
     } else {
@@ -187,4 +187,4 @@ void DecodeRole::WorkLoop() {
   }
 }
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

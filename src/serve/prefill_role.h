@@ -18,10 +18,10 @@
 #include <mutex>
 #include <thread>
 
-#include "app/serve/messages.h"
-#include "app/serve/serve_context.h"
+#include "serve/messages.h"
+#include "serve/serve_context.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 struct PrefillStats {
   uint64_t tasks = 0, blocks_loaded = 0, blocks_missing = 0, blocks_computed = 0;
@@ -89,4 +89,4 @@ class PrefillRole {
   std::thread loader_, worker_, sender_;
 };
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

@@ -1,10 +1,10 @@
-#include "app/serve/kv_layout.h"
+#include "serve/kv_layout.h"
 
 #include <algorithm>
 
 #include "common/block_content.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 KvLayout::KvLayout(const engine::CostModel& cost, double kv_scale, const std::string& model_name)
     : layers_(static_cast<uint32_t>(std::max(1, cost.model().layers))),
@@ -36,4 +36,4 @@ std::string KvLayout::Key(uint64_t hash_id) const {
   return model_name_ + "/" + std::to_string(hash_id);
 }
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

@@ -9,7 +9,7 @@
 
 #include "engine/cost_model.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 class KvLayout {
  public:
@@ -36,4 +36,4 @@ class KvLayout {
   std::string model_name_;
 };
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

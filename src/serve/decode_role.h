@@ -12,12 +12,12 @@
 #include <thread>
 #include <unordered_map>
 
-#include "app/serve/messages.h"
-#include "app/serve/serve_context.h"
+#include "serve/messages.h"
+#include "serve/serve_context.h"
 #include "store/segment_allocator.h"
 #include "trace/metrics.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 struct DecodeStats {
   uint64_t requests = 0, tokens = 0, steps = 0;
@@ -67,4 +67,4 @@ class DecodeRole {
   std::thread worker_;
 };
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

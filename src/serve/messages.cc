@@ -1,10 +1,10 @@
-#include "app/serve/messages.h"
+#include "serve/messages.h"
 
 #include <string>
 
 #include "common/wire.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 namespace {
 
 void PutIds(WireWriter& w, const std::vector<uint64_t>& ids) {
@@ -193,4 +193,4 @@ Result<DecodeDone> DecodeDone::Decode(std::span<const std::byte> bytes) {
   return Finish(r, d, "DecodeDone");
 }
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

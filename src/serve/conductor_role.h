@@ -10,13 +10,13 @@
 #include <mutex>
 #include <vector>
 
-#include "app/serve/messages.h"
-#include "app/serve/serve_context.h"
 #include "conductor/scheduler.h"
+#include "serve/messages.h"
+#include "serve/serve_context.h"
 #include "trace/metrics.h"
 #include "trace/trace_request.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 struct ConductorTotals {
   uint64_t blocks_verified = 0, blocks_corrupt = 0;
@@ -43,6 +43,10 @@ class ConductorRole {
     Nanos first_token_wall{0};
     bool resolved = false;
   };
+  // Report handlers (RPC threads).
+  void OnPrefillDone(Rank from, std::span<const std::byte> bytes);
+  void OnKvArrived(Rank from, std::span<const std::byte> bytes, transport::Responder responder);
+  void OnDecodeDone(Rank from, std::span<const std::byte> bytes);
   void Resolve(uint64_t id, trace::Outcome outcome, const std::string& reason);
   Nanos ModelNow() const;  // model time since the replay started
   void PrintProgress(Nanos wall_elapsed);
@@ -61,4 +65,4 @@ class ConductorRole {
   Nanos start_wall_{0};  // conductor clock at model time 0
 };
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

@@ -8,10 +8,10 @@
 #include "common/status.h"
 #include "transport/rpc.h"
 
-namespace mooncake::app::serve {
+namespace mooncake::serve {
 
 // On the conductor: answer kMsgClockSync with its steady clock.
 void ServeClock(transport::Rpc& rpc);
 Result<Nanos> SyncClock(transport::Rpc& rpc, Rank conductor, int rounds, Nanos timeout);
 
-}  // namespace mooncake::app::serve
+}  // namespace mooncake::serve

@@ -1,0 +1,22 @@
+// The serving job (job.mode = serve): every role of a live Mooncake cluster on real ranks, real
+// UCX transfers of real (scaled) KV bytes, and the conductor's scheduler in the middle. The roles
+// live in src/serve; this file wires them to the MPI job: bootstrap barriers, the SSD tier, the
+// final gather of reports and the run folder.
+#pragma once
+
+#include "app/job_context.h"
+#include "app/options.h"
+#include "serve/serve_config.h"
+#include "serve/workload.h"
+
+namespace mooncake::app {
+
+// The serving roles' settings and workload source, from the job's options.
+serve::ServeConfig ServeConfigFrom(const JobOptions& options);
+serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& options);
+
+// Collective. `workload` is only read on the conductor. Returns the process exit code: 0 when
+// every request was completed or rejected (none lost) and no KV block failed verification.
+int RunServeJob(JobContext& ctx, const serve::Workload& workload);
+
+}  // namespace mooncake::app

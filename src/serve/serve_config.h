@@ -1,0 +1,24 @@
+// The settings the serving roles read, in one plain struct: the live job (src/app) fills it
+// from its options, tests fill it by hand. Times are wall time unless named *_model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/clock.h"
+#include "trace/metrics.h"
+
+namespace mooncake::serve {
+
+struct ServeConfig {
+  trace::Thresholds thresholds;              // TTFT SLO and the TBT thresholds reported
+  int64_t chunk_tokens = 0;                  // prefill chunk (0: the whole uncached part at once)
+  double time_scale = 1.0;                   // wall time = model time / time_scale
+  int replicas = 1;                          // store replicas of each new KV block
+  Nanos rpc_timeout = Nanos(2'000'000'000);  // one control-plane call
+  Nanos phase_timeout = Nanos(60'000'000'000);    // a transfer, a store call, a stop
+  Nanos job_deadline = Nanos(1'800'000'000'000);  // after it, open requests are lost
+  Nanos progress_interval = Nanos(5'000'000'000);
+};
+
+}  // namespace mooncake::serve

@@ -1,0 +1,58 @@
+// What every serving role shares: the transport and RPC of this rank, who plays which role, the
+// settings, the cost model, the KV layout, the store client, and the two clocks. Model time (what
+// the modelled cluster would take) maps to wall time by time_scale: wall = model / time_scale.
+// Wall times exchanged between ranks are on the conductor's steady clock; `clock_offset`
+// converts (conductor = local + offset).
+#pragma once
+
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "engine/cost_model.h"
+#include "serve/kv_layout.h"
+#include "serve/serve_config.h"
+#include "store/client.h"
+#include "transport/rpc.h"
+#include "transport/transport.h"
+
+namespace mooncake::serve {
+
+// The ranks of a serving job by role. Instance i of a role is the i-th rank of its list.
+struct ServePeers {
+  Rank self{0};
+  Rank conductor{0};
+  std::vector<int> prefill_ranks;
+  std::vector<int> decode_ranks;
+};
+
+struct ServeContext {
+  transport::Transport& transport;
+  transport::Rpc& rpc;
+  ServePeers peers;
+  const ServeConfig& config;
+  const engine::CostModel& cost;
+  const KvLayout& layout;
+  store::StoreClient* store = nullptr;  // prefill and decode ranks
+  Nanos clock_offset{0};
+
+  double time_scale() const { return config.time_scale; }
+  Nanos LocalNow() const { return SteadyClock().Now(); }
+  Nanos ConductorNow() const { return LocalNow() + clock_offset; }
+  Nanos ToLocal(Nanos conductor_wall) const { return conductor_wall - clock_offset; }
+  Nanos ModelToWall(Nanos model) const {
+    return Nanos(static_cast<int64_t>(static_cast<double>(model.count()) / config.time_scale));
+  }
+  double WallToModelSeconds(Nanos wall) const {
+    return static_cast<double>(wall.count()) * 1e-9 * config.time_scale;
+  }
+};
+
+// Sleeps until the local steady clock reaches `local_deadline` (returns at once if passed).
+inline void SleepUntil(Nanos local_deadline) {
+  Nanos now = SteadyClock().Now();
+  if (local_deadline > now) std::this_thread::sleep_for(local_deadline - now);
+}
+
+}  // namespace mooncake::serve

@@ -1,0 +1,104 @@
+// One rank's part of a serving job, with no MPI and no launcher: the roles it plays, built on
+// narrow dependencies (this rank's transport and RPC, who plays which role, the store's segments,
+// the settings). The live job (src/app) drives it between its bootstrap barriers; tests drive
+// several in one process over the loopback transport.
+//
+// Order: Create -> Start (registers every handler; all ranks must have started before traffic)
+// -> SyncClock (prefill, decode) -> RunConductor then StopOthers on the conductor / WaitForStop
+// elsewhere -> Finish (stops the roles, returns this rank's report).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "conductor/scheduler.h"
+#include "engine/cost_model.h"
+#include "serve/conductor_role.h"
+#include "serve/decode_role.h"
+#include "serve/kv_layout.h"
+#include "serve/prefill_role.h"
+#include "serve/rank_report.h"
+#include "serve/serve_config.h"
+#include "serve/serve_context.h"
+#include "store/client.h"
+#include "store/master_service.h"
+#include "store/topology.h"
+
+namespace mooncake::serve {
+
+enum class ServePart { kConductor, kStore, kPrefill, kDecode };
+
+struct ServeNodeDeps {
+  transport::Transport& transport;
+  transport::Rpc& rpc;
+  ServePeers peers;
+  store::StoreTopology topology;      // every store rank's DRAM segment
+  std::span<std::byte> local_buffer;  // decode: its registered KV receive buffer
+};
+
+// What only the conductor needs.
+struct ConductorSetup {
+  conductor::SchedulerConfig scheduler;  // instance counts are taken from the peers
+  const std::vector<trace::TraceRequest>* requests = nullptr;
+  store::MasterServiceConfig master;
+};
+
+class ServeNode {
+ public:
+  // `config`, `cost`, `layout` and `conductor.requests` must outlive the node.
+  ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& config,
+            const engine::CostModel& cost, const KvLayout& layout, ConductorSetup conductor = {});
+  ~ServeNode();
+  ServeNode(const ServeNode&) = delete;
+  ServeNode& operator=(const ServeNode&) = delete;
+
+  // Builds this rank's roles and registers their handlers (and the stop handler).
+  Status Start();
+  // Prefill and decode ranks: measure the offset of this rank's clock to the conductor's.
+  Status SyncClock();
+  // Conductor: replays every request until each is resolved or the job deadline passes.
+  void RunConductor();
+  // Conductor: tells every other rank to stop. Errors of the stop calls go into the report.
+  void StopOthers();
+  // Other ranks: wait for the conductor's stop (bounded by the job deadline + phase timeout).
+  void WaitForStop();
+  // Stops the roles and returns this rank's counters.
+  RankReport Finish();
+
+  ServePart part() const { return part_; }
+  const ServeContext& context() const { return ctx_; }
+  store::MasterService* master() { return master_ ? &*master_ : nullptr; }
+  conductor::Scheduler* scheduler() { return scheduler_ ? &*scheduler_ : nullptr; }
+  ConductorRole* conductor_role() { return conductor_ ? &*conductor_ : nullptr; }
+
+ private:
+  void StartConductor();
+  void StartClient();
+
+  ServePart part_;
+  ServeNodeDeps deps_;
+  ConductorSetup setup_;
+  ServeContext ctx_;
+  SteadyClock clock_;
+  std::atomic<bool> stop_{false};
+  RankReport report_;
+  std::optional<store::MasterService> master_;
+  std::optional<store::StoreClient> client_;
+  std::optional<conductor::Scheduler> scheduler_;
+  std::optional<ConductorRole> conductor_;
+  std::optional<PrefillRole> prefill_;
+  std::optional<DecodeRole> decode_;
+};
+
+// After a restart, blocks recovered from the SSD tier enter the conductor's prefix index so
+// requests reuse them. They sit on store ranks, not on a prefill instance: each is attributed to
+// one instance (hash % instances), from which kvcache_centric fetches it like any remote prefix.
+// `keys` are store keys ("<model>/<hash>"); another model's keys are skipped. Returns how many
+// entered the index.
+size_t IndexRecoveredBlocks(conductor::Scheduler& scheduler, const std::vector<std::string>& keys,
+                            const std::string& model_name, int prefill_instances);
+
+}  // namespace mooncake::serve

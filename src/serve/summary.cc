@@ -1,0 +1,105 @@
+#include "serve/summary.h"
+
+#include <cstdio>
+
+#include "common/log.h"
+#include "common/units.h"
+#include "trace/run_report.h"
+
+namespace mooncake::serve {
+namespace {
+
+using ull = unsigned long long;
+
+// summary.json's counters of the live job, beside the request metrics.
+void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const RankReport& all,
+                 const store::StatsResponse& st, const SummaryInputs& in, trace::Summary* s) {
+  auto& e = s->extra;
+  e["kv_blocks_verified_at_decode"] = static_cast<double>(totals.blocks_verified);
+  e["kv_checksum_failures"] = static_cast<double>(totals.blocks_corrupt + all.blocks_corrupt);
+  e["kv_block_bytes_moved"] = static_cast<double>(ctx.layout.block_bytes());
+  e["kv_block_bytes_modelled"] = static_cast<double>(ctx.layout.real_block_bytes());
+  e["kv_scale"] = in.kv_scale;
+  e["time_scale"] = ctx.config.time_scale;
+  e["prefix_blocks_loaded_from_store"] = static_cast<double>(totals.blocks_loaded);
+  e["prefix_blocks_missing_in_store"] = static_cast<double>(totals.blocks_missing);
+  e["bytes_store_read"] = static_cast<double>(totals.bytes_loaded);
+  e["bytes_store_written"] = static_cast<double>(totals.bytes_stored);
+  e["bytes_prefill_to_decode"] = static_cast<double>(totals.bytes_to_decode);
+  e["store_objects"] = static_cast<double>(st.objects);
+  e["store_evicted_replicas"] = static_cast<double>(st.evicted_replicas);
+  e["store_put_failures"] = static_cast<double>(all.store_put_failures);
+  e["trace_lines_skipped"] = static_cast<double>(in.workload->stats.skipped);
+  e["rank_errors"] = static_cast<double>(all.errors);
+  e["dispatch_failures"] = static_cast<double>(totals.dispatch_failures);
+  for (const auto& [k, v] : in.ssd_extra) e[k] = v;
+}
+
+void PrintLost(const std::vector<uint64_t>& lost) {
+  if (lost.empty()) return;
+  std::string ids;
+  for (size_t i = 0; i < lost.size() && i < 20; ++i) {
+    ids += (i ? ", " : "") + std::to_string(lost[i]);
+  }
+  if (lost.size() > 20) ids += ", ...";
+  std::printf("%-28s %zu requests lost (not finished by the deadline): %s\n", "LOST", lost.size(),
+              ids.c_str());
+}
+
+// The stdout table after the request metrics.
+void PrintTable(const ServeContext& ctx, const ConductorTotals& totals, const RankReport& all,
+                const SummaryInputs& in, const trace::Summary& summary) {
+  const Workload& w = *in.workload;
+  std::printf("\n== mooncake summary ==\n");
+  std::printf("%-28s %s\n", "workload", w.source.c_str());
+  if (w.stats.skipped > 0) {
+    std::printf("%-28s %llu invalid trace lines skipped\n", "trace",
+                static_cast<ull>(w.stats.skipped));
+  }
+  std::printf("%-28s %s, policy %s, time scale %.3g\n", "ranks", in.ranks.c_str(),
+              conductor::PrefillPolicyName(in.policy), ctx.config.time_scale);
+  std::printf("%s", trace::SummaryTable(summary).c_str());
+  std::printf(
+      "%-28s %llu verified at decode, %llu checksum failures (%s per block moved, %s modelled)\n",
+      "kv blocks", static_cast<ull>(totals.blocks_verified),
+      static_cast<ull>(totals.blocks_corrupt + all.blocks_corrupt),
+      FormatBytes(ctx.layout.block_bytes()).c_str(),
+      FormatBytes(ctx.layout.real_block_bytes()).c_str());
+  std::printf(
+      "%-28s %llu prefix blocks read from the store, %llu missing there (recomputed); "
+      "%s written\n",
+      "store", static_cast<ull>(totals.blocks_loaded), static_cast<ull>(totals.blocks_missing),
+      FormatBytes(totals.bytes_stored).c_str());
+  std::printf("%s", in.ssd_line.c_str());
+  std::printf("%-28s compute slept (exact); transfers paced to the modelled NIC rate (%.0f Gbps)\n",
+              "clocks", ctx.cost.hardware().nic_bytes_per_s * 8 / 1e9);
+}
+
+}  // namespace
+
+int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInputs& in) {
+  const ServeContext& ctx = node.context();
+  ConductorRole& conductor = *node.conductor_role();
+  const auto& records = conductor.records();
+  trace::Summary summary = trace::Summarize(records, ctx.config.thresholds);
+  const ConductorTotals totals = conductor.totals();
+  AddCounters(ctx, totals, all, node.master()->Stats(), in, &summary);
+  if (!in.run_dir.empty()) {
+    Status s = trace::WriteRunFolder(in.run_dir, records, summary);
+    if (!s.ok()) log::Error("{}", s.ToString());
+  }
+  PrintTable(ctx, totals, all, in, summary);
+  const auto lost = conductor.LostRequests();
+  PrintLost(lost);
+  if (all.errors > 0) {
+    std::printf("%-28s %llu, first: %s\n", "errors", static_cast<ull>(all.errors),
+                all.first_error.c_str());
+  }
+  if (!in.run_dir.empty()) std::printf("%-28s %s\n", "run folder", in.run_dir.c_str());
+  const bool ok = lost.empty() && totals.blocks_corrupt == 0 && all.blocks_corrupt == 0;
+  std::printf("%-28s %s\n", "result", ok ? "OK" : "FAILED");
+  std::fflush(stdout);
+  return ok ? 0 : 1;
+}
+
+}  // namespace mooncake::serve

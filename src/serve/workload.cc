@@ -1,0 +1,23 @@
+#include "serve/workload.h"
+
+namespace mooncake::serve {
+
+Result<Workload> LoadWorkload(const WorkloadSpec& spec) {
+  Workload w;
+  if (!spec.trace_path.empty()) {
+    auto requests = trace::ReadTrace(spec.trace_path, spec.trace_read, &w.stats);
+    if (!requests.ok()) return requests.status();
+    w.requests = std::move(*requests);
+    w.source = spec.trace_path;
+  } else {
+    w.requests = trace::GenerateSynthetic(spec.synthetic);
+    w.source = "synthetic (seed " + std::to_string(spec.synthetic.seed) + ", " +
+               std::to_string(w.requests.size()) + " requests)";
+  }
+  if (w.requests.empty()) return InvalidArgument("the workload has no requests (" + w.source + ")");
+  // Requests are numbered by position: the conductor indexes its records by id.
+  for (size_t i = 0; i < w.requests.size(); ++i) w.requests[i].id = RequestId{i};
+  return w;
+}
+
+}  // namespace mooncake::serve

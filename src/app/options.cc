@@ -267,6 +267,63 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
 
 }  // namespace
 
+namespace {
+
+// Reads the command line, then the --config file beneath it, into `vm`. Handles --help and
+// --version. Returns an exit code when main() should stop here (0 after help), -1 to go on.
+int ReadArguments(int argc, char** argv, const po::options_description& all,
+                  po::variables_map* vm) {
+  try {
+    std::vector<std::string> args =
+        eval::CanonicalArgs(std::vector<std::string>(argv + 1, argv + argc));
+    for (std::string& a : args) {
+      if (a == "--kv-scale") a = "--kv_scale";
+      if (a.rfind("--kv-scale=", 0) == 0) a = "--kv_scale" + a.substr(10);
+    }
+    po::store(po::command_line_parser(args).options(all).run(), *vm);
+    if (vm->count("help")) {
+      std::cout << all
+                << "\nUnits: sizes take B, KiB, MiB, GiB, TiB (or KB, MB, GB); durations "
+                   "take ns, us, ms, s, min, h.\n";
+      return 0;
+    }
+    if (vm->count("version")) {
+      std::cout << kVersion << "\n" << transport::gpu::Describe(transport::gpu::Probe()) << "\n";
+      return 0;
+    }
+    if (vm->count("config")) {
+      std::string file = (*vm)["config"].as<std::string>();
+      std::ifstream in(file);
+      if (!in) return UsageError("config = '" + file + "': cannot open the file");
+      try {
+        po::store(po::parse_config_file(in, all, /*allow_unregistered=*/false), *vm);
+      } catch (const po::error& e) {
+        return UsageError(file + ": " + e.what());
+      }
+    }
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return UsageError(e.what());
+  }
+  return -1;
+}
+
+// The scheduling and synthetic-workload settings shared with `mooncake eval`.
+Status ConvertShared(const po::variables_map& vm, JobOptions* opts) {
+  auto sched = eval::SchedulingFromVariables(vm);
+  if (!sched.ok()) return sched.status();
+  opts->sched = *sched;
+  // The live job replays in wall time; without --time-scale it runs 10x faster than the
+  // modelled cluster, so the embedded default ends in seconds (eval keeps 1: it is virtual).
+  if (vm["time_scale"].defaulted()) opts->sched.time_scale = kLiveDefaultTimeScale;
+  auto synthetic = eval::SyntheticFromVariables(vm, opts->sched.seed);
+  if (!synthetic.ok()) return synthetic.status();
+  opts->synthetic = *synthetic;
+  return Status::Ok();
+}
+
+}  // namespace
+
 ParseOutcome ParseJobOptions(int argc, char** argv) {
   ParseOutcome outcome;
   JobOptions opts;
@@ -285,62 +342,13 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
   eval::AddSyntheticOptions(synthetic);
   all.add(synthetic);
   po::variables_map vm;
-  try {
-    std::vector<std::string> args =
-        eval::CanonicalArgs(std::vector<std::string>(argv + 1, argv + argc));
-    for (std::string& a : args) {
-      if (a == "--kv-scale") a = "--kv_scale";
-      if (a.rfind("--kv-scale=", 0) == 0) a = "--kv_scale" + a.substr(10);
-    }
-    po::store(po::command_line_parser(args).options(all).run(), vm);
-    if (vm.count("help")) {
-      std::cout << all
-                << "\nUnits: sizes take B, KiB, MiB, GiB, TiB (or KB, MB, GB); durations "
-                   "take ns, us, ms, s, min, h.\n";
-      return outcome;
-    }
-    if (vm.count("version")) {
-      std::cout << kVersion << "\n" << transport::gpu::Describe(transport::gpu::Probe()) << "\n";
-      return outcome;
-    }
-    if (vm.count("config")) {
-      std::string file = vm["config"].as<std::string>();
-      std::ifstream in(file);
-      if (!in) {
-        outcome.exit_code = UsageError("config = '" + file + "': cannot open the file");
-        return outcome;
-      }
-      try {
-        po::store(po::parse_config_file(in, all, /*allow_unregistered=*/false), vm);
-      } catch (const po::error& e) {
-        outcome.exit_code = UsageError(file + ": " + e.what());
-        return outcome;
-      }
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    outcome.exit_code = UsageError(e.what());
+  if (int code = ReadArguments(argc, argv, all, &vm); code >= 0) {
+    outcome.exit_code = code;
     return outcome;
   }
   opts.dry_run = raw.dry_run;
   Status s = Convert(raw, &opts);
-  if (s.ok()) {
-    auto sched = eval::SchedulingFromVariables(vm);
-    if (!sched.ok()) {
-      s = sched.status();
-    } else {
-      opts.sched = *sched;
-      // The live job replays in wall time; without --time-scale it runs 10x faster than the
-      // modelled cluster, so the embedded default ends in seconds (eval keeps 1: it is virtual).
-      if (vm["time_scale"].defaulted()) opts.sched.time_scale = kLiveDefaultTimeScale;
-      auto synthetic = eval::SyntheticFromVariables(vm, opts.sched.seed);
-      if (!synthetic.ok()) {
-        s = synthetic.status();
-      } else {
-        opts.synthetic = *synthetic;
-      }
-    }
-  }
+  if (s.ok()) s = ConvertShared(vm, &opts);
   if (!s.ok()) {
     std::string where =
         opts.config_file.empty() ? "" : " (command line or " + opts.config_file + ")";

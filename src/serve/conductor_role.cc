@@ -172,66 +172,76 @@ void ConductorRole::PrintProgress(Nanos wall_elapsed) {
 }
 
 void ConductorRole::Run() {
-  const ServeConfig& o = ctx_.config;
   start_wall_ = ctx_.LocalNow() + Nanos(50'000'000);  // a little lead so request 0 is on time
-  Nanos next_progress = start_wall_ + o.progress_interval;
+  next_progress_ = start_wall_ + ctx_.config.progress_interval;
+  // Requests still open at the job deadline stay "lost", those arriving after it too: the
+  // replay stops there rather than dispatching the rest of the trace first.
+  const Nanos deadline = start_wall_ + ctx_.config.job_deadline;
   for (size_t i = 0; i < requests_.size(); ++i) {
-    const trace::TraceRequest& t = requests_[i];
-    const Nanos arrival_model = std::chrono::milliseconds(t.timestamp_ms);
-    SleepUntil(start_wall_ + ctx_.ModelToWall(arrival_model));
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (ctx_.LocalNow() >= next_progress) {
-      PrintProgress(ctx_.LocalNow() - start_wall_);
-      next_progress += o.progress_interval;
-    }
-    conductor::Request req{t.id, arrival_model, t.input_length, t.output_length, t.hash_ids};
-    // Decide at the request's arrival in model time, as the simulator does.
-    conductor::Decision d = scheduler_.Decide(req, arrival_model);
-    pending_[i].decision = d;
-    records_[i].inflight_miss_blocks = d.inflight_miss_blocks;
-    if (!d.accepted) {
-      Resolve(i, trace::Outcome::kRejected, conductor::RejectReasonName(d.reason));
-      continue;
-    }
-    log::Debug(
-        "request {} -> prefill {} decode {}: predicted ttft {:.3f} s (queue {:.3f}, "
-        "prefill {:.3f}, transfer {:.3f}), prefix {}/{} blocks",
-        i, d.prefill, d.decode, engine::NanosToSeconds(d.predicted_ttft),
-        engine::NanosToSeconds(d.t_queue), engine::NanosToSeconds(d.t_prefill),
-        engine::NanosToSeconds(d.t_transfer), d.prefix_blocks, t.hash_ids.size());
-    records_[i].prefill_instance = d.prefill;
-    records_[i].decode_instance = d.decode;
-    PrefillTask task;
-    task.request = i;
-    task.input_length = t.input_length;
-    task.output_length = t.output_length;
-    task.decode_rank = decode_ranks_[d.decode];
-    task.local_prefix_blocks = d.local_prefix_blocks;
-    task.prefix_blocks = d.prefix_blocks;
-    task.prefix_tokens = d.prefix_tokens;
-    task.t_transfer_ns = d.t_transfer.count();
-    task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(arrival_model)).count();
-    for (BlockHash h : t.hash_ids) task.hash_ids.push_back(h.value);
-    lock.unlock();
-    Status s = ctx_.rpc.Notify(Rank{prefill_ranks_[d.prefill]}, kMsgPrefillTask, task.Encode());
-    if (!s.ok()) {
-      log::Error("request {}: dispatch to prefill rank {} failed: {}", i, prefill_ranks_[d.prefill],
-                 s.ToString());
-      lock.lock();
-      ++totals_.dispatch_failures;
-    }
+    const Nanos arrival_model = std::chrono::milliseconds(requests_[i].timestamp_ms);
+    const Nanos due = start_wall_ + ctx_.ModelToWall(arrival_model);
+    if (due >= deadline) break;
+    SleepUntil(due);
+    std::optional<PrefillTask> task = Decide(i, arrival_model);
+    if (task) Dispatch(*task, pending_[i].decision.prefill);
   }
-  // Wait for every request to resolve, printing progress; requests still open at the job
-  // deadline stay "lost".
-  const Nanos deadline = start_wall_ + o.job_deadline;
   std::unique_lock<std::mutex> lock(mutex_);
   while (resolved_ < requests_.size() && ctx_.LocalNow() < deadline) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
-    if (ctx_.LocalNow() >= next_progress) {
-      PrintProgress(ctx_.LocalNow() - start_wall_);
-      next_progress += o.progress_interval;
-    }
+    MaybePrintProgress();
   }
+}
+
+// Caller holds mutex_.
+void ConductorRole::MaybePrintProgress() {
+  if (ctx_.LocalNow() < next_progress_) return;
+  PrintProgress(ctx_.LocalNow() - start_wall_);
+  next_progress_ += ctx_.config.progress_interval;
+}
+
+std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) {
+  const trace::TraceRequest& t = requests_[i];
+  std::lock_guard<std::mutex> lock(mutex_);
+  MaybePrintProgress();
+  conductor::Request req{t.id, arrival_model, t.input_length, t.output_length, t.hash_ids};
+  // Decide at the request's arrival in model time, as the simulator does.
+  conductor::Decision d = scheduler_.Decide(req, arrival_model);
+  pending_[i].decision = d;
+  records_[i].inflight_miss_blocks = d.inflight_miss_blocks;
+  if (!d.accepted) {
+    Resolve(i, trace::Outcome::kRejected, conductor::RejectReasonName(d.reason));
+    return std::nullopt;
+  }
+  log::Debug(
+      "request {} -> prefill {} decode {}: predicted ttft {:.3f} s (queue {:.3f}, "
+      "prefill {:.3f}, transfer {:.3f}), prefix {}/{} blocks",
+      i, d.prefill, d.decode, engine::NanosToSeconds(d.predicted_ttft),
+      engine::NanosToSeconds(d.t_queue), engine::NanosToSeconds(d.t_prefill),
+      engine::NanosToSeconds(d.t_transfer), d.prefix_blocks, t.hash_ids.size());
+  records_[i].prefill_instance = d.prefill;
+  records_[i].decode_instance = d.decode;
+  PrefillTask task;
+  task.request = i;
+  task.input_length = t.input_length;
+  task.output_length = t.output_length;
+  task.decode_rank = decode_ranks_[d.decode];
+  task.local_prefix_blocks = d.local_prefix_blocks;
+  task.prefix_blocks = d.prefix_blocks;
+  task.prefix_tokens = d.prefix_tokens;
+  task.t_transfer_ns = d.t_transfer.count();
+  task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(arrival_model)).count();
+  for (BlockHash h : t.hash_ids) task.hash_ids.push_back(h.value);
+  return task;
+}
+
+void ConductorRole::Dispatch(const PrefillTask& task, int prefill) {
+  const Rank to{prefill_ranks_[prefill]};
+  Status s = ctx_.rpc.Notify(to, kMsgPrefillTask, task.Encode());
+  if (s.ok()) return;
+  log::Error("request {}: dispatch to prefill rank {} failed: {}", task.request, to.value,
+             s.ToString());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++totals_.dispatch_failures;
 }
 
 }  // namespace mooncake::serve

@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "conductor/scheduler.h"
@@ -30,7 +31,8 @@ class ConductorRole {
   ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRequest>& requests,
                 conductor::Scheduler& scheduler);
   void Start();  // registers the report handlers
-  // Replays every request and waits until each is resolved or the job deadline passes.
+  // Replays the requests at their arrival times and waits until each is resolved or the job
+  // deadline passes; a request arriving after the deadline is not dispatched (it is lost).
   void Run();
   const std::vector<trace::RequestRecord>& records() const { return records_; }
   ConductorTotals totals() const;
@@ -50,6 +52,11 @@ class ConductorRole {
   void Resolve(uint64_t id, trace::Outcome outcome, const std::string& reason);
   Nanos ModelNow() const;  // model time since the replay started
   void PrintProgress(Nanos wall_elapsed);
+  void MaybePrintProgress();  // caller holds mutex_
+  // Asks the scheduler about request i at its arrival: the task for the chosen prefill
+  // instance, or nothing when the request was rejected (resolved here).
+  std::optional<PrefillTask> Decide(size_t i, Nanos arrival_model);
+  void Dispatch(const PrefillTask& task, int prefill);
 
   ServeContext& ctx_;
   const std::vector<trace::TraceRequest>& requests_;
@@ -63,6 +70,7 @@ class ConductorRole {
   uint64_t resolved_ = 0, completed_ = 0, effective_ = 0;
   ConductorTotals totals_;
   Nanos start_wall_{0};  // conductor clock at model time 0
+  Nanos next_progress_{0};
 };
 
 }  // namespace mooncake::serve

@@ -31,6 +31,7 @@ struct RawOptions {
   int replicas = 1;
   int ping_rounds = 20;
   int silent_rank = -1;
+  std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop;
 };
 
 po::options_description General(std::string* config, RawOptions* raw) {
@@ -54,6 +55,23 @@ po::options_description Cluster(RawOptions* raw) {
                   "or a per-rank list 'conductor,store,prefill,decode'. Default: rank 0 "
                   "conductor; of the other r ranks, max(1,r/4) store, max(1,(r-store)/2) decode, "
                   "the rest prefill");
+  return d;
+}
+
+po::options_description Faults(RawOptions* raw) {
+  po::options_description d("Failures (serve: a rank that dies or hangs mid-run)");
+  d.add_options()("cluster.heartbeat_interval",
+                  po::value<std::string>(&raw->heartbeat_interval)->default_value("100ms"),
+                  "wall time between a rank's heartbeats to the conductor (10ms..10s)")(
+      "cluster.failure_timeout", po::value<std::string>(&raw->failure_timeout)->default_value("1s"),
+      "a rank not heard from for this long is declared dead and fenced (100ms..10min)")(
+      "job.survive_rank_loss", po::value<std::string>(&raw->survive)->default_value("on"),
+      "on: the job goes on when a rank other than the conductor dies (launch with "
+      "launch/mooncake-mpirun, or mpirun --mca orte_enable_recovery 1); off: fail-stop")(
+      "fault.kill", po::value<std::string>(&raw->fault_kill)->value_name("RANK@TIME"),
+      "test hook: rank RANK kills itself (SIGKILL) TIME of wall time after the replay starts")(
+      "fault.stop", po::value<std::string>(&raw->fault_stop)->value_name("RANK@TIME"),
+      "test hook: rank RANK stops itself (SIGSTOP) TIME of wall time after the replay starts");
   return d;
 }
 
@@ -185,6 +203,41 @@ Status SsdOptions(const RawOptions& raw, JobOptions* o) {
   return Status::Ok();
 }
 
+// "RANK@TIME", e.g. "2@8s": rank 2, 8 s after the replay starts.
+Status FaultSpecOption(const char* name, const std::string& value, FaultSpec* out) {
+  if (value.empty()) return Status::Ok();
+  const size_t at = value.find('@');
+  char* end = nullptr;
+  const long rank = at == std::string::npos ? -1 : std::strtol(value.c_str(), &end, 10);
+  if (at == std::string::npos || end != value.c_str() + at || rank < 1 || rank > 1000000) {
+    return InvalidArgument(std::string(name) + " = '" + value +
+                           "' (allowed: RANK@TIME with RANK >= 1, e.g. 2@8s; the conductor, "
+                           "rank 0, cannot be the target)");
+  }
+  out->rank = static_cast<int>(rank);
+  return DurationOption(name, value.substr(at + 1), Nanos(0), Nanos(86'400'000'000'000), &out->at);
+}
+
+Status FailureOptions(const RawOptions& raw, JobOptions* o) {
+  MC_RETURN_IF_ERROR(DurationOption("cluster.heartbeat_interval", raw.heartbeat_interval,
+                                    Nanos(10'000'000), Nanos(10'000'000'000),
+                                    &o->heartbeat_interval));
+  MC_RETURN_IF_ERROR(DurationOption("cluster.failure_timeout", raw.failure_timeout,
+                                    Nanos(100'000'000), Nanos(600'000'000'000),
+                                    &o->failure_timeout));
+  if (o->failure_timeout < 2 * o->heartbeat_interval) {
+    return InvalidArgument(
+        "cluster.failure_timeout must be at least twice "
+        "cluster.heartbeat_interval");
+  }
+  if (raw.survive != "on" && raw.survive != "off") {
+    return InvalidArgument("job.survive_rank_loss = '" + raw.survive + "' (allowed: on, off)");
+  }
+  o->survive_rank_loss = raw.survive == "on";
+  MC_RETURN_IF_ERROR(FaultSpecOption("fault.kill", raw.fault_kill, &o->fault_kill));
+  return FaultSpecOption("fault.stop", raw.fault_stop, &o->fault_stop);
+}
+
 Status Convert(const RawOptions& raw, JobOptions* o) {
   o->out_dir = raw.out;
   o->roles = raw.roles;
@@ -257,6 +310,7 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
   MC_RETURN_IF_ERROR(
       SizeOption("decode.buffer", raw.decode_buffer, 1ull << 20, 1ull << 40, &o->decode_buffer));
   MC_RETURN_IF_ERROR(SsdOptions(raw, o));
+  MC_RETURN_IF_ERROR(FailureOptions(raw, o));
   MC_RETURN_IF_ERROR(DurationOption("job.deadline", raw.job_deadline, Nanos(1'000'000'000),
                                     Nanos(604'800'000'000'000), &o->job_deadline));
   MC_RETURN_IF_ERROR(DurationOption("job.progress_interval", raw.progress_interval,
@@ -336,7 +390,8 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       .add(Cluster(&raw))
       .add(Transport(&raw))
       .add(StoreAndJob(&raw))
-      .add(Serving(&raw));
+      .add(Serving(&raw))
+      .add(Faults(&raw));
   eval::AddSchedulingOptions(all, MOONCAKE_CONFIGS_DIR);
   po::options_description synthetic("Synthetic workload (serve, when no trace is given)");
   eval::AddSyntheticOptions(synthetic);

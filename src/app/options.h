@@ -22,6 +22,12 @@ namespace mooncake::app {
 // RTTs, a verified one-sided put and get, orderly stop).
 enum class JobMode { kServe, kCheck };
 
+// fault.kill / fault.stop: rank `rank` signals itself `at` (wall time) after the replay starts.
+struct FaultSpec {
+  int rank = -1;  // -1: no fault
+  Nanos at{0};
+};
+
 struct JobOptions {
   JobMode mode = JobMode::kServe;
   std::string config_file;
@@ -51,6 +57,11 @@ struct JobOptions {
   bool store_recover = false;                // --store.recover DIR: ssd on over DIR, must exist
   Nanos job_deadline = Nanos(1'800'000'000'000);  // wall time after which requests are lost
   Nanos progress_interval = Nanos(5'000'000'000);
+  // Failures (serve).
+  Nanos heartbeat_interval = Nanos(100'000'000);
+  Nanos failure_timeout = Nanos(1'000'000'000);
+  bool survive_rank_loss = true;
+  FaultSpec fault_kill, fault_stop;
 };
 
 // What main() should do after parsing.

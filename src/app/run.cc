@@ -157,9 +157,20 @@ void Shutdown(const JobOptions& options, const cluster::MpiSession& mpi,
   if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
 }
 
+// The serving job ends over the RPC (its end handshake quiesces every live rank), never in an
+// MPI barrier that a dead rank would hang.
+void ShutdownWithoutMpi(const JobOptions& options, transport::Transport& transport,
+                        transport::Rpc& rpc) {
+  transport.BeginShutdown();
+  rpc.Stop();
+  Status closed = transport.Close(options.rpc_timeout);
+  if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
+}
+
 // After MPI_Init: the transport, the registered buffer, the bootstrap exchange, then the job.
+// `*peers_lost`: a rank died during the job, so MPI_Finalize must not be called.
 int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
-               const cluster::MpiSession& mpi, const cluster::RoleTable& roles) {
+               const cluster::MpiSession& mpi, const cluster::RoleTable& roles, bool* peers_lost) {
   const Role role = roles.role(mpi.rank());
   auto transport_or = transport::CreateTransport(options.transport, Rank{mpi.rank()}, mpi.size());
   if (!transport_or.ok()) {
@@ -177,7 +188,12 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   }
   PrintJobTable(options, mpi, roles, transport, *peers);
   JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
-  int code = options.mode == JobMode::kServe ? RunServeJob(ctx, workload) : RunFoundationJob(ctx);
+  if (options.mode == JobMode::kServe) {
+    const int code = RunServeJob(ctx, workload, peers_lost);
+    ShutdownWithoutMpi(options, transport, rpc);
+    return code;
+  }
+  const int code = RunFoundationJob(ctx);
   Shutdown(options, mpi, transport, rpc);
   return code;
 }
@@ -211,7 +227,15 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   const Role role = roles_or->role(mpi.rank());
   log::SetTag("r" + std::to_string(mpi.rank()) + " " + std::string(cluster::RoleName(role)));
   if (options.dry_run) return DryRun(mpi, *roles_or);
-  return RunOnRanks(options, workload, mpi, *roles_or);
+  bool peers_lost = false;
+  const int code = RunOnRanks(options, workload, mpi, *roles_or, &peers_lost);
+  if (peers_lost) {
+    // Open MPI's MPI_Finalize hangs when a peer died (measured with orte_enable_recovery): leave
+    // without it. The job's own summary names the dead ranks; the exit code says the outcome.
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }
 
 }  // namespace mooncake::app

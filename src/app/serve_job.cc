@@ -1,6 +1,9 @@
 #include "app/serve_job.h"
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "app/run_folder.h"
 #include "app/store_rank.h"
@@ -99,33 +102,50 @@ void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload
   node.StopOthers();
 }
 
-// Gathers every rank's report; the conductor writes the run folder and prints the summary.
-int FinishJob(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
-              const serve::RankReport& report, SsdJob& ssd, const std::string& run_dir) {
-  const JobOptions& o = ctx.options;
-  auto gathered = ctx.mpi.Gather(report.Encode(), 0);
-  serve::SummaryInputs in;
-  if (o.store_ssd) in.ssd_line = CollectiveSsdSummary(ctx, ssd, node.master(), &in.ssd_extra);
-  if (ctx.role() != Role::kConductor) return report.errors == 0 ? 0 : 1;
-  serve::RankReport all;
-  for (size_t r = 0; r < gathered.size(); ++r) {
-    auto decoded = serve::RankReport::Decode(gathered[r]);
-    if (decoded.ok()) {
-      all.Add(*decoded);
-    } else {
-      all.AddError("malformed report from rank " + std::to_string(r));
-    }
+// fault.kill / fault.stop on this rank: a thread signals the process at the given time.
+void ArmFaults(const JobOptions& o, int rank) {
+  for (const auto& [spec, sig] :
+       {std::pair{o.fault_kill, SIGKILL}, std::pair{o.fault_stop, SIGSTOP}}) {
+    if (spec.rank != rank) continue;
+    const Nanos at = spec.at;
+    const int signal = sig;
+    std::thread([at, signal] {
+      std::this_thread::sleep_for(at);
+      std::fflush(nullptr);
+      std::raise(signal);
+    }).detach();
   }
+}
+
+// One line at start when a rank loss would end the job: plain mpirun is fail-stop.
+void PrintSurvivalHint(const JobOptions& o) {
+  if (!o.survive_rank_loss) return;
+  const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
+  if (recovery != nullptr && std::string(recovery) == "1") return;
+  if (std::getenv("SLURM_STEP_ID") != nullptr && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
+    std::printf(
+        "note: to survive a rank loss under srun, pass --kill-on-bad-exit=0 (slurm/mooncake.slurm "
+        "does)\n");
+  } else {
+    std::printf(
+        "note: mpirun ends the whole job when one rank dies; to survive a rank loss launch with "
+        "launch/mooncake-mpirun or add --mca orte_enable_recovery 1\n");
+  }
+}
+
+// The conductor's summary: every live rank's report (over the RPC), the SSD tier's counters,
+// the dead ranks, the run folder.
+int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
+                     const serve::RankReport& all, SsdJob& ssd, const std::string& run_dir) {
+  const JobOptions& o = ctx.options;
+  serve::SummaryInputs in;
+  if (o.store_ssd) in.ssd_line = SsdSummary(ssd, node.master(), all.ssd, &in.ssd_extra);
   in.workload = &workload;
   in.ranks = std::to_string(ctx.roles.size()) + " (" + ctx.roles.Summary() + ")";
   in.policy = o.sched.scheduler.policy;
   in.kv_scale = o.kv_scale;
-  auto folder = RunFolder::Create(run_dir.empty() ? o.out_dir : run_dir);
-  if (folder.ok()) {
-    in.run_dir = folder->path();
-  } else {
-    log::Error("{}", folder.status().ToString());
-  }
+  in.run_dir = run_dir;
+  in.dead = node.dead_ranks();
   return serve::WriteServeSummary(node, all, in);
 }
 
@@ -141,6 +161,8 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   c.phase_timeout = o.phase_timeout;
   c.job_deadline = o.job_deadline;
   c.progress_interval = o.progress_interval;
+  c.membership.heartbeat_interval = o.heartbeat_interval;
+  c.membership.failure_timeout = o.failure_timeout;
   return c;
 }
 
@@ -148,24 +170,51 @@ serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
   return serve::WorkloadSpec{o.sched.trace_path, o.sched.trace_read, o.synthetic};
 }
 
-int RunServeJob(JobContext& ctx, const serve::Workload& workload) {
+int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lost) {
   const JobOptions& o = ctx.options;
-  const serve::ServeConfig config = ServeConfigFrom(o);
+  serve::ServeConfig config = ServeConfigFrom(o);
   const engine::CostModel cost(o.sched.model, o.sched.hardware);
   const serve::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
   // The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
-  const std::string run_dir = o.store_ssd ? CollectiveRunDir(ctx) : "";
+  // Otherwise only the conductor needs it, from the start: requests.csv grows as requests end.
+  std::string run_dir = o.store_ssd ? CollectiveRunDir(ctx) : "";
+  if (ctx.role() == Role::kConductor && run_dir.empty()) {
+    auto folder = RunFolder::Create(o.out_dir);
+    if (folder.ok()) {
+      run_dir = folder->path();
+    } else {
+      log::Error("{}", folder.status().ToString());
+    }
+  }
+  if (ctx.role() == Role::kConductor) config.run_dir = run_dir;
   serve::ServeNode node(PartOf(ctx.role()), NodeDeps(ctx), config, cost, layout,
                         ConductorSetupOf(o, workload));
+  node.OnConductorLost([rank = ctx.rank()](const Status& why) {
+    log::Error("rank {} ends: {}", rank, why.ToString());
+    std::fflush(nullptr);
+    std::_Exit(4);
+  });
   SsdJob ssd;  // after `node`: its coordinator detaches from the master when destroyed
   StartNode(ctx, node, run_dir, &ssd);
+  ArmFaults(o, ctx.rank());
+  int code = 0;
   if (ctx.role() == Role::kConductor) {
+    PrintSurvivalHint(o);
     RunConductor(ctx, node, workload, ssd);
+    const serve::RankReport all = node.CollectReports(node.Finish());
+    code = ConductorSummary(ctx, node, workload, all, ssd, run_dir);
+    node.ShutdownOthers();
   } else {
     node.WaitForStop();
+    serve::RankReport report = node.Finish();
+    if (o.store_ssd) report.ssd = SsdCounters(ssd);
+    Status sent = node.SendReport(report);
+    if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
+    node.WaitForShutdown();
+    code = report.errors == 0 && sent.ok() ? 0 : 1;
   }
-  const serve::RankReport report = node.Finish();
-  return FinishJob(ctx, node, workload, report, ssd, run_dir);
+  *peers_lost = node.peers_lost();
+  return code;
 }
 
 }  // namespace mooncake::app

@@ -15,8 +15,10 @@ namespace mooncake::app {
 serve::ServeConfig ServeConfigFrom(const JobOptions& options);
 serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& options);
 
-// Collective. `workload` is only read on the conductor. Returns the process exit code: 0 when
-// every request was completed or rejected (none lost) and no KV block failed verification.
-int RunServeJob(JobContext& ctx, const serve::Workload& workload);
+// Every rank calls it (the start is collective over MPI; the end goes over the RPC, so ranks
+// that died are skipped). `workload` is only read on the conductor. Returns the process exit
+// code: 0 when every request was completed or rejected (none lost or failed) and no KV block
+// failed verification. `*peers_lost`: a rank was declared dead (MPI_Finalize would hang).
+int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lost);
 
 }  // namespace mooncake::app

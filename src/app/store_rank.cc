@@ -95,28 +95,19 @@ void StopSpilling(SsdJob& job) {
   if (job.coordinator) job.coordinator->Stop();
 }
 
-std::string CollectiveSsdSummary(JobContext& ctx, SsdJob& job, store::MasterService* master,
-                                 std::map<std::string, double>* extra) {
-  WireWriter w;
-  if (job.service) {
-    job.tier->Drain();
-    store::SsdStoreStats s = job.service->Stats();
-    store::hdf5::TierStats t = job.tier->Stats();
-    for (uint64_t v : {s.spilled, s.spills_refused, s.spill_errors, s.promoted, s.reads_served,
-                       s.read_failures, s.dropped_by_lru, t.blocks, t.buckets}) {
-      w.Put(v);
-    }
-  }
-  auto all = ctx.mpi.Gather(w.Take(), 0);
-  if (ctx.rank() != 0 || master == nullptr) return "";
-  uint64_t sum[9] = {};
-  for (const auto& b : all) {
-    WireReader in(b);
-    for (uint64_t& v : sum) {
-      uint64_t x = 0;
-      if (in.Get(&x)) v += x;
-    }
-  }
+std::vector<uint64_t> SsdCounters(SsdJob& job) {
+  if (!job.service) return {};
+  job.tier->Drain();
+  store::SsdStoreStats s = job.service->Stats();
+  store::hdf5::TierStats t = job.tier->Stats();
+  return {s.spilled,       s.spills_refused, s.spill_errors, s.promoted, s.reads_served,
+          s.read_failures, s.dropped_by_lru, t.blocks,       t.buckets};
+}
+
+std::string SsdSummary(SsdJob& job, store::MasterService* master, std::vector<uint64_t> sum,
+                       std::map<std::string, double>* extra) {
+  if (master == nullptr) return "";
+  sum.resize(9, 0);
   store::SpillCoordinatorStats c =
       job.coordinator ? job.coordinator->Stats() : store::SpillCoordinatorStats{};
   store::MasterStats m = master->WithMaster([](store::MetadataMaster& mm) { return mm.Stats(); });

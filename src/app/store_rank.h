@@ -5,7 +5,8 @@
 //   tier's LRU drops to the master.
 // - The conductor attaches a store::SpillCoordinator to the master as its EvictionSink.
 // - Before requests are admitted, every store rank reports its recovered blocks (MPI gather);
-//   the conductor AddReplica()s them. At the end the tiers' counters are gathered for the summary.
+//   the conductor AddReplica()s them. At the end the tiers' counters travel in the store ranks'
+//   reports (over the RPC, so a dead rank does not hang the end of the job).
 //
 // Every function named Collective* must be called by every rank of the job, in the same order.
 #pragma once
@@ -49,9 +50,12 @@ void CollectiveAdmitRecovered(JobContext& ctx, SsdJob& job);
 // Conductor: stop spilling (completes what is queued) before the store ranks are told to stop.
 void StopSpilling(SsdJob& job);
 
-// Gathers the tiers' counters; on the conductor fills `extra` (summary.json) and returns the
-// summary table's line ("" elsewhere).
-std::string CollectiveSsdSummary(JobContext& ctx, SsdJob& job, store::MasterService* master,
-                                 std::map<std::string, double>* extra);
+// A store rank's tier counters, for its RankReport (empty without a tier).
+std::vector<uint64_t> SsdCounters(SsdJob& job);
+
+// Conductor: `sum` is every store rank's SsdCounters added up. Fills `extra` (summary.json) and
+// returns the summary table's line.
+std::string SsdSummary(SsdJob& job, store::MasterService* master, std::vector<uint64_t> sum,
+                       std::map<std::string, double>* extra);
 
 }  // namespace mooncake::app

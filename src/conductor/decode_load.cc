@@ -20,13 +20,19 @@ void DecodeLoad::Join(RequestId id, int instance, Nanos now) {
   in.active_tokens += tokens;
 }
 
-void DecodeLoad::Remove(RequestId id, int instance, Nanos now) {
+void DecodeLoad::Remove(RequestId id, int instance, Nanos now) { Drop(id, instance, &now); }
+
+void DecodeLoad::Forget(RequestId id, int instance) { Drop(id, instance, nullptr); }
+
+void DecodeLoad::Drop(RequestId id, int instance, const Nanos* now) {
   Instance& in = inst_[instance];
   if (in.pending.erase(id.value) != 0) return;
   auto it = in.active.find(id.value);
   if (it == in.active.end()) return;
-  decode_time_sum_s_ += engine::NanosToSeconds(now - it->second.at);
-  ++decode_time_count_;
+  if (now != nullptr) {
+    decode_time_sum_s_ += engine::NanosToSeconds(*now - it->second.at);
+    ++decode_time_count_;
+  }
   in.active_tokens -= it->second.tokens;
   in.active.erase(it);
 }

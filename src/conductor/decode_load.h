@@ -31,6 +31,8 @@ class DecodeLoad {
   void Join(RequestId id, int instance, Nanos now);
   // Removes the request wherever it is (pending or active); records its decode time if active.
   void Remove(RequestId id, int instance, Nanos now);
+  // Removes it without counting a decode time (a request abandoned when its rank died).
+  void Forget(RequestId id, int instance);
 
   // Step time of the instance with the extra request, now (active requests only).
   Nanos PredictTbtNow(int instance, int64_t extra_tokens) const;
@@ -50,6 +52,7 @@ class DecodeLoad {
     int64_t active_tokens = 0;
   };
   Nanos StepOrInfinite(int64_t batch, int64_t tokens) const;
+  void Drop(RequestId id, int instance, const Nanos* now);  // now == null: no decode time
 
   const engine::CostModel* cost_;
   std::vector<Instance> inst_;

@@ -59,6 +59,8 @@ const char* RejectReasonName(RejectReason r) {
       return "tbt_slo_predicted";
     case RejectReason::kDecodeOverload:
       return "decode_overload";
+    case RejectReason::kNoLiveInstance:
+      return "no_live_instance";
   }
   return "unknown";
 }

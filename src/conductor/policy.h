@@ -29,8 +29,9 @@ enum class RejectReason : uint8_t {
   kTbtSloCurrent,    // current decode load would break the TBT SLO (early_rejection=current)
   kTbtSloPredicted,  // forecast decode load would break the TBT SLO (early_rejection=predicted)
   kDecodeOverload,   // a decode instance refused the request after its prefill
+  kNoLiveInstance,   // every prefill (or decode) instance's rank is dead
 };
-inline constexpr int kRejectReasonCount = 5;
+inline constexpr int kRejectReasonCount = 6;
 
 Result<PrefillPolicy> ParsePrefillPolicy(std::string_view name);
 Result<EarlyRejection> ParseEarlyRejection(std::string_view name);

@@ -26,6 +26,8 @@ Scheduler::Scheduler(SchedulerConfig config, const engine::CostModel* cost)
       decode_(config.colocated ? config.prefill_instances : config.decode_instances, cost,
               config.assumed_decode_time),
       prefill_(config.prefill_instances),
+      prefill_dead_(config.prefill_instances, 0),
+      decode_dead_(config.colocated ? config.prefill_instances : config.decode_instances, 0),
       rng_(config.seed) {}
 
 int64_t Scheduler::PrefixTokens(int blocks, int32_t input) const {
@@ -58,7 +60,8 @@ Scheduler::Candidate Scheduler::Evaluate(int i, const Request& r, const BestPref
 int Scheduler::PickPrefill(const Request& r, const BestPrefix& best, Nanos now, Candidate* out) {
   const int n = config_.prefill_instances;
   if (config_.policy == PrefillPolicy::kRandom) {
-    const int i = static_cast<int>(rng_() % static_cast<uint64_t>(n));
+    int i = static_cast<int>(rng_() % static_cast<uint64_t>(n));
+    for (int k = 0; k < n && prefill_dead_[i]; ++k) i = (i + 1) % n;
     *out = Evaluate(i, r, best, now);
     return i;
   }
@@ -67,6 +70,7 @@ int Scheduler::PickPrefill(const Request& r, const BestPrefix& best, Nanos now, 
   int64_t best_tie = 0;
   for (int k = 0; k < n; ++k) {
     const int i = (rotate_ + k) % n;
+    if (prefill_dead_[i]) continue;
     Candidate c = Evaluate(i, r, best, now);
     // load_balance looks at the queue only; the cache-aware policies at the whole TTFT.
     const Nanos key = config_.policy == PrefillPolicy::kLoadBalance ? c.queue : c.Ttft();
@@ -90,6 +94,7 @@ int Scheduler::PickDecode(int64_t tokens, Nanos join_at, Nanos* tbt) {
   int64_t pick_tokens = 0;
   for (int k = 0; k < n; ++k) {
     const int i = (rotate_ + k) % n;
+    if (decode_dead_[i]) continue;
     const Nanos t = config_.early_rejection == EarlyRejection::kPredicted
                         ? decode_.PredictTbtAt(i, join_at, tokens)
                         : decode_.PredictTbtNow(i, tokens);
@@ -115,6 +120,7 @@ Decision Scheduler::Decide(const Request& r, Nanos now) {
   const BestPrefix best = config_.prefix_cache ? index_.FindBestPrefix(r.hash_ids) : BestPrefix{};
   Candidate c;
   d.prefill = PickPrefill(r, best, now, &c);
+  if (d.prefill < 0) return Reject(d, RejectReason::kNoLiveInstance);
   rotate_ = (rotate_ + 1) % std::max(config_.prefill_instances, config_.decode_instances);
   d.local_prefix_blocks = c.local;
   d.prefix_blocks = c.prefix;
@@ -137,6 +143,7 @@ Decision Scheduler::Decide(const Request& r, Nanos now) {
     d.predicted_tbt = decode_.PredictTbtNow(d.decode, tokens);
   } else {
     d.decode = PickDecode(tokens, join_at, &d.predicted_tbt);
+    if (d.decode < 0) return Reject(d, RejectReason::kNoLiveInstance);
   }
   if (config_.admission) {
     if (d.predicted_ttft > config_.ttft_slo) return Reject(d, RejectReason::kTtftSlo);
@@ -189,6 +196,7 @@ void Scheduler::OnPrefillDone(RequestId id, int prefill, Nanos now) {
       if (f != inflight_.end() && --f->second == 0) inflight_.erase(f);
     }
     it->second.computing.clear();
+    it->second.prefilled = true;
   }
   if (--p.outstanding <= 0) {
     p.outstanding = 0;
@@ -208,6 +216,23 @@ RejectReason Scheduler::AdmitToDecode(RequestId id, int decode, Nanos now) {
   }
   decode_.Join(id, decode, now);
   return RejectReason::kNone;
+}
+
+void Scheduler::MarkPrefillDead(int prefill) { prefill_dead_.at(prefill) = 1; }
+
+void Scheduler::MarkDecodeDead(int decode) { decode_dead_.at(decode) = 1; }
+
+void Scheduler::Abandon(RequestId id) {
+  auto it = pending_.find(id.value);
+  if (it == pending_.end()) return;
+  const Pending& p = it->second;
+  for (BlockHash b : p.computing) {
+    auto in = inflight_.find(b.value);
+    if (in != inflight_.end() && --in->second <= 0) inflight_.erase(in);
+  }
+  if (!p.prefilled && prefill_[p.prefill].outstanding > 0) --prefill_[p.prefill].outstanding;
+  if (p.decode >= 0) decode_.Forget(id, p.decode);
+  pending_.erase(it);
 }
 
 void Scheduler::OnDecodeDone(RequestId id, int decode, Nanos now) {

@@ -78,6 +78,13 @@ class Scheduler {
   RejectReason AdmitToDecode(RequestId id, int decode, Nanos now);
   void OnDecodeDone(RequestId id, int decode, Nanos now);
 
+  // Faults (the live job). A dead instance is never chosen again (Decide rejects with
+  // kNoInstance when none of a kind is left); Abandon forgets a request that is re-dispatched or
+  // failed, releasing its queue, in-flight blocks and decode reservation.
+  void MarkPrefillDead(int prefill);
+  void MarkDecodeDead(int decode);
+  void Abandon(RequestId id);
+
   const SchedulerConfig& config() const { return config_; }
   const KvIndex& index() const { return index_; }
   const DecodeLoad& decode_load() const { return decode_; }
@@ -103,6 +110,7 @@ class Scheduler {
     Nanos corrections_at_decide;
     int64_t decode_tokens;
     std::vector<BlockHash> computing;  // blocks this request computes (in flight until done)
+    bool prefilled = false;
   };
   struct Candidate {
     int instance = -1;
@@ -122,6 +130,7 @@ class Scheduler {
   KvIndex index_;
   DecodeLoad decode_;
   std::vector<PrefillState> prefill_;
+  std::vector<char> prefill_dead_, decode_dead_;  // by instance
   std::unordered_map<uint64_t, Pending> pending_;
   std::unordered_map<uint64_t, int> inflight_;  // block -> requests computing it
   std::mt19937_64 rng_;

@@ -1,5 +1,6 @@
 #include "serve/conductor_role.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/log.h"
@@ -57,6 +58,7 @@ void ConductorRole::Resolve(uint64_t id, trace::Outcome outcome, const std::stri
   records_[id].outcome = outcome;
   records_[id].reject_reason = reason;
   ++resolved_;
+  if (log_ != nullptr) log_->Append(records_[id]);
   if (outcome == trace::Outcome::kCompleted) {
     ++completed_;
     const auto& th = ctx_.config.thresholds;
@@ -86,6 +88,7 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
     return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!Current(d->request, d->attempt)) return;
   Pending& p = pending_[d->request];
   trace::RequestRecord& r = records_[d->request];
   const trace::TraceRequest& t = requests_[d->request];
@@ -129,7 +132,12 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
   std::lock_guard<std::mutex> lock(mutex_);
   totals_.blocks_verified += a->blocks_verified;
   totals_.blocks_corrupt += a->blocks_corrupt;
+  if (!Current(a->request, a->attempt)) {
+    responder.Reply(KvArrivedReply{0}.Encode());
+    return;
+  }
   Pending& p = pending_[a->request];
+  p.kv_arrived = true;
   RejectReason reason =
       a->blocks_corrupt > 0
           ? RejectReason::kDecodeOverload
@@ -150,6 +158,7 @@ void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
     return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!Current(d->request, d->attempt)) return;
   Pending& p = pending_[d->request];
   trace::RequestRecord& r = records_[d->request];
   scheduler_.OnDecodeDone(requests_[d->request].id, p.decision.decode, ModelNow());
@@ -196,6 +205,7 @@ void ConductorRole::Run() {
 void ConductorRole::MaybePrintProgress() {
   if (ctx_.LocalNow() < next_progress_) return;
   PrintProgress(ctx_.LocalNow() - start_wall_);
+  WritePartialSummary();
   next_progress_ += ctx_.config.progress_interval;
 }
 
@@ -203,12 +213,13 @@ std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) 
   const trace::TraceRequest& t = requests_[i];
   std::lock_guard<std::mutex> lock(mutex_);
   MaybePrintProgress();
+  pending_[i].arrival_model = arrival_model;
   conductor::Request req{t.id, arrival_model, t.input_length, t.output_length, t.hash_ids};
   // Decide at the request's arrival in model time, as the simulator does.
   conductor::Decision d = scheduler_.Decide(req, arrival_model);
-  pending_[i].decision = d;
   records_[i].inflight_miss_blocks = d.inflight_miss_blocks;
   if (!d.accepted) {
+    pending_[i].decision = d;
     Resolve(i, trace::Outcome::kRejected, conductor::RejectReasonName(d.reason));
     return std::nullopt;
   }
@@ -218,10 +229,20 @@ std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) 
       i, d.prefill, d.decode, engine::NanosToSeconds(d.predicted_ttft),
       engine::NanosToSeconds(d.t_queue), engine::NanosToSeconds(d.t_prefill),
       engine::NanosToSeconds(d.t_transfer), d.prefix_blocks, t.hash_ids.size());
+  return TaskFor(i, d);
+}
+
+PrefillTask ConductorRole::TaskFor(size_t i, const conductor::Decision& d) {
+  const trace::TraceRequest& t = requests_[i];
+  Pending& p = pending_[i];
+  p.decision = d;
+  p.dispatched = true;
+  p.kv_arrived = false;
   records_[i].prefill_instance = d.prefill;
   records_[i].decode_instance = d.decode;
   PrefillTask task;
   task.request = i;
+  task.attempt = p.attempt;
   task.input_length = t.input_length;
   task.output_length = t.output_length;
   task.decode_rank = decode_ranks_[d.decode];
@@ -229,9 +250,72 @@ std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) 
   task.prefix_blocks = d.prefix_blocks;
   task.prefix_tokens = d.prefix_tokens;
   task.t_transfer_ns = d.t_transfer.count();
-  task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(arrival_model)).count();
+  task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(p.arrival_model)).count();
   for (BlockHash h : t.hash_ids) task.hash_ids.push_back(h.value);
   return task;
+}
+
+bool ConductorRole::Current(uint64_t id, uint32_t attempt) {
+  if (pending_[id].attempt == attempt) return true;
+  ++totals_.stale_reports;
+  return false;
+}
+
+void ConductorRole::OnRankDead(Rank rank, const std::string& why) {
+  auto index_of = [&](const std::vector<int>& ranks) {
+    auto it = std::find(ranks.begin(), ranks.end(), rank.value);
+    return it == ranks.end() ? -1 : static_cast<int>(it - ranks.begin());
+  };
+  const int prefill = index_of(prefill_ranks_), decode = index_of(decode_ranks_);
+  if (prefill < 0 && decode < 0) return;
+  const std::string reason = std::string(prefill >= 0 ? "prefill" : "decode") + "_rank_" +
+                             std::to_string(rank.value) + "_lost";
+  std::vector<std::pair<PrefillTask, int>> tasks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (prefill >= 0) scheduler_.MarkPrefillDead(prefill);
+    if (decode >= 0) scheduler_.MarkDecodeDead(decode);
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const Pending& p = pending_[i];
+      if (p.resolved || !p.dispatched) continue;
+      const bool held = (prefill >= 0 && p.decision.prefill == prefill && !p.kv_arrived) ||
+                        (decode >= 0 && p.decision.decode == decode);
+      if (!held) continue;
+      if (auto task = Redispatch(i, reason))
+        tasks.emplace_back(*task, pending_[i].decision.prefill);
+    }
+  }
+  log::Warn("rank {} ({}) lost: {}; {} requests re-dispatched", rank.value,
+            prefill >= 0 ? "prefill" : "decode", why, tasks.size());
+  for (const auto& [task, to] : tasks) Dispatch(task, to);
+}
+
+std::optional<PrefillTask> ConductorRole::Redispatch(size_t i, const std::string& reason) {
+  Pending& p = pending_[i];
+  const trace::TraceRequest& t = requests_[i];
+  scheduler_.Abandon(t.id);
+  if (p.attempt >= 1) {
+    Resolve(i, trace::Outcome::kFailed, reason + "_twice");
+    return std::nullopt;
+  }
+  ++p.attempt;
+  records_[i].prefilled = false;
+  conductor::Request req{t.id, p.arrival_model, t.input_length, t.output_length, t.hash_ids};
+  conductor::Decision d = scheduler_.Decide(req, ModelNow());
+  if (!d.accepted) {
+    Resolve(i, trace::Outcome::kFailed, reason + "_then_" + conductor::RejectReasonName(d.reason));
+    return std::nullopt;
+  }
+  ++totals_.redispatched;
+  return TaskFor(i, d);
+}
+
+void ConductorRole::WritePartialSummary() {
+  if (partial_dir_.empty()) return;
+  trace::Summary s = trace::Summarize(records_, ctx_.config.thresholds);
+  s.extra["partial"] = 1;  // written while the job ran: the final summary replaces it
+  Status st = trace::WriteTextFile(partial_dir_ + "/summary.json", trace::SummaryJson(s));
+  if (!st.ok()) log::Warn("{}", st.ToString());
 }
 
 void ConductorRole::Dispatch(const PrefillTask& task, int prefill) {

@@ -15,6 +15,7 @@
 #include "serve/messages.h"
 #include "serve/serve_context.h"
 #include "trace/metrics.h"
+#include "trace/run_report.h"
 #include "trace/trace_request.h"
 
 namespace mooncake::serve {
@@ -24,6 +25,8 @@ struct ConductorTotals {
   uint64_t blocks_loaded = 0, blocks_missing = 0;
   uint64_t bytes_loaded = 0, bytes_stored = 0, bytes_to_decode = 0;
   uint64_t dispatch_failures = 0;
+  uint64_t redispatched = 0;   // requests re-dispatched after their prefill or decode rank died
+  uint64_t stale_reports = 0;  // reports of an attempt that was superseded (ignored)
 };
 
 class ConductorRole {
@@ -31,10 +34,20 @@ class ConductorRole {
   ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRequest>& requests,
                 conductor::Scheduler& scheduler);
   void Start();  // registers the report handlers
+  // Streams each request's row to `log` as it resolves (null: none). Call before Run.
+  void SetRequestLog(trace::RequestLog* log) { log_ = log; }
+  // Writes summary.json (marked partial) into `run_dir` at every progress line, so a job that
+  // ends abnormally keeps a summary of what it measured. Empty: never. Call before Run.
+  void SetPartialSummaryDir(std::string run_dir) { partial_dir_ = std::move(run_dir); }
+  // A rank was declared dead: its instance is never chosen again, and the requests it held are
+  // re-dispatched (a dead prefill: those not yet at their decode rank; a dead decode: those not
+  // finished) at most once, else they end `failed` with the reason. Any thread.
+  void OnRankDead(Rank rank, const std::string& why);
   // Replays the requests at their arrival times and waits until each is resolved or the job
   // deadline passes; a request arriving after the deadline is not dispatched (it is lost).
   void Run();
   const std::vector<trace::RequestRecord>& records() const { return records_; }
+  Nanos start_wall() const { return start_wall_; }  // local clock at model time 0
   ConductorTotals totals() const;
   // Ids of the requests that never finished.
   std::vector<uint64_t> LostRequests() const;
@@ -43,6 +56,10 @@ class ConductorRole {
   struct Pending {
     conductor::Decision decision;
     Nanos first_token_wall{0};
+    Nanos arrival_model{0};
+    uint32_t attempt = 0;
+    bool dispatched = false;
+    bool kv_arrived = false;
     bool resolved = false;
   };
   // Report handlers (RPC threads).
@@ -56,6 +73,13 @@ class ConductorRole {
   // Asks the scheduler about request i at its arrival: the task for the chosen prefill
   // instance, or nothing when the request was rejected (resolved here).
   std::optional<PrefillTask> Decide(size_t i, Nanos arrival_model);
+  // Caller holds mutex_. The task of request i for decision `d` (recorded as its current one).
+  PrefillTask TaskFor(size_t i, const conductor::Decision& d);
+  // Caller holds mutex_. Re-decides request i once, after the rank that held it died.
+  std::optional<PrefillTask> Redispatch(size_t i, const std::string& reason);
+  // Caller holds mutex_. A report of request `id` attempt `attempt`: false when stale.
+  bool Current(uint64_t id, uint32_t attempt);
+  void WritePartialSummary();  // caller holds mutex_
   void Dispatch(const PrefillTask& task, int prefill);
 
   ServeContext& ctx_;
@@ -71,6 +95,8 @@ class ConductorRole {
   ConductorTotals totals_;
   Nanos start_wall_{0};  // conductor clock at model time 0
   Nanos next_progress_{0};
+  trace::RequestLog* log_ = nullptr;
+  std::string partial_dir_;
 };
 
 }  // namespace mooncake::serve

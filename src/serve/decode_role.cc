@@ -12,6 +12,13 @@ DecodeRole::DecodeRole(ServeContext& ctx, std::span<std::byte> buffer)
 DecodeRole::~DecodeRole() { Stop(); }
 
 void DecodeRole::Fail(const Status& s) {
+  if (s.code() == ErrorCode::kPeerFailure) {
+    // A peer was declared dead: the conductor re-dispatches what it held; not this rank's error.
+    log::Warn("{}", s.ToString());
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.peer_loss_aborts;
+    return;
+  }
   log::Error("{}", s.ToString());
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.errors;
@@ -97,7 +104,7 @@ void DecodeRole::Arrive(const KvDone& kv) {
     stats_.blocks_verified += verified;
     stats_.blocks_corrupt += corrupt;
   }
-  KvArrived arrived{kv.request, ctx_.peers.self.value, verified, corrupt};
+  KvArrived arrived{kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
   auto reply =
       ctx_.rpc.Call(ctx_.peers.conductor, kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
   if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));
@@ -109,6 +116,7 @@ void DecodeRole::Arrive(const KvDone& kv) {
     return;
   }
   Active a{kv.request,
+           kv.attempt,
            kv.input_length,
            kv.output_length,
            1,
@@ -148,8 +156,8 @@ void DecodeRole::Step() {
     if (a.generated >= a.output_length) {
       reserved_tokens_ -= int64_t{a.input_length} + a.output_length;
       context_tokens_ -= int64_t{a.input_length} + a.generated;
-      DecodeDone done{a.request, ctx_.peers.self.value, a.generated, a.tbt.Tbt(),
-                      (now + ctx_.clock_offset).count()};
+      DecodeDone done{a.request,   a.attempt,   ctx_.peers.self.value,
+                      a.generated, a.tbt.Tbt(), (now + ctx_.clock_offset).count()};
       Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeDone, done.Encode());
       if (!s.ok()) Fail(s.WithContext("DecodeDone"));
       ++finished;

@@ -23,6 +23,7 @@ struct DecodeStats {
   uint64_t requests = 0, tokens = 0, steps = 0;
   uint64_t blocks_verified = 0, blocks_corrupt = 0, rejected_at_join = 0;
   uint64_t max_batch = 0, errors = 0;
+  uint64_t peer_loss_aborts = 0;  // work dropped because a peer was declared dead
   std::string first_error;
 };
 
@@ -38,6 +39,7 @@ class DecodeRole {
  private:
   struct Active {
     uint64_t request;
+    uint32_t attempt;
     int32_t input_length, output_length, generated;
     Nanos last_token;  // local clock
     trace::TbtAccumulator tbt;

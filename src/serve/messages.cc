@@ -31,6 +31,7 @@ Result<T> Finish(const WireReader& r, T value, const char* name) {
 std::vector<std::byte> PrefillTask::Encode() const {
   WireWriter w;
   w.Put(request);
+  w.Put(attempt);
   w.Put(input_length);
   w.Put(output_length);
   w.Put(decode_rank);
@@ -47,6 +48,7 @@ Result<PrefillTask> PrefillTask::Decode(std::span<const std::byte> bytes) {
   WireReader r(bytes);
   PrefillTask t;
   r.Get(&t.request);
+  r.Get(&t.attempt);
   r.Get(&t.input_length);
   r.Get(&t.output_length);
   r.Get(&t.decode_rank);
@@ -92,6 +94,7 @@ Result<KvOfferReply> KvOfferReply::Decode(std::span<const std::byte> bytes) {
 std::vector<std::byte> KvDone::Encode() const {
   WireWriter w;
   w.Put(request);
+  w.Put(attempt);
   w.Put(prefill_rank);
   w.Put(input_length);
   w.Put(output_length);
@@ -104,6 +107,7 @@ Result<KvDone> KvDone::Decode(std::span<const std::byte> bytes) {
   WireReader r(bytes);
   KvDone d;
   r.Get(&d.request);
+  r.Get(&d.attempt);
   r.Get(&d.prefill_rank);
   r.Get(&d.input_length);
   r.Get(&d.output_length);
@@ -116,6 +120,7 @@ Result<KvDone> KvDone::Decode(std::span<const std::byte> bytes) {
 std::vector<std::byte> PrefillDone::Encode() const {
   WireWriter w;
   w.Put(request);
+  w.Put(attempt);
   w.Put(prefill_rank);
   w.Put(blocks_loaded);
   w.Put(blocks_missing);
@@ -131,6 +136,7 @@ Result<PrefillDone> PrefillDone::Decode(std::span<const std::byte> bytes) {
   WireReader r(bytes);
   PrefillDone d;
   r.Get(&d.request);
+  r.Get(&d.attempt);
   r.Get(&d.prefill_rank);
   r.Get(&d.blocks_loaded);
   r.Get(&d.blocks_missing);
@@ -146,6 +152,7 @@ Result<PrefillDone> PrefillDone::Decode(std::span<const std::byte> bytes) {
 std::vector<std::byte> KvArrived::Encode() const {
   WireWriter w;
   w.Put(request);
+  w.Put(attempt);
   w.Put(decode_rank);
   w.Put(blocks_verified);
   w.Put(blocks_corrupt);
@@ -155,6 +162,7 @@ Result<KvArrived> KvArrived::Decode(std::span<const std::byte> bytes) {
   WireReader r(bytes);
   KvArrived a;
   r.Get(&a.request);
+  r.Get(&a.attempt);
   r.Get(&a.decode_rank);
   r.Get(&a.blocks_verified);
   r.Get(&a.blocks_corrupt);
@@ -176,6 +184,7 @@ Result<KvArrivedReply> KvArrivedReply::Decode(std::span<const std::byte> bytes) 
 std::vector<std::byte> DecodeDone::Encode() const {
   WireWriter w;
   w.Put(request);
+  w.Put(attempt);
   w.Put(decode_rank);
   w.Put(tokens);
   w.Put(tbt_model_s);
@@ -186,6 +195,7 @@ Result<DecodeDone> DecodeDone::Decode(std::span<const std::byte> bytes) {
   WireReader r(bytes);
   DecodeDone d;
   r.Get(&d.request);
+  r.Get(&d.attempt);
   r.Get(&d.decode_rank);
   r.Get(&d.tokens);
   r.Get(&d.tbt_model_s);

@@ -28,12 +28,17 @@ enum ServeMsg : uint16_t {
   kMsgKvArrived = 0x0206,    // KvArrived; reply: KvArrivedReply
   kMsgDecodeDone = 0x0207,   // DecodeDone, one-way
   kMsgStop = 0x0208,         // conductor -> every rank: finish; empty request and reply
+  kMsgHeartbeat = 0x0209,    // every rank -> conductor; reply: MembershipView (membership.h)
+  kMsgMembership = 0x020a,   // conductor -> every rank on a death: MembershipView, one-way
+  kMsgReport = 0x020b,       // every rank -> conductor at the end: RankReport; empty reply
+  kMsgShutdown = 0x020c,     // conductor -> every rank: the job is over (MembershipView)
 };
 
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
 
 struct PrefillTask {
   uint64_t request = 0;
+  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t input_length = 0;
   int32_t output_length = 0;
   int32_t decode_rank = -1;
@@ -62,6 +67,7 @@ struct KvOfferReply {
 
 struct KvDone {
   uint64_t request = 0;
+  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t prefill_rank = -1;
   int32_t input_length = 0;
   int32_t output_length = 0;
@@ -74,6 +80,7 @@ struct KvDone {
 
 struct PrefillDone {
   uint64_t request = 0;
+  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t prefill_rank = -1;
   int32_t blocks_loaded = 0;   // prefix blocks read from the store and verified
   int32_t blocks_missing = 0;  // prefix blocks the store no longer had (recomputed)
@@ -87,6 +94,7 @@ struct PrefillDone {
 
 struct KvArrived {
   uint64_t request = 0;
+  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t decode_rank = -1;
   int32_t blocks_verified = 0;
   int32_t blocks_corrupt = 0;
@@ -101,6 +109,7 @@ struct KvArrivedReply {
 
 struct DecodeDone {
   uint64_t request = 0;
+  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t decode_rank = -1;
   int32_t tokens = 0;
   double tbt_model_s = 0;

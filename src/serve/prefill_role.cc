@@ -51,6 +51,13 @@ PrefillStats PrefillRole::stats() const {
 }
 
 void PrefillRole::Fail(const Status& s) {
+  if (s.code() == ErrorCode::kPeerFailure) {
+    // A peer was declared dead: the conductor re-dispatches what it held; not this rank's error.
+    log::Warn("{}", s.ToString());
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.peer_loss_aborts;
+    return;
+  }
   log::Error("{}", s.ToString());
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.errors;
@@ -184,6 +191,7 @@ void PrefillRole::Write(WriteJob& job) {
   SleepUntil(job.due);
   KvDone kv;
   kv.request = task.request;
+  kv.attempt = task.attempt;
   kv.prefill_rank = ctx_.peers.self.value;
   kv.input_length = task.input_length;
   kv.output_length = task.output_length;
@@ -307,6 +315,7 @@ void PrefillRole::Serve(Loaded loaded) {
   // 3. The first token: the conductor hears at once.
   PrefillDone done;
   done.request = task.request;
+  done.attempt = task.attempt;
   done.prefill_rank = ctx_.peers.self.value;
   done.blocks_loaded = present;
   done.blocks_missing = missing;

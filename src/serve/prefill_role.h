@@ -26,6 +26,7 @@ namespace mooncake::serve {
 struct PrefillStats {
   uint64_t tasks = 0, blocks_loaded = 0, blocks_missing = 0, blocks_computed = 0;
   uint64_t store_put_failures = 0, errors = 0;
+  uint64_t peer_loss_aborts = 0;  // work dropped because a peer was declared dead
   std::string first_error;
 };
 

@@ -14,6 +14,8 @@ namespace mooncake::serve {
 struct RankReport {
   uint64_t errors = 0, blocks_verified = 0, blocks_corrupt = 0, tokens = 0, max_batch = 0;
   uint64_t store_put_failures = 0;
+  uint64_t peer_loss_aborts = 0;  // work dropped because a peer was declared dead
+  std::vector<uint64_t> ssd;      // a store rank's SSD tier counters (store.ssd = on), summed
   std::string first_error;
 
   // Adds `other`'s counters; keeps the first error seen.

@@ -10,6 +10,12 @@
 
 namespace mooncake::serve {
 
+// Failure detection (membership.h), in wall time whatever the time scale.
+struct MembershipConfig {
+  Nanos heartbeat_interval = std::chrono::milliseconds(100);
+  Nanos failure_timeout = std::chrono::seconds(1);
+};
+
 struct ServeConfig {
   trace::Thresholds thresholds;              // TTFT SLO and the TBT thresholds reported
   int64_t chunk_tokens = 0;                  // prefill chunk (0: the whole uncached part at once)
@@ -19,6 +25,10 @@ struct ServeConfig {
   Nanos phase_timeout = Nanos(60'000'000'000);    // a transfer, a store call, a stop
   Nanos job_deadline = Nanos(1'800'000'000'000);  // after it, open requests are lost
   Nanos progress_interval = Nanos(5'000'000'000);
+  MembershipConfig membership;  // heartbeats and the failure timeout (wall time)
+  // Conductor: the run folder, created before the replay: requests.csv grows in it as requests
+  // finish, and a partial summary.json is written at every progress line. Empty: none.
+  std::string run_dir;
 };
 
 }  // namespace mooncake::serve

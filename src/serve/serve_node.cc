@@ -1,5 +1,6 @@
 #include "serve/serve_node.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -19,6 +20,8 @@ ServeNode::ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& conf
                                                                           layout} {}
 
 ServeNode::~ServeNode() {
+  if (heartbeats_) heartbeats_->Stop();
+  if (detector_) detector_->Stop();
   if (prefill_) prefill_->Stop();
   if (decode_) decode_->Stop();
   if (master_) master_->Stop();
@@ -29,6 +32,18 @@ Status ServeNode::Start() {
     r.Reply({});
     stop_ = true;
   });
+  deps_.rpc.Register(kMsgShutdown,
+                     [this](Rank, std::span<const std::byte> bytes, transport::Responder r) {
+                       auto view = MembershipView::Decode(bytes);
+                       if (view.ok()) {
+                         for (int32_t d : view->dead) {
+                           deps_.rpc.MarkDead(Rank{d}, "declared dead by the conductor");
+                         }
+                       }
+                       r.Reply({});
+                       shutdown_ = true;
+                     });
+  StartMembership();
   if (part_ == ServePart::kConductor) {
     store::MasterServiceConfig mc = setup_.master;
     master_.emplace(mc, deps_.rpc, clock_);
@@ -42,6 +57,57 @@ Status ServeNode::Start() {
   return Status::Ok();
 }
 
+std::vector<int> ServeNode::OtherRanks() const {
+  std::vector<int> ranks;
+  for (const auto& group : {ctx_.peers.prefill_ranks, ctx_.peers.decode_ranks}) {
+    ranks.insert(ranks.end(), group.begin(), group.end());
+  }
+  for (const auto& seg : deps_.topology.segments) ranks.push_back(seg.rank.value);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  ranks.erase(std::remove(ranks.begin(), ranks.end(), ctx_.peers.self.value), ranks.end());
+  return ranks;
+}
+
+void ServeNode::StartMembership() {
+  const MembershipConfig& mc = ctx_.config.membership;
+  if (part_ != ServePart::kConductor) {
+    heartbeats_ = std::make_unique<HeartbeatSender>(deps_.rpc, ctx_.peers.conductor, mc);
+    heartbeats_->OnConductorLost(on_lost_);
+    heartbeats_->Start();
+    return;
+  }
+  detector_ = std::make_unique<FailureDetector>(deps_.rpc, OtherRanks(), mc);
+  detector_->OnDeath([this](const DeadRank& d) { OnRankDead(d); });
+  deps_.rpc.Register(
+      kMsgReport, [this](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
+        auto report = RankReport::Decode(bytes);
+        if (!report.ok()) {
+          report = RankReport{};
+          report->AddError("malformed report from rank " + std::to_string(from.value));
+        }
+        r.Reply({});
+        std::lock_guard<std::mutex> lock(reports_mutex_);
+        reports_[from.value] = std::move(*report);
+        reports_cv_.notify_all();
+      });
+  detector_->Start();
+}
+
+void ServeNode::OnRankDead(const DeadRank& dead) {
+  if (conductor_) conductor_->OnRankDead(dead.rank, dead.why);
+  reports_cv_.notify_all();  // CollectReports stops waiting for it
+}
+
+std::vector<DeadRank> ServeNode::dead_ranks() const {
+  return detector_ ? detector_->dead() : std::vector<DeadRank>{};
+}
+
+bool ServeNode::peers_lost() const {
+  if (detector_) return !detector_->dead().empty();
+  return heartbeats_ && heartbeats_->epoch() > 0;
+}
+
 void ServeNode::StartConductor() {
   ServeClock(deps_.rpc);
   conductor::SchedulerConfig sc = setup_.scheduler;
@@ -52,6 +118,16 @@ void ServeNode::StartConductor() {
   scheduler_.emplace(sc, &ctx_.cost);
   static const std::vector<trace::TraceRequest> kNone;
   conductor_.emplace(ctx_, setup_.requests ? *setup_.requests : kNone, *scheduler_);
+  if (!ctx_.config.run_dir.empty()) {
+    auto log = trace::RequestLog::Open(ctx_.config.run_dir + "/requests.csv");
+    if (log.ok()) {
+      request_log_ = std::move(*log);
+      conductor_->SetRequestLog(request_log_.get());
+    } else {
+      log::Warn("{}", log.status().ToString());
+    }
+    conductor_->SetPartialSummaryDir(ctx_.config.run_dir);
+  }
   conductor_->Start();
 }
 
@@ -80,17 +156,64 @@ Status ServeNode::SyncClock() {
 void ServeNode::RunConductor() { conductor_->Run(); }
 
 void ServeNode::StopOthers() {
-  // Every rank but this one: the conductor tells each to finish.
-  std::vector<int> ranks;
-  for (const auto& group : {ctx_.peers.prefill_ranks, ctx_.peers.decode_ranks}) {
-    ranks.insert(ranks.end(), group.begin(), group.end());
-  }
-  for (const auto& seg : deps_.topology.segments) ranks.push_back(seg.rank.value);
-  for (int p : ranks) {
-    if (p == ctx_.peers.self.value) continue;
+  for (int p : OtherRanks()) {
+    if (deps_.rpc.IsDead(Rank{p})) continue;
     auto r = deps_.rpc.Call(Rank{p}, kMsgStop, {}, ctx_.config.rpc_timeout);
-    if (!r.ok()) report_.AddError(r.status().ToString());
+    if (!r.ok() && r.status().code() != ErrorCode::kPeerFailure) {
+      report_.AddError(r.status().ToString());
+    }
   }
+}
+
+Status ServeNode::SendReport(const RankReport& report) {
+  auto r =
+      deps_.rpc.Call(ctx_.peers.conductor, kMsgReport, report.Encode(), ctx_.config.phase_timeout);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+RankReport ServeNode::CollectReports(const RankReport& own) {
+  SteadyClock clock;
+  const Nanos deadline = clock.Now() + ctx_.config.phase_timeout;
+  const std::vector<int> others = OtherRanks();
+  RankReport all = own;
+  std::unique_lock<std::mutex> lock(reports_mutex_);
+  for (;;) {
+    std::vector<int> missing;
+    for (int p : others) {
+      if (!reports_.count(p) && !deps_.rpc.IsDead(Rank{p})) missing.push_back(p);
+    }
+    if (missing.empty()) break;
+    if (clock.Now() >= deadline) {
+      for (int p : missing) all.AddError("no report from rank " + std::to_string(p));
+      break;
+    }
+    reports_cv_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  for (const auto& [rank, report] : reports_) all.Add(report);
+  return all;
+}
+
+void ServeNode::ShutdownOthers() {
+  MembershipView view;
+  if (detector_) {
+    view.epoch = detector_->epoch();
+    for (const auto& d : detector_->dead()) view.dead.push_back(d.rank.value);
+  }
+  const auto bytes = view.Encode();
+  for (int p : OtherRanks()) {
+    if (deps_.rpc.IsDead(Rank{p})) continue;
+    auto r = deps_.rpc.Call(Rank{p}, kMsgShutdown, bytes, ctx_.config.rpc_timeout);
+    if (!r.ok()) log::Warn("shutdown of rank {}: {}", p, r.status().ToString());
+  }
+}
+
+void ServeNode::WaitForShutdown() {
+  const Nanos deadline = clock_.Now() + ctx_.config.phase_timeout;
+  while (!shutdown_ && clock_.Now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (!shutdown_) log::Warn("no shutdown message from the conductor");
+  if (heartbeats_) heartbeats_->Stop();
 }
 
 void ServeNode::WaitForStop() {
@@ -107,12 +230,14 @@ RankReport ServeNode::Finish() {
     PrefillStats ps = prefill_->stats();
     report_.errors += ps.errors;
     report_.store_put_failures = ps.store_put_failures;
+    report_.peer_loss_aborts += ps.peer_loss_aborts;
     if (report_.first_error.empty()) report_.first_error = ps.first_error;
   }
   if (decode_) {
     decode_->Stop();
     DecodeStats ds = decode_->stats();
     report_.errors += ds.errors;
+    report_.peer_loss_aborts += ds.peer_loss_aborts;
     report_.blocks_verified = ds.blocks_verified;
     report_.blocks_corrupt = ds.blocks_corrupt;
     report_.tokens = ds.tokens;

@@ -3,13 +3,19 @@
 // the settings). The live job (src/app) drives it between its bootstrap barriers; tests drive
 // several in one process over the loopback transport.
 //
-// Order: Create -> Start (registers every handler; all ranks must have started before traffic)
-// -> SyncClock (prefill, decode) -> RunConductor then StopOthers on the conductor / WaitForStop
-// elsewhere -> Finish (stops the roles, returns this rank's report).
+// Order: Create -> Start (registers every handler and starts the heartbeats; all ranks must have
+// started before traffic) -> SyncClock (prefill, decode) -> then
+//   conductor: RunConductor -> StopOthers -> Finish -> CollectReports -> ShutdownOthers
+//   others:    WaitForStop -> Finish -> SendReport -> WaitForShutdown.
+// The end of the job goes over the RPC, never through an MPI collective: ranks declared dead
+// (membership.h) are skipped, so the survivors end cleanly.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -19,6 +25,7 @@
 #include "serve/conductor_role.h"
 #include "serve/decode_role.h"
 #include "serve/kv_layout.h"
+#include "serve/membership.h"
 #include "serve/prefill_role.h"
 #include "serve/rank_report.h"
 #include "serve/serve_config.h"
@@ -61,12 +68,28 @@ class ServeNode {
   Status SyncClock();
   // Conductor: replays every request until each is resolved or the job deadline passes.
   void RunConductor();
-  // Conductor: tells every other rank to stop. Errors of the stop calls go into the report.
+  // Conductor: tells every live rank to stop. Errors of the stop calls go into the report.
   void StopOthers();
   // Other ranks: wait for the conductor's stop (bounded by the job deadline + phase timeout).
   void WaitForStop();
   // Stops the roles and returns this rank's counters.
   RankReport Finish();
+  // Other ranks: send this rank's report to the conductor.
+  Status SendReport(const RankReport& report);
+  // Conductor: every live rank's report (and `own`), waiting up to the phase timeout; a rank
+  // that died meanwhile is skipped, one that did not answer is an error in the result.
+  RankReport CollectReports(const RankReport& own);
+  // Conductor: tells every live rank that the job is over (with the final membership).
+  void ShutdownOthers();
+  // Other ranks: wait for the conductor's shutdown (bounded by the phase timeout).
+  void WaitForShutdown();
+
+  // Others: `on_lost` runs (heartbeat thread) when the conductor is unreachable or fenced this
+  // rank; the live job ends the process there. Set before Start.
+  void OnConductorLost(HeartbeatSender::LostHandler on_lost) { on_lost_ = std::move(on_lost); }
+  // Conductor: every rank declared dead so far. Others: whether any rank was (as last heard).
+  std::vector<DeadRank> dead_ranks() const;
+  bool peers_lost() const;
 
   ServePart part() const { return part_; }
   const ServeContext& context() const { return ctx_; }
@@ -77,14 +100,24 @@ class ServeNode {
  private:
   void StartConductor();
   void StartClient();
+  void StartMembership();
+  void OnRankDead(const DeadRank& dead);
+  std::vector<int> OtherRanks() const;
 
   ServePart part_;
   ServeNodeDeps deps_;
   ConductorSetup setup_;
   ServeContext ctx_;
   SteadyClock clock_;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, shutdown_{false};
   RankReport report_;
+  HeartbeatSender::LostHandler on_lost_;
+  std::mutex reports_mutex_;
+  std::condition_variable reports_cv_;
+  std::map<int, RankReport> reports_;  // conductor: by rank
+  std::unique_ptr<trace::RequestLog> request_log_;
+  std::unique_ptr<FailureDetector> detector_;    // conductor
+  std::unique_ptr<HeartbeatSender> heartbeats_;  // others
   std::optional<store::MasterService> master_;
   std::optional<store::StoreClient> client_;
   std::optional<conductor::Scheduler> scheduler_;

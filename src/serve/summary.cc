@@ -32,7 +32,17 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["trace_lines_skipped"] = static_cast<double>(in.workload->stats.skipped);
   e["rank_errors"] = static_cast<double>(all.errors);
   e["dispatch_failures"] = static_cast<double>(totals.dispatch_failures);
+  e["requests_redispatched"] = static_cast<double>(totals.redispatched);
+  e["stale_reports"] = static_cast<double>(totals.stale_reports);
+  e["peer_loss_aborts"] = static_cast<double>(all.peer_loss_aborts);
   for (const auto& [k, v] : in.ssd_extra) e[k] = v;
+}
+
+void PrintDead(const std::vector<trace::RankLoss>& dead) {
+  for (const auto& d : dead) {
+    std::printf("%-28s rank %d, %.2f s after the replay started: %s\n", "DEAD RANK", d.rank,
+                d.after_s, d.why.c_str());
+  }
 }
 
 void PrintLost(const std::vector<uint64_t>& lost) {
@@ -84,6 +94,10 @@ int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInput
   trace::Summary summary = trace::Summarize(records, ctx.config.thresholds);
   const ConductorTotals totals = conductor.totals();
   AddCounters(ctx, totals, all, node.master()->Stats(), in, &summary);
+  for (const DeadRank& d : in.dead) {
+    const double after = static_cast<double>((d.when - conductor.start_wall()).count()) * 1e-9;
+    summary.dead_ranks.push_back(trace::RankLoss{d.rank.value, after, d.why});
+  }
   if (!in.run_dir.empty()) {
     Status s = trace::WriteRunFolder(in.run_dir, records, summary);
     if (!s.ok()) log::Error("{}", s.ToString());
@@ -91,12 +105,14 @@ int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInput
   PrintTable(ctx, totals, all, in, summary);
   const auto lost = conductor.LostRequests();
   PrintLost(lost);
+  PrintDead(summary.dead_ranks);
   if (all.errors > 0) {
     std::printf("%-28s %llu, first: %s\n", "errors", static_cast<ull>(all.errors),
                 all.first_error.c_str());
   }
   if (!in.run_dir.empty()) std::printf("%-28s %s\n", "run folder", in.run_dir.c_str());
-  const bool ok = lost.empty() && totals.blocks_corrupt == 0 && all.blocks_corrupt == 0;
+  const bool ok =
+      lost.empty() && summary.failed == 0 && totals.blocks_corrupt == 0 && all.blocks_corrupt == 0;
   std::printf("%-28s %s\n", "result", ok ? "OK" : "FAILED");
   std::fflush(stdout);
   return ok ? 0 : 1;

@@ -1,6 +1,6 @@
 // The end of a serving job on the conductor: the summary (summary.json's counters, the stdout
 // table) from the conductor's records and every rank's report. Returns the process exit code:
-// 0 when no request was lost and no KV block failed verification.
+// 0 when no request was lost or failed and no KV block failed verification.
 #pragma once
 
 #include <map>
@@ -21,6 +21,7 @@ struct SummaryInputs {
   std::map<std::string, double> ssd_extra;  // the SSD tier's counters (store.ssd = on)
   std::string ssd_line;                     // its line of the table
   std::string run_dir;                      // the run folder (created), or empty: none
+  std::vector<DeadRank> dead;               // ranks declared dead during the run
 };
 
 // Conductor only. `all` is the sum of every rank's report (this one's included).

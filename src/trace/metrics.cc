@@ -16,6 +16,8 @@ const char* OutcomeName(Outcome o) {
       return "rejected";
     case Outcome::kLost:
       return "lost";
+    case Outcome::kFailed:
+      return "failed";
   }
   return "unknown";
 }
@@ -95,6 +97,10 @@ Summary Summarize(const std::vector<RequestRecord>& records, const Thresholds& t
         break;
       case Outcome::kLost:
         ++s.lost;
+        break;
+      case Outcome::kFailed:
+        ++s.failed;
+        ++s.failures[r.reject_reason.empty() ? "unknown" : r.reject_reason];
         break;
     }
     // Hit rates count the prompts that reached a prefill instance.

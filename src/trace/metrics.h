@@ -15,7 +15,9 @@
 
 namespace mooncake::trace {
 
-enum class Outcome : uint8_t { kCompleted, kRejected, kLost };
+// kLost: not finished by the job deadline. kFailed: its instance's rank died and it could not be
+// served elsewhere (re-dispatched once at most); the reason says which rank.
+enum class Outcome : uint8_t { kCompleted, kRejected, kLost, kFailed };
 const char* OutcomeName(Outcome o);
 
 struct RequestRecord {
@@ -60,9 +62,17 @@ struct Percentiles {
 };
 Percentiles ComputePercentiles(std::vector<double> values);
 
+// A rank declared dead during a live run.
+struct RankLoss {
+  int rank = -1;
+  double after_s = 0;  // wall seconds after the replay started
+  std::string why;
+};
+
 struct Summary {
-  uint64_t total = 0, completed = 0, rejected = 0, lost = 0;
-  Percentiles ttft_s, tbt_s, e2e_s;  // over completed requests
+  uint64_t total = 0, completed = 0, rejected = 0, lost = 0, failed = 0;
+  std::map<std::string, uint64_t> failures;  // by reason
+  Percentiles ttft_s, tbt_s, e2e_s;          // over completed requests
   double ttft_threshold_s = 0;
   std::vector<std::pair<double, double>> effective_capacity;  // (tbt threshold s, share)
   std::map<std::string, uint64_t> rejections;                 // by reason
@@ -70,6 +80,7 @@ struct Summary {
   uint64_t prompt_tokens = 0, prefix_tokens_hit = 0;
   double prefill_compute_s = 0;
   std::map<std::string, double> extra;  // bytes moved per plane, counters, store occupancy, ...
+  std::vector<RankLoss> dead_ranks;     // live runs
 
   double BlockHitRate() const;
   double TokenHitRate() const;

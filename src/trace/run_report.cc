@@ -15,27 +15,51 @@ nlohmann::json PercentilesJson(const Percentiles& p) {
 
 }  // namespace
 
+namespace {
+constexpr const char* kCsvHeader =
+    "id,arrival_s,outcome,reject_reason,prefill_instance,decode_instance,input_tokens,"
+    "output_tokens,blocks,prefix_blocks_hit,inflight_miss_blocks,ttft_s,tbt_s,e2e_s,"
+    "prefill_compute_s\n";
+
+void AppendRow(const RequestRecord& r, std::string* out) {
+  fmt::format_to(std::back_inserter(*out),
+                 "{},{:.6f},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f}\n", r.id.value,
+                 r.arrival_s, OutcomeName(r.outcome), r.reject_reason, r.prefill_instance,
+                 r.decode_instance, r.input_tokens, r.output_tokens, r.blocks, r.prefix_blocks_hit,
+                 r.inflight_miss_blocks, r.ttft_s, r.tbt_s, r.e2e_s, r.prefill_compute_s);
+}
+}  // namespace
+
 std::string RequestsCsv(const std::vector<RequestRecord>& records) {
-  std::string out =
-      "id,arrival_s,outcome,reject_reason,prefill_instance,decode_instance,input_tokens,"
-      "output_tokens,blocks,prefix_blocks_hit,inflight_miss_blocks,ttft_s,tbt_s,e2e_s,"
-      "prefill_compute_s\n";
+  std::string out = kCsvHeader;
   out.reserve(records.size() * 96);
-  for (const RequestRecord& r : records) {
-    fmt::format_to(std::back_inserter(out),
-                   "{},{:.6f},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f}\n", r.id.value,
-                   r.arrival_s, OutcomeName(r.outcome), r.reject_reason, r.prefill_instance,
-                   r.decode_instance, r.input_tokens, r.output_tokens, r.blocks,
-                   r.prefix_blocks_hit, r.inflight_miss_blocks, r.ttft_s, r.tbt_s, r.e2e_s,
-                   r.prefill_compute_s);
-  }
+  for (const RequestRecord& r : records) AppendRow(r, &out);
   return out;
+}
+
+Result<std::unique_ptr<RequestLog>> RequestLog::Open(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return IoError("cannot write " + path);
+  std::fputs(kCsvHeader, f);
+  std::fflush(f);
+  return std::unique_ptr<RequestLog>(new RequestLog(f));
+}
+
+void RequestLog::Append(const RequestRecord& record) {
+  std::string row;
+  AppendRow(record, &row);
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::fputs(row.c_str(), file_.get());
+  std::fflush(file_.get());
 }
 
 std::string SummaryJson(const Summary& s) {
   nlohmann::ordered_json j;
-  j["requests"] = {
-      {"total", s.total}, {"completed", s.completed}, {"rejected", s.rejected}, {"lost", s.lost}};
+  j["requests"] = {{"total", s.total},
+                   {"completed", s.completed},
+                   {"rejected", s.rejected},
+                   {"lost", s.lost},
+                   {"failed", s.failed}};
   j["ttft_s"] = PercentilesJson(s.ttft_s);
   j["tbt_s"] = PercentilesJson(s.tbt_s);
   j["e2e_s"] = PercentilesJson(s.e2e_s);
@@ -46,6 +70,8 @@ std::string SummaryJson(const Summary& s) {
   j["effective_capacity"] = cap;
   j["rejections"] = nlohmann::ordered_json::object();
   for (const auto& [reason, n] : s.rejections) j["rejections"][reason] = n;
+  j["failures"] = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : s.failures) j["failures"][reason] = n;
   j["prefix_hit"] = {{"blocks", s.BlockHitRate()},
                      {"tokens", s.TokenHitRate()},
                      {"prompt_blocks", s.prompt_blocks},
@@ -54,6 +80,10 @@ std::string SummaryJson(const Summary& s) {
                      {"prompt_tokens", s.prompt_tokens},
                      {"hit_tokens", s.prefix_tokens_hit}};
   j["prefill_compute_s"] = s.prefill_compute_s;
+  j["dead_ranks"] = nlohmann::ordered_json::array();
+  for (const RankLoss& d : s.dead_ranks) {
+    j["dead_ranks"].push_back({{"rank", d.rank}, {"after_s", d.after_s}, {"why", d.why}});
+  }
   j["extra"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : s.extra) j["extra"][k] = v;
   return j.dump(2) + "\n";
@@ -62,8 +92,8 @@ std::string SummaryJson(const Summary& s) {
 std::string SummaryTable(const Summary& s) {
   std::string out;
   fmt::format_to(std::back_inserter(out),
-                 "requests  total {}  completed {}  rejected {}  lost {}\n", s.total, s.completed,
-                 s.rejected, s.lost);
+                 "requests  total {}  completed {}  rejected {}  lost {}  failed {}\n", s.total,
+                 s.completed, s.rejected, s.lost, s.failed);
   fmt::format_to(std::back_inserter(out),
                  "TTFT s    mean {:.3f}  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}\n", s.ttft_s.mean,
                  s.ttft_s.p50, s.ttft_s.p90, s.ttft_s.p99);

@@ -1,6 +1,9 @@
 // Run-folder outputs: requests.csv, summary.json and a short stdout table.
 #pragma once
 
+#include <cstdio>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,7 +16,23 @@ namespace mooncake::trace {
 // give byte-identical files.
 std::string RequestsCsv(const std::vector<RequestRecord>& records);
 
-// summary.json text. Top level always has "requests": {"total","completed","rejected","lost"}.
+// requests.csv written as requests finish (appended and flushed row by row), so a job that ends
+// abnormally keeps what it measured. WriteRunFolder rewrites the file in id order at the end.
+class RequestLog {
+ public:
+  static Result<std::unique_ptr<RequestLog>> Open(const std::string& path);
+  RequestLog(const RequestLog&) = delete;
+  RequestLog& operator=(const RequestLog&) = delete;
+  void Append(const RequestRecord& record);  // any thread
+
+ private:
+  explicit RequestLog(std::FILE* file) : file_(file, &std::fclose) {}
+  std::mutex mutex_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+};
+
+// summary.json text. Top level always has "requests":
+// {"total","completed","rejected","lost","failed"}.
 std::string SummaryJson(const Summary& summary);
 
 // A few lines for stdout: counts, TTFT/TBT, capacity, hit rate.

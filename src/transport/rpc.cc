@@ -1,5 +1,6 @@
 #include "transport/rpc.h"
 
+#include <algorithm>
 #include <string>
 #include <thread>
 
@@ -72,7 +73,11 @@ void Responder::Fail(const Status& status) {
   rpc_ = nullptr;
 }
 
-Rpc::Rpc(Transport& transport) : transport_(transport) {
+Rpc::Rpc(Transport& transport)
+    : transport_(transport),
+      dead_(new std::atomic<bool>[std::max(1, transport.world_size())]),
+      world_size_(std::max(1, transport.world_size())) {
+  for (int r = 0; r < world_size_; ++r) dead_[r] = false;
   transport_.SetMessageHandler(
       [this](Rank from, std::span<const std::byte> bytes) { OnMessage(from, bytes); });
   dispatcher_ = std::thread([this] { DispatchLoop(); });
@@ -110,6 +115,7 @@ void Rpc::OnMessage(Rank from, std::span<const std::byte> bytes) {
     log::Warn("dropping message from rank {}: {}", from.value, frame.status().ToString());
     return;
   }
+  if (Fence(from, *frame)) return;
   if (frame->kind == FrameKind::kResponse) {
     std::lock_guard<std::mutex> lock(calls_mutex_);
     auto it = calls_.find(frame->call_id);
@@ -177,9 +183,53 @@ void Rpc::SendResponse(Rank peer, uint16_t type, uint64_t call_id, ErrorCode sta
   if (!s.ok()) log::Warn("response to rank {} lost: {}", peer.value, s.ToString());
 }
 
+bool Rpc::IsDead(Rank peer) const {
+  return peer.value >= 0 && peer.value < world_size_ && dead_[peer.value].load();
+}
+
+void Rpc::MarkDead(Rank peer, const std::string& why) {
+  if (peer.value < 0 || peer.value >= world_size_) return;
+  std::lock_guard<std::mutex> lock(calls_mutex_);
+  dead_why_[peer.value] = why;
+  dead_[peer.value] = true;
+  for (auto& [id, call] : calls_) {
+    if (call->peer.value != peer.value || call->done) continue;
+    call->done = true;
+    call->status = ErrorCode::kPeerFailure;
+    call->payload.clear();
+    const std::string msg = "declared dead (" + why + ")";
+    call->payload.assign(reinterpret_cast<const std::byte*>(msg.data()),
+                         reinterpret_cast<const std::byte*>(msg.data()) + msg.size());
+  }
+  calls_cv_.notify_all();
+}
+
+Status Rpc::DeadPeer(Rank peer, uint16_t type) {
+  std::lock_guard<std::mutex> lock(calls_mutex_);
+  return PeerFailure("rank " + std::to_string(peer.value) + " is dead (" + dead_why_[peer.value] +
+                     "): rpc type " + std::to_string(type) + " not sent");
+}
+
+bool Rpc::Fence(Rank from, const RpcFrame& frame) {
+  if (!IsDead(from)) return false;
+  if (fenced_frames_.fetch_add(1) == 0) {
+    log::Warn("dropping messages of rank {}: it was declared dead (fenced)", from.value);
+  }
+  if (frame.kind == FrameKind::kRequest) {
+    const std::string msg = "rank " + std::to_string(transport_.self().value) + " fenced rank " +
+                            std::to_string(from.value) + ": it was declared dead";
+    auto reply = EncodeFrame(FrameKind::kResponse, frame.type, ErrorCode::kPeerFailure,
+                             frame.call_id, AsBytes(msg));
+    (void)transport_.SendMessage(from, reply);
+  }
+  return true;
+}
+
 Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
                                          std::span<const std::byte> request, Nanos timeout) {
+  if (IsDead(peer)) return DeadPeer(peer, type);
   auto pending = std::make_shared<PendingCall>();
+  pending->peer = peer;
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(calls_mutex_);
@@ -241,6 +291,7 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
 }
 
 Status Rpc::Notify(Rank peer, uint16_t type, std::span<const std::byte> payload) {
+  if (IsDead(peer)) return DeadPeer(peer, type);
   return transport_.SendMessage(peer,
                                 EncodeFrame(FrameKind::kOneWay, type, ErrorCode::kOk, 0, payload));
 }

@@ -11,6 +11,7 @@
 // answered later from any thread, exactly once.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -96,6 +97,15 @@ class Rpc {
   // Stops the dispatcher; pending calls fail with Timeout at their deadline.
   void Stop();
 
+  // Membership (DESIGN.md "Failure model"): `peer` was declared dead. From now on calls and
+  // messages to it fail at once with PeerFailure naming it and `why`, calls waiting on it fail
+  // now, and its frames are dropped (fenced): a rank that was stopped and wakes up is not
+  // obeyed; a request of it is answered PeerFailure "fenced", so it learns it was declared dead.
+  // Any thread. Irreversible for this Rpc.
+  void MarkDead(Rank peer, const std::string& why);
+  bool IsDead(Rank peer) const;
+  uint64_t fenced_frames() const { return fenced_frames_.load(); }
+
   uint64_t malformed_frames() const { return malformed_frames_.load(); }
   void set_spin_budget(Nanos spin) { spin_budget_ = spin; }
   Nanos spin_budget() const { return spin_budget_; }
@@ -103,6 +113,7 @@ class Rpc {
  private:
   friend class Responder;
   struct PendingCall {
+    Rank peer;
     bool done = false;
     ErrorCode status = ErrorCode::kOk;
     std::vector<std::byte> payload;
@@ -116,6 +127,9 @@ class Rpc {
   };
 
   void OnMessage(Rank from, std::span<const std::byte> bytes);
+  // Drops a frame of a dead rank (answering its requests "fenced"); true when it did.
+  bool Fence(Rank from, const RpcFrame& frame);
+  Status DeadPeer(Rank peer, uint16_t type);
   void DispatchLoop();
   void SendResponse(Rank peer, uint16_t type, uint64_t call_id, ErrorCode status,
                     std::span<const std::byte> payload);
@@ -139,6 +153,11 @@ class Rpc {
   std::deque<Incoming> inbox_;
   bool stopping_ = false;
   std::atomic<uint64_t> malformed_frames_{0};
+  std::atomic<uint64_t> fenced_frames_{0};
+  // dead_[r] is set once rank r was declared dead; its reason under calls_mutex_.
+  std::unique_ptr<std::atomic<bool>[]> dead_;
+  int world_size_ = 0;
+  std::unordered_map<int, std::string> dead_why_;
   std::thread dispatcher_;
 };
 

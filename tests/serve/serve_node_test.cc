@@ -68,17 +68,27 @@ class InProcessJob {
   ServeNode& node(int rank) { return *nodes_[rank]; }
   const KvLayout& layout() const { return layout_; }
 
-  // The whole job: start every rank, replay on the conductor, stop, collect the reports.
-  std::vector<RankReport> Run() {
+  // The whole job: start every rank, replay on the conductor, stop, collect the reports over
+  // the RPC, shut down. Returns every rank's report, and the conductor's sum in `*all`.
+  std::vector<RankReport> Run(RankReport* all) {
     for (auto& n : nodes_) EXPECT_TRUE(n->Start().ok());
     for (auto& n : nodes_) EXPECT_TRUE(n->SyncClock().ok());
-    std::vector<std::thread> waiting;
-    for (int r = 1; r < kRanks; ++r) waiting.emplace_back([this, r] { nodes_[r]->WaitForStop(); });
+    std::vector<RankReport> reports(kRanks);
+    std::vector<std::thread> members;
+    for (int r = 1; r < kRanks; ++r) {
+      members.emplace_back([this, r, &reports] {
+        nodes_[r]->WaitForStop();
+        reports[r] = nodes_[r]->Finish();
+        EXPECT_TRUE(nodes_[r]->SendReport(reports[r]).ok());
+        nodes_[r]->WaitForShutdown();
+      });
+    }
     nodes_[kConductor]->RunConductor();
     nodes_[kConductor]->StopOthers();
-    for (auto& t : waiting) t.join();
-    std::vector<RankReport> reports;
-    for (auto& n : nodes_) reports.push_back(n->Finish());
+    reports[kConductor] = nodes_[kConductor]->Finish();
+    *all = nodes_[kConductor]->CollectReports(reports[kConductor]);
+    nodes_[kConductor]->ShutdownOthers();
+    for (auto& t : members) t.join();
     return reports;
   }
 
@@ -128,14 +138,16 @@ TEST(ServeNode, TwentySyntheticRequestsEveryBlockVerifiedInOneProcess) {
   ASSERT_EQ(requests.size(), 20u);
   const ServeConfig config = FastConfig();
   InProcessJob job(config, requests);
-  std::vector<RankReport> reports = job.Run();
-
   RankReport all;
-  for (const auto& r : reports) all.Add(r);
+  std::vector<RankReport> reports = job.Run(&all);
+
   EXPECT_EQ(all.errors, 0u) << all.first_error;
   EXPECT_EQ(all.blocks_corrupt, 0u);
   ConductorRole& conductor = *job.node(kConductor).conductor_role();
   EXPECT_TRUE(conductor.LostRequests().empty());
+  EXPECT_FALSE(job.node(kConductor).peers_lost());
+  // The reports came over the RPC: the conductor's sum holds the decode rank's counters.
+  EXPECT_EQ(all.blocks_verified, reports[kDecode].blocks_verified);
   const ConductorTotals totals = conductor.totals();
   uint64_t completed = 0, blocks_of_completed = 0;
   for (size_t i = 0; i < requests.size(); ++i) {

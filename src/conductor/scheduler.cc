@@ -115,7 +115,7 @@ Decision Scheduler::Reject(Decision d, RejectReason reason) {
   return d;
 }
 
-Decision Scheduler::Decide(const Request& r, Nanos now) {
+Decision Scheduler::Decide(const Request& r, Nanos now, bool admission) {
   Decision d;
   const BestPrefix best = config_.prefix_cache ? index_.FindBestPrefix(r.hash_ids) : BestPrefix{};
   Candidate c;
@@ -145,7 +145,7 @@ Decision Scheduler::Decide(const Request& r, Nanos now) {
     d.decode = PickDecode(tokens, join_at, &d.predicted_tbt);
     if (d.decode < 0) return Reject(d, RejectReason::kNoLiveInstance);
   }
-  if (config_.admission) {
+  if (config_.admission && admission) {
     if (d.predicted_ttft > config_.ttft_slo) return Reject(d, RejectReason::kTtftSlo);
     if (config_.early_rejection == EarlyRejection::kCurrent && d.predicted_tbt > config_.tbt_slo) {
       return Reject(d, RejectReason::kTbtSloCurrent);

@@ -70,7 +70,9 @@ class Scheduler {
  public:
   Scheduler(SchedulerConfig config, const engine::CostModel* cost);
 
-  Decision Decide(const Request& request, Nanos now);
+  // `admission` false: no SLO check (a request re-dispatched after its rank died was already
+  // admitted); it is rejected only when no live instance is left.
+  Decision Decide(const Request& request, Nanos now, bool admission = true);
   // Blocks now held by a prefill instance (computed, or fetched from another instance).
   void OnBlocksStored(int prefill, std::span<const BlockHash> blocks, Nanos now);
   void OnPrefillDone(RequestId id, int prefill, Nanos now);

@@ -186,6 +186,10 @@ void ConductorRole::Run() {
   // Requests still open at the job deadline stay "lost", those arriving after it too: the
   // replay stops there rather than dispatching the rest of the trace first.
   const Nanos deadline = start_wall_ + ctx_.config.job_deadline;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    WritePartialSummary();  // from the start: a job killed early still leaves one
+  }
   for (size_t i = 0; i < requests_.size(); ++i) {
     const Nanos arrival_model = std::chrono::milliseconds(requests_[i].timestamp_ms);
     const Nanos due = start_wall_ + ctx_.ModelToWall(arrival_model);
@@ -301,7 +305,8 @@ std::optional<PrefillTask> ConductorRole::Redispatch(size_t i, const std::string
   ++p.attempt;
   records_[i].prefilled = false;
   conductor::Request req{t.id, p.arrival_model, t.input_length, t.output_length, t.hash_ids};
-  conductor::Decision d = scheduler_.Decide(req, ModelNow());
+  // Admitted already at its arrival: served late rather than turned away now.
+  conductor::Decision d = scheduler_.Decide(req, ModelNow(), /*admission=*/false);
   if (!d.accepted) {
     Resolve(i, trace::Outcome::kFailed, reason + "_then_" + conductor::RejectReasonName(d.reason));
     return std::nullopt;

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# A rank dies or hangs mid-replay under a real mpirun that keeps the survivors running
+# (orte_enable_recovery), and the job goes on (docs/FAULTS.md). Modes:
+#   store_kill     a store rank SIGKILLed (store.replicas = 2): lost 0, failed 0, re-replicated
+#   store_stop     the same with SIGSTOP; the rank is resumed after it was declared dead and
+#                  must be refused (fenced) and end itself
+#   prefill_kill   a prefill rank SIGKILLed: its requests re-dispatched, lost 0
+#   conductor_kill the conductor SIGKILLed from outside: every other rank ends non-zero within
+#                  3 x the failure timeout, nothing left behind
+#   store_kill_r1  a store rank SIGKILLed with store.replicas = 1: prefixes recomputed, counted
+# Every run checks summary.json: no KV block failed its checksum, the dead rank is named.
+# Usage: fault_test.sh MODE MOONCAKE CONFIG TRACE MPIRUN [mpirun args...]
+# Exit 77 (a CTest skip) when TRACE is missing.
+set -u
+mode=$1 mooncake=$2 config=$3 trace=$4
+shift 4
+if [[ ! -r $trace ]]; then
+  echo "SKIP: $trace not found (the real Mooncake traces are read from ../shared/traces)"
+  exit 77
+fi
+dir=$(mktemp -d)
+trap 'pkill -KILL -f "^$mooncake .*--out $dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
+fail() { echo "FAIL ($mode): $*"; tail -40 "$dir/log"; exit 1; }
+args=(--config "$config" --trace "$trace" --trace-limit 120 --time-scale 4 --out "$dir/run")
+case $mode in
+  store_kill) args+=(--fault.kill 1@4s) ;;
+  store_stop) args+=(--fault.stop 1@4s) ;;
+  prefill_kill) args+=(--fault.kill 3@4s) ;;
+  store_kill_r1) args+=(--store.replicas 1 --fault.kill 1@4s) ;;
+  conductor_kill) ;;
+  *) fail "unknown mode" ;;
+esac
+start=$(date +%s.%N)
+"$@" --mca orte_enable_recovery 1 -np 7 "$mooncake" "${args[@]}" >"$dir/log" 2>&1 &
+launcher=$!
+
+# The PID of rank R of this job (its environment names the rank).
+rank_pid() {
+  for p in $(pgrep -f "^$mooncake .*--out $dir/run"); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+      echo "$p"
+      return
+    fi
+  done
+}
+
+if [[ $mode == store_stop ]]; then
+  # Wait for the conductor to declare rank 1 dead, then let it run again: it must be fenced.
+  for _ in $(seq 1 300); do
+    grep -q "rank 1 declared dead" "$dir/log" && break
+    sleep 0.1
+  done
+  grep -q "rank 1 declared dead" "$dir/log" || fail "the stopped rank 1 was never declared dead"
+  kill -CONT "$(rank_pid 1)"
+fi
+if [[ $mode == conductor_kill ]]; then
+  for _ in $(seq 1 300); do
+    grep -q "^progress:\|^serving" "$dir/log" && break
+    sleep 0.1
+  done
+  sleep 3
+  victim=$(rank_pid 0)
+  [[ -n $victim ]] || fail "no conductor process found"
+  killed_at=$(date +%s.%N)
+  kill -KILL "$victim"
+  while [[ -n $(pgrep -f "^$mooncake .*--out $dir/run") ]]; do
+    sleep 0.05
+    gone=$(echo "$(date +%s.%N) - $killed_at" | bc)
+    (($(echo "$gone > 10" | bc))) && fail "ranks still running ${gone} s after the conductor died"
+  done
+  gone=$(echo "$(date +%s.%N) - $killed_at" | bc)
+  wait "$launcher"
+  ends=$(grep -c "ends: PeerFailure: the conductor (rank 0)" "$dir/log")
+  echo "conductor killed: every rank gone ${gone} s later; $ends of 6 ranks reported it and exited 4"
+  [[ $ends -eq 6 ]] || fail "expected all 6 other ranks to end on the conductor's loss"
+  (($(echo "$gone <= 3" | bc))) || fail "ranks ended ${gone} s after the conductor (limit 3 x 1 s)"
+  [[ -f $dir/run/summary.json ]] || fail "no partial summary.json"
+  echo "PASS"
+  exit 0
+fi
+wait "$launcher"
+elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+[[ -n $(pgrep -f "^$mooncake .*--out $dir/run") ]] && fail "ranks left behind"
+grep -E "requests  total|DEAD RANK|re-replicated|result" "$dir/log"
+summary=$dir/run/summary.json
+[[ -f $summary ]] || fail "no summary.json"
+/usr/bin/python3 - "$summary" "$mode" <<'PY' || fail "summary.json check"
+import json, sys
+s = json.load(open(sys.argv[1])); mode = sys.argv[2]; r = s["requests"]; e = s["extra"]
+def need(cond, what):
+    if not cond:
+        print("summary.json:", what); sys.exit(1)
+need(e.get("partial", 0) == 0, "the final summary is marked partial")
+need(r["lost"] == 0 and r["failed"] == 0, f"lost {r['lost']} failed {r['failed']}")
+need(r["completed"] > 0, "nothing completed")
+need(e["kv_checksum_failures"] == 0, "KV blocks failed their checksum")
+need(e["kv_blocks_verified_at_decode"] > 0, "no KV block verified at decode")
+victim = 3 if mode == "prefill_kill" else 1
+dead = [d["rank"] for d in s["dead_ranks"]]
+need(dead == [victim], f"dead ranks {dead}, expected [{victim}]")
+if mode == "prefill_kill":
+    need(e["requests_redispatched"] > 0, "no request re-dispatched")
+if mode in ("store_kill", "store_stop"):
+    need(e["store_objects_rereplicated"] > 0, "no object re-replicated")
+if mode == "store_kill_r1":
+    need(e["store_objects_lost"] > 0, "no object lost with one replica")
+print(f"{mode}: completed {r['completed']} rejected {r['rejected']}, dead {dead},",
+      {k: e[k] for k in ("requests_redispatched", "store_objects_rereplicated",
+                         "store_objects_lost", "prefix_blocks_missing_in_store") if k in e})
+PY
+if [[ $mode == store_stop ]]; then
+  grep -q "rank 1 ends: PeerFailure: .*fenced" "$dir/log" ||
+    fail "the resumed rank 1 was not told it was fenced"
+fi
+echo "PASS ($mode, ${elapsed} s)"

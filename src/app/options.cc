@@ -31,7 +31,7 @@ struct RawOptions {
   int replicas = 1;
   int ping_rounds = 20;
   int silent_rank = -1;
-  std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop;
+  std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file;
 };
 
 po::options_description General(std::string* config, RawOptions* raw) {
@@ -68,6 +68,9 @@ po::options_description Faults(RawOptions* raw) {
       "job.survive_rank_loss", po::value<std::string>(&raw->survive)->default_value("on"),
       "on: the job goes on when a rank other than the conductor dies (launch with "
       "launch/mooncake-mpirun, or mpirun --mca orte_enable_recovery 1); off: fail-stop")(
+      "job.status_file", po::value<std::string>(&raw->status_file)->value_name("FILE"),
+      "rank 0 writes the job's exit status here (mpirun with orte_enable_recovery exits 0 "
+      "whatever its ranks return; launch/mooncake-mpirun reads this file)")(
       "fault.kill", po::value<std::string>(&raw->fault_kill)->value_name("RANK@TIME"),
       "test hook: rank RANK kills itself (SIGKILL) TIME of wall time after the replay starts")(
       "fault.stop", po::value<std::string>(&raw->fault_stop)->value_name("RANK@TIME"),
@@ -234,6 +237,7 @@ Status FailureOptions(const RawOptions& raw, JobOptions* o) {
     return InvalidArgument("job.survive_rank_loss = '" + raw.survive + "' (allowed: on, off)");
   }
   o->survive_rank_loss = raw.survive == "on";
+  o->status_file = raw.status_file;
   MC_RETURN_IF_ERROR(FaultSpecOption("fault.kill", raw.fault_kill, &o->fault_kill));
   return FaultSpecOption("fault.stop", raw.fault_stop, &o->fault_stop);
 }

@@ -1,6 +1,7 @@
 #include "app/run.h"
 
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -229,6 +230,9 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   if (options.dry_run) return DryRun(mpi, *roles_or);
   bool peers_lost = false;
   const int code = RunOnRanks(options, workload, mpi, *roles_or, &peers_lost);
+  if (mpi.rank() == 0 && !options.status_file.empty()) {
+    std::ofstream(options.status_file) << code << "\n";
+  }
   if (peers_lost) {
     // Open MPI's MPI_Finalize hangs when a peer died (measured with orte_enable_recovery): leave
     // without it. The job's own summary names the dead ranks; the exit code says the outcome.

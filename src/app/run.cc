@@ -1,8 +1,8 @@
 #include "app/run.h"
 
 #include <cstdio>
-#include <fstream>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>

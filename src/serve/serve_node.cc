@@ -22,6 +22,7 @@ ServeNode::ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& conf
 ServeNode::~ServeNode() {
   if (heartbeats_) heartbeats_->Stop();
   if (detector_) detector_->Stop();
+  if (rereplicator_) rereplicator_->Stop();
   if (prefill_) prefill_->Stop();
   if (decode_) decode_->Stop();
   if (master_) master_->Stop();
@@ -50,6 +51,10 @@ Status ServeNode::Start() {
     Status s = master_->AddSegments(deps_.topology);
     if (!s.ok()) return s;
     master_->Start();
+    rereplicator_ = std::make_unique<store::Rereplicator>(deps_.transport, *master_, deps_.topology,
+                                                          ctx_.config.phase_timeout);
+    s = rereplicator_->Start();
+    if (!s.ok()) return s;
     StartConductor();
   } else if (part_ == ServePart::kPrefill || part_ == ServePart::kDecode) {
     StartClient();
@@ -95,6 +100,14 @@ void ServeNode::StartMembership() {
 }
 
 void ServeNode::OnRankDead(const DeadRank& dead) {
+  if (master_ && deps_.topology.Find(dead.rank) != nullptr) {
+    // A store rank: its replicas go; objects left below their replica count are copied again
+    // from the survivors; objects with none left are gone (prefills recompute those blocks).
+    Status s =
+        master_->WithMaster([&](store::MetadataMaster& m) { return m.RemoveSegment(dead.rank); });
+    if (!s.ok()) log::Warn("removing the segment of rank {}: {}", dead.rank.value, s.ToString());
+    if (rereplicator_) rereplicator_->Kick();
+  }
   if (conductor_) conductor_->OnRankDead(dead.rank, dead.why);
   reports_cv_.notify_all();  // CollectReports stops waiting for it
 }

@@ -32,6 +32,7 @@
 #include "serve/serve_context.h"
 #include "store/client.h"
 #include "store/master_service.h"
+#include "store/rereplicator.h"
 #include "store/topology.h"
 
 namespace mooncake::serve {
@@ -116,8 +117,9 @@ class ServeNode {
   std::condition_variable reports_cv_;
   std::map<int, RankReport> reports_;  // conductor: by rank
   std::unique_ptr<trace::RequestLog> request_log_;
-  std::unique_ptr<FailureDetector> detector_;    // conductor
-  std::unique_ptr<HeartbeatSender> heartbeats_;  // others
+  std::unique_ptr<store::Rereplicator> rereplicator_;  // conductor
+  std::unique_ptr<FailureDetector> detector_;          // conductor
+  std::unique_ptr<HeartbeatSender> heartbeats_;        // others
   std::optional<store::MasterService> master_;
   std::optional<store::StoreClient> client_;
   std::optional<conductor::Scheduler> scheduler_;

@@ -13,7 +13,8 @@ using ull = unsigned long long;
 
 // summary.json's counters of the live job, beside the request metrics.
 void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const RankReport& all,
-                 const store::StatsResponse& st, const SummaryInputs& in, trace::Summary* s) {
+                 const store::StatsResponse& st, const store::MasterStats& ms,
+                 const SummaryInputs& in, trace::Summary* s) {
   auto& e = s->extra;
   e["kv_blocks_verified_at_decode"] = static_cast<double>(totals.blocks_verified);
   e["kv_checksum_failures"] = static_cast<double>(totals.blocks_corrupt + all.blocks_corrupt);
@@ -29,6 +30,9 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["store_objects"] = static_cast<double>(st.objects);
   e["store_evicted_replicas"] = static_cast<double>(st.evicted_replicas);
   e["store_put_failures"] = static_cast<double>(all.store_put_failures);
+  e["store_objects_rereplicated"] = static_cast<double>(ms.rereplicated);
+  e["store_objects_lost"] = static_cast<double>(ms.objects_lost);
+  e["store_ranks_removed"] = static_cast<double>(ms.removed_ranks);
   e["trace_lines_skipped"] = static_cast<double>(in.workload->stats.skipped);
   e["rank_errors"] = static_cast<double>(all.errors);
   e["dispatch_failures"] = static_cast<double>(totals.dispatch_failures);
@@ -81,6 +85,13 @@ void PrintTable(const ServeContext& ctx, const ConductorTotals& totals, const Ra
       "store", static_cast<ull>(totals.blocks_loaded), static_cast<ull>(totals.blocks_missing),
       FormatBytes(totals.bytes_stored).c_str());
   std::printf("%s", in.ssd_line.c_str());
+  if (!in.dead.empty()) {
+    std::printf(
+        "%-28s %.0f objects re-replicated, %.0f lost with every replica; %llu requests "
+        "re-dispatched\n",
+        "after rank loss", summary.extra.at("store_objects_rereplicated"),
+        summary.extra.at("store_objects_lost"), static_cast<ull>(totals.redispatched));
+  }
   std::printf("%-28s compute slept (exact); transfers paced to the modelled NIC rate (%.0f Gbps)\n",
               "clocks", ctx.cost.hardware().nic_bytes_per_s * 8 / 1e9);
 }
@@ -93,7 +104,9 @@ int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInput
   const auto& records = conductor.records();
   trace::Summary summary = trace::Summarize(records, ctx.config.thresholds);
   const ConductorTotals totals = conductor.totals();
-  AddCounters(ctx, totals, all, node.master()->Stats(), in, &summary);
+  const store::MasterStats ms =
+      node.master()->WithMaster([](store::MetadataMaster& m) { return m.Stats(); });
+  AddCounters(ctx, totals, all, node.master()->Stats(), ms, in, &summary);
   for (const DeadRank& d : in.dead) {
     const double after = static_cast<double>((d.when - conductor.start_wall()).count()) * 1e-9;
     summary.dead_ranks.push_back(trace::RankLoss{d.rank.value, after, d.why});

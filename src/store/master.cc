@@ -30,7 +30,7 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
                                                               const ReplicateConfig& cfg) {
   if (size == 0) return InvalidArgument("put of '" + key + "' with size 0");
   if (cfg.replicas == 0) return InvalidArgument("put of '" + key + "' with 0 replicas");
-  if (cfg.replicas > segments_.size()) {
+  if (cfg.replicas > segments_.size() + removed_segments_) {
     return InvalidArgument("put of '" + key + "' wants " + std::to_string(cfg.replicas) +
                            " replicas on distinct ranks, but only " +
                            std::to_string(segments_.size()) + " store ranks exist");
@@ -44,9 +44,12 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
   o.size = size;
   o.soft_pin = cfg.soft_pin;
   o.hard_pin = cfg.hard_pin;
+  o.target_replicas = cfg.replicas;
+  // After a rank died, fewer ranks may be left than the put asks for: place what fits.
+  const size_t want = std::min<size_t>(cfg.replicas, segments_.size());
   Status last = NoSpace("no store rank can hold " + std::to_string(size) + " B");
   for (Rank rank : Candidates(cfg)) {
-    if (o.replicas.size() == cfg.replicas) break;
+    if (o.replicas.size() == want) break;
     auto a = AllocateOn(rank, segments_.at(rank), size);
     if (!a.ok()) {
       last = a.status();
@@ -57,7 +60,7 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
     r.alloc = *a;
     o.replicas.push_back(r);
   }
-  if (o.replicas.size() < cfg.replicas) {
+  if (o.replicas.size() < want || want == 0) {
     EraseObject(o);
     return last.WithContext("put of '" + key + "'");
   }

@@ -1,7 +1,8 @@
 // MetadataMaster: the store's global index and allocation/eviction policy (Mooncake Store's
 // master), as pure logic. It maps object keys to replicas on store ranks, allocates their DRAM,
 // grants leases, honours pins and evicts in LRU order. It never touches object bytes and includes
-// no MPI, UCX or HDF5: the conductor rank serves it over RPC and the simulator drives it directly.
+// no MPI, UCX or HDF5: the conductor rank serves it over RPC. (The simulator keeps its own cache
+// model today; it does not drive this class.)
 //
 // Semantics (DESIGN.md "Store semantics"):
 // - Two-phase put: PutStart allocates `replicas` regions on distinct ranks; the client writes them;
@@ -57,6 +58,19 @@ struct MasterStats {
   uint64_t promotions_started = 0;  // orders the sink took
   uint64_t promotions_done = 0;     // CompletePromote(ok)
   uint64_t ssd_replicas = 0;        // current SSD replicas (recorded by spills and recovery)
+  uint64_t removed_ranks = 0;       // segments removed because their rank died
+  uint64_t objects_lost = 0;        // visible objects whose every replica was on removed ranks
+  uint64_t copies_started = 0;      // re-replication orders handed out (StartCopies)
+  uint64_t rereplicated = 0;        // of those, completed: a new DRAM replica is visible
+};
+
+// A re-replication order: copy the object's bytes from `from` (a surviving replica) to the
+// region reserved at `to`, check them against `checksum`, then CompleteCopy(ticket, ok).
+struct CopyOrder {
+  uint64_t ticket = 0;
+  std::string key;
+  ReplicaLocation from, to;
+  uint64_t checksum = 0;
 };
 
 class MetadataMaster {
@@ -66,8 +80,17 @@ class MetadataMaster {
 
   // Segments. AlreadyExists when `rank` is registered. RemoveSegment (a rank died) drops its
   // replicas, revokes in-flight puts that had one there, and removes objects left with none.
+  // After a removal, puts place min(replicas, live ranks) replicas (degraded, not refused).
   Status AddSegment(Rank rank, uint64_t capacity);
   Status RemoveSegment(Rank rank);
+
+  // Re-replication after a rank loss: up to `max_orders` visible objects holding fewer DRAM
+  // replicas than their put asked for get a region reserved on another live rank (within
+  // capacity, no eviction) and a lease on the source, so neither goes away during the copy.
+  std::vector<CopyOrder> StartCopies(size_t max_orders);
+  // With `ok` the reserved region becomes a visible replica; otherwise it is freed. NotFound
+  // when the ticket is unknown or the object went away (the region is freed either way).
+  Status CompleteCopy(uint64_t ticket, bool ok);
 
   Result<std::vector<ReplicaLocation>> PutStart(const std::string& key, uint64_t size,
                                                 const ReplicateConfig& cfg);
@@ -131,8 +154,10 @@ class MetadataMaster {
     uint64_t put_id = 0;  // unique per object: names this incarnation of the key
     Nanos put_deadline{0};
     uint32_t pending_spills = 0;
-    uint32_t ssd_hits = 0;   // since the last promotion
-    bool promoting = false;  // a PromotionOrder is out
+    uint32_t ssd_hits = 0;         // since the last promotion
+    bool promoting = false;        // a PromotionOrder is out
+    bool copying = false;          // a CopyOrder is out
+    uint32_t target_replicas = 1;  // what its put asked for (re-replication restores it)
     std::vector<Replica> replicas;
   };
   struct Segment {
@@ -175,6 +200,8 @@ class MetadataMaster {
   std::deque<std::pair<Nanos, std::pair<std::string, uint64_t>>> put_deadlines_;
   std::unordered_map<uint64_t, Spill> spills_;
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
+  std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
+  uint32_t removed_segments_ = 0;
   uint64_t next_put_id_ = 1;
   uint64_t next_ticket_ = 1;
   MasterStats stats_;

@@ -44,6 +44,17 @@ Status MetadataMaster::RemoveSegment(Rank rank) {
       ++it;
     }
   }
+  for (auto it = copies_.begin(); it != copies_.end();) {
+    if (it->second.rank == rank) {
+      auto o = objects_.find(it->second.key);
+      if (o != objects_.end() && o->second.put_id == it->second.object_id) {
+        o->second.copying = false;
+      }
+      it = copies_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = promotions_.begin(); it != promotions_.end();) {
     if (it->second.rank == rank) {
       auto o = objects_.find(it->second.key);
@@ -72,9 +83,69 @@ Status MetadataMaster::RemoveSegment(Rank rank) {
         ++i;
       }
     }
+    if (o.replicas.empty() && o.pending_spills == 0) ++stats_.objects_lost;
     EraseIfEmpty(o);
   }
   segments_.erase(rank);
+  ++removed_segments_;
+  ++stats_.removed_ranks;
+  return Status::Ok();
+}
+
+std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
+  std::vector<CopyOrder> orders;
+  for (auto& [key, o] : objects_) {
+    if (orders.size() >= max_orders) break;
+    if (!o.visible || o.copying) continue;
+    const Replica* source = nullptr;
+    uint32_t dram = 0;
+    for (const Replica& r : o.replicas) {
+      if (r.loc.tier != Tier::kDram) continue;
+      ++dram;
+      source = &r;
+    }
+    if (source == nullptr || dram >= o.target_replicas) continue;
+    // Another live rank, emptiest first, with room now: re-replication never evicts.
+    for (Rank rank : Candidates(ReplicateConfig{})) {
+      bool holds = false;
+      for (const Replica& r : o.replicas) holds = holds || r.loc.rank == rank;
+      if (holds) continue;
+      auto a = segments_.at(rank).alloc.Allocate(o.size);
+      if (!a.ok()) continue;
+      const uint64_t ticket = next_ticket_++;
+      copies_[ticket] = Spill{key, o.put_id, rank, *a};
+      orders.push_back(CopyOrder{ticket, key, source->loc,
+                                 ReplicaLocation{rank, Tier::kDram, a->offset, o.size},
+                                 o.checksum});
+      o.copying = true;
+      Grant(o);  // the source stays while it is read
+      ++stats_.copies_started;
+      break;
+    }
+  }
+  return orders;
+}
+
+Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
+  auto it = copies_.find(ticket);
+  if (it == copies_.end()) return NotFound("no copy with ticket " + std::to_string(ticket));
+  Spill c = std::move(it->second);
+  copies_.erase(it);
+  auto seg = segments_.find(c.rank);
+  auto o = objects_.find(c.key);
+  const bool alive = o != objects_.end() && o->second.put_id == c.object_id;
+  if (alive) o->second.copying = false;
+  if (!ok || !alive || seg == segments_.end()) {
+    if (seg != segments_.end()) (void)seg->second.alloc.Free(c.alloc);
+    return alive ? Status::Ok() : NotFound("object '" + c.key + "' went away while copied");
+  }
+  Object& obj = o->second;
+  Replica r;
+  r.loc = ReplicaLocation{c.rank, Tier::kDram, c.alloc.offset, obj.size};
+  r.alloc = c.alloc;
+  obj.replicas.push_back(r);
+  LinkDram(obj, obj.replicas.back());
+  ++stats_.rereplicated;
   return Status::Ok();
 }
 

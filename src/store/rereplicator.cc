@@ -1,0 +1,107 @@
+#include "store/rereplicator.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace mooncake::store {
+
+Rereplicator::Rereplicator(transport::Transport& transport, MasterService& master,
+                           const StoreTopology& topology, Nanos timeout, size_t staging_bytes)
+    : transport_(transport),
+      master_(master),
+      topology_(topology),
+      timeout_(timeout),
+      staging_(std::max<size_t>(staging_bytes, 4096)) {}
+
+Rereplicator::~Rereplicator() {
+  Stop();
+  if (registered_) (void)transport_.UnregisterMemory(region_);
+}
+
+Status Rereplicator::Start() {
+  auto region =
+      transport_.RegisterMemory(staging_.data(), staging_.size(), transport::MemoryType::kHost);
+  if (!region.ok()) return region.status().WithContext("re-replication staging buffer");
+  region_ = *region;
+  registered_ = true;
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void Rereplicator::Kick() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kicked_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Rereplicator::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Rereplicator::Loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    cv_.wait(lock, [this] { return stopping_ || kicked_; });
+    kicked_ = false;
+    while (!stopping_) {
+      lock.unlock();
+      auto orders = master_.WithMaster([](MetadataMaster& m) { return m.StartCopies(64); });
+      for (const CopyOrder& order : orders) {
+        Status s = Copy(order);
+        if (!s.ok()) {
+          ++failed_;
+          log::Warn("re-replication of '{}' to rank {}: {}", order.key, order.to.rank.value,
+                    s.ToString());
+        } else {
+          ++copied_;
+        }
+        master_.WithMaster([&](MetadataMaster& m) { return m.CompleteCopy(order.ticket, s.ok()); });
+      }
+      lock.lock();
+      if (orders.empty()) break;
+    }
+  }
+}
+
+Status Rereplicator::Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length) {
+  transport::TransferRequest req{op, staging_.data(), peer, remote, length};
+  auto batch = transport_.Submit(std::span(&req, 1));
+  if (!batch.ok()) return batch.status();
+  return (*batch)->Wait(timeout_);
+}
+
+Status Rereplicator::Copy(const CopyOrder& order) {
+  auto from = topology_.RemoteAddress(order.from);
+  auto to = topology_.RemoteAddress(order.to);
+  if (!from.ok()) return from.status();
+  if (!to.ok()) return to.status();
+  // Piece by piece through the staging buffer, hashing what was read: only bytes that match the
+  // object's checksum become a replica (a damaged or torn survivor is never copied).
+  XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) return Internal("out of memory for a hash state");
+  XXH3_64bits_reset(state);
+  Status s = Status::Ok();
+  for (uint64_t done = 0; done < order.from.length && s.ok();) {
+    const size_t piece = std::min<uint64_t>(staging_.size(), order.from.length - done);
+    s = Move(transport::OpKind::kRead, order.from.rank, *from + done, piece);
+    if (s.ok()) XXH3_64bits_update(state, staging_.data(), piece);
+    if (s.ok()) s = Move(transport::OpKind::kWrite, order.to.rank, *to + done, piece);
+    done += piece;
+  }
+  const uint64_t sum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  if (s.ok() && sum != order.checksum) return Corrupt("the surviving replica fails its checksum");
+  return s;
+}
+
+}  // namespace mooncake::store

@@ -1,0 +1,62 @@
+// Re-replication after a store rank died (DESIGN.md "Failure model"): on the conductor, copies
+// every object left with fewer DRAM replicas than its put asked for from a surviving replica to
+// another live store rank, one-sided: READ from the survivor into a registered staging buffer,
+// check the object's XXH3 checksum, WRITE to the region the master reserved, then make it a
+// replica (MetadataMaster::StartCopies / CompleteCopy). A copy whose bytes fail the checksum is
+// dropped, never installed. Runs on its own thread, woken by Kick().
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/master_service.h"
+#include "store/topology.h"
+#include "transport/transport.h"
+
+namespace mooncake::store {
+
+class Rereplicator {
+ public:
+  // `transport`, `master` and `topology` must outlive it. `staging_bytes`: copies of larger
+  // objects go through it in pieces.
+  Rereplicator(transport::Transport& transport, MasterService& master,
+               const StoreTopology& topology, Nanos timeout, size_t staging_bytes = 4 << 20);
+  ~Rereplicator();
+  Rereplicator(const Rereplicator&) = delete;
+  Rereplicator& operator=(const Rereplicator&) = delete;
+
+  // Registers the staging buffer and starts the thread.
+  Status Start();
+  // Copies until no object is under-replicated (or nothing more fits). Any thread.
+  void Kick();
+  void Stop();
+  uint64_t copied() const { return copied_.load(); }
+  uint64_t failed() const { return failed_.load(); }
+
+ private:
+  void Loop();
+  Status Copy(const CopyOrder& order);
+  Status Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length);
+
+  transport::Transport& transport_;
+  MasterService& master_;
+  const StoreTopology& topology_;
+  Nanos timeout_;
+  std::vector<std::byte> staging_;
+  transport::MemoryRegion region_;
+  bool registered_ = false;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool kicked_ = false, stopping_ = false;
+  std::atomic<uint64_t> copied_{0}, failed_{0};
+  std::thread thread_;
+};
+
+}  // namespace mooncake::store

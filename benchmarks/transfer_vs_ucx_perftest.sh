@@ -14,7 +14,7 @@
 set -euo pipefail
 
 TLS_NAME=shm
-BUILD=${BUILD:-/tmp/build-xfer}
+BUILD=${BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
 SIZES="64KiB 1MiB 16MiB"
 REPEATS=1
 DURATION=2s

@@ -25,7 +25,7 @@ args=(--config "$config" --trace "$trace" --trace-limit 120 --time-scale 4 --out
 case $mode in
   store_kill) args+=(--fault.kill 1@4s) ;;
   store_stop) args+=(--fault.stop 1@4s) ;;
-  prefill_kill) args+=(--fault.kill 3@4s) ;;
+  prefill_kill) args+=(--fault.kill 4@4s) ;;
   store_kill_r1) args+=(--store.replicas 1 --fault.kill 1@4s) ;;
   conductor_kill) ;;
   *) fail "unknown mode" ;;
@@ -95,7 +95,7 @@ need(r["lost"] == 0 and r["failed"] == 0, f"lost {r['lost']} failed {r['failed']
 need(r["completed"] > 0, "nothing completed")
 need(e["kv_checksum_failures"] == 0, "KV blocks failed their checksum")
 need(e["kv_blocks_verified_at_decode"] > 0, "no KV block verified at decode")
-victim = 3 if mode == "prefill_kill" else 1
+victim = 4 if mode == "prefill_kill" else 1  # ranks: conductor 0, store 1-3, prefill 4-5, decode 6
 dead = [d["rank"] for d in s["dead_ranks"]]
 need(dead == [victim], f"dead ranks {dead}, expected [{victim}]")
 if mode == "prefill_kill":

@@ -43,8 +43,8 @@ std::vector<Status> StoreClient::Finish(transport::TransferBatch& batch, const D
   std::vector<Status> per = batch.RequestStatus();
   for (auto& s : per) {
     if (s.code() == ErrorCode::kBusy) {
-      s = waited.code() == ErrorCode::kTimeout ? waited
-                                               : Timeout("transfer still running at deadline");
+      // The wait's own verdict names the cause (the deadline, or a peer declared dead).
+      s = !waited.ok() ? waited : Timeout("transfer still running at deadline");
     }
   }
   return per;

@@ -65,7 +65,9 @@ void Rereplicator::Loop() {
         } else {
           ++copied_;
         }
-        master_.WithMaster([&](MetadataMaster& m) { return m.CompleteCopy(order.ticket, s.ok()); });
+        Status done = master_.WithMaster(
+            [&](MetadataMaster& m) { return m.CompleteCopy(order.ticket, s.ok()); });
+        if (!done.ok()) log::Warn("re-replication of '{}': {}", order.key, done.ToString());
       }
       lock.lock();
       if (orders.empty()) break;

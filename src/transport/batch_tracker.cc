@@ -145,27 +145,50 @@ BatchState SharedBatch::Poll() {
   return state_->state();
 }
 
+namespace {
+
+// The ranks that requests still in progress wait on, as "1, 3".
+std::string PendingPeers(const BatchTracker& state, const Transport* dead_only) {
+  std::set<int32_t> peers;
+  auto statuses = state.RequestStatus();
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    if (statuses[i].code() != ErrorCode::kBusy) continue;
+    const Rank peer = state.requests()[i].peer;
+    if (dead_only == nullptr || dead_only->PeerDead(peer)) peers.insert(peer.value);
+  }
+  std::string names;
+  for (int32_t p : peers) names += (names.empty() ? "" : ", ") + std::to_string(p);
+  return names;
+}
+
+}  // namespace
+
 Status SharedBatch::Wait(Nanos timeout) {
   // Fast path (one small request on shared memory completes inside Submit): no clock read.
   if (state_->done()) return state_->FirstError();
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
+  // A peer declared dead never completes a one-sided request over shared memory: look for one
+  // now and then while idle, so the caller falls back (another replica) instead of timing out.
+  constexpr Nanos kDeadPeerCheck = std::chrono::milliseconds(2);
+  Nanos next_dead_check = clock.Now() + kDeadPeerCheck;
   uint32_t idle_rounds = 0;
   CallerProgressScope scope(driver_);
   while (!state_->done()) {
     bool progressed = driver_ ? driver_->Progress() : false;
     if (state_->done()) break;
-    if (clock.Now() > deadline) {
-      std::set<int32_t> peers;
-      auto statuses = state_->RequestStatus();
-      for (size_t i = 0; i < statuses.size(); ++i) {
-        if (statuses[i].code() == ErrorCode::kBusy) peers.insert(state_->requests()[i].peer.value);
-      }
-      std::string names;
-      for (int32_t p : peers) names += (names.empty() ? "" : ", ") + std::to_string(p);
+    const Nanos now = clock.Now();
+    if (now > deadline) {
       return Timeout("transfer batch not finished after " +
                      std::to_string(timeout.count() / 1000000) + " ms; waiting on rank(s) " +
-                     names);
+                     PendingPeers(*state_, nullptr));
+    }
+    if (driver_ && !progressed && now > next_dead_check) {
+      next_dead_check = now + kDeadPeerCheck;
+      const std::string dead = PendingPeers(*state_, driver_);
+      if (!dead.empty()) {
+        return PeerFailure("transfer abandoned: rank(s) " + dead + " declared dead");
+      }
     }
     // Spin while the backend makes progress; yield the core when it does not, so oversubscribed
     // ranks (tests run 6 ranks on 2 cores) let the peer we wait on run.

@@ -189,19 +189,21 @@ bool Rpc::IsDead(Rank peer) const {
 
 void Rpc::MarkDead(Rank peer, const std::string& why) {
   if (peer.value < 0 || peer.value >= world_size_) return;
-  std::lock_guard<std::mutex> lock(calls_mutex_);
-  dead_why_[peer.value] = why;
-  dead_[peer.value] = true;
-  for (auto& [id, call] : calls_) {
-    if (call->peer.value != peer.value || call->done) continue;
-    call->done = true;
-    call->status = ErrorCode::kPeerFailure;
-    call->payload.clear();
+  {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    dead_why_[peer.value] = why;
+    dead_[peer.value] = true;
     const std::string msg = "declared dead (" + why + ")";
-    call->payload.assign(reinterpret_cast<const std::byte*>(msg.data()),
-                         reinterpret_cast<const std::byte*>(msg.data()) + msg.size());
+    for (auto& [id, call] : calls_) {
+      if (call->peer.value != peer.value || call->done) continue;
+      call->done = true;
+      call->status = ErrorCode::kPeerFailure;
+      call->payload.assign(reinterpret_cast<const std::byte*>(msg.data()),
+                           reinterpret_cast<const std::byte*>(msg.data()) + msg.size());
+    }
   }
   calls_cv_.notify_all();
+  transport_.MarkPeerDead(peer, why);  // transfers to it fail fast too
 }
 
 Status Rpc::DeadPeer(Rank peer, uint16_t type) {

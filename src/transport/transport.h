@@ -150,6 +150,21 @@ class Transport {
     return nullptr;
   }
 
+  // The job's membership declared `peer` dead (a missed heartbeat: over shared memory a dead or
+  // stopped peer is never reported by the backend itself). From now on every transfer to it
+  // fails fast with PeerFailure naming it, and waits on batches that still have requests to it
+  // return PeerFailure instead of running into their deadline. Messages still go out (Rpc
+  // refuses calls to a dead rank itself, and tells a fenced rank that wakes up so).
+  virtual void MarkPeerDead(Rank peer, const std::string& why) {
+    (void)peer;
+    (void)why;
+  }
+  // True once MarkPeerDead(peer) was called or the backend saw the peer fail.
+  virtual bool PeerDead(Rank peer) const {
+    (void)peer;
+    return false;
+  }
+
   // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).
   virtual std::string DescribePath(Rank peer) const = 0;
 

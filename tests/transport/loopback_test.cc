@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "transport/loopback/loopback_transport.h"
@@ -95,6 +96,35 @@ TEST_F(LoopbackTest, PausedPeerMakesWaitTimeOutNamingThePeer) {
   EXPECT_EQ(per[0].code(), ErrorCode::kBusy);  // in progress is a state, not an error
   SetLoopbackRankPaused(*hub_, Rank{1}, false);
   EXPECT_TRUE((*batch)->Wait(milliseconds(1000)).ok());
+}
+
+// The failure model (docs/FAULTS.md): once membership declares a rank dead, a wait on a transfer
+// to it ends with PeerFailure naming it at once, not at its deadline, and new ones fail at submit.
+TEST_F(LoopbackTest, PeerDeclaredDeadEndsTheWaitBeforeItsDeadline) {
+  SetLoopbackRankPaused(*hub_, Rank{1}, true);  // stopped: it never answers
+  std::vector<std::byte> buf(64);
+  TransferRequest r{OpKind::kRead, buf.data(), Rank{1}, remote(0), 64};
+  auto batch = ranks_[0]->Submit(std::span(&r, 1));
+  ASSERT_TRUE(batch.ok());
+  std::thread membership([&] {
+    std::this_thread::sleep_for(milliseconds(20));
+    ranks_[0]->MarkPeerDead(Rank{1}, "no heartbeat");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Status s = (*batch)->Wait(std::chrono::seconds(30));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  membership.join();
+  EXPECT_EQ(s.code(), ErrorCode::kPeerFailure) << s.ToString();
+  EXPECT_NE(s.message().find("rank(s) 1"), std::string::npos) << s.message();
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_TRUE(ranks_[0]->PeerDead(Rank{1}));
+  EXPECT_FALSE(ranks_[0]->PeerDead(Rank{0}));
+
+  auto refused = ranks_[0]->Submit(std::span(&r, 1));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ((*refused)->Wait(milliseconds(1000)).code(), ErrorCode::kPeerFailure);
+  SetLoopbackRankPaused(*hub_, Rank{1}, false);  // lets the abandoned copy finish into buf
+  (void)(*batch)->Wait(milliseconds(1000));
 }
 
 }  // namespace

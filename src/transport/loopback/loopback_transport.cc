@@ -99,7 +99,9 @@ class LoopbackHub {
 class LoopbackTransport final : public Transport {
  public:
   LoopbackTransport(std::shared_ptr<LoopbackHub> hub, Rank self)
-      : hub_(std::move(hub)), self_(self) {}
+      : hub_(std::move(hub)), self_(self), dead_(new std::atomic<bool>[hub_->size()]) {
+    for (int r = 0; r < hub_->size(); ++r) dead_[r] = false;
+  }
   // Stops this rank's worker first, so no queued job can reach a destroyed transport.
   ~LoopbackTransport() override { hub_->Stop(hub_->rank(self_.value)); }
 
@@ -160,6 +162,13 @@ class LoopbackTransport final : public Transport {
     return reinterpret_cast<std::byte*>(remote_addr);
   }
 
+  void MarkPeerDead(Rank peer, const std::string&) override {
+    if (peer.value >= 0 && peer.value < hub_->size()) dead_[peer.value] = true;
+  }
+  bool PeerDead(Rank peer) const override {
+    return peer.value >= 0 && peer.value < hub_->size() && dead_[peer.value];
+  }
+
   Result<std::unique_ptr<TransferBatch>> Submit(
       std::span<const TransferRequest> requests) override {
     auto tracker = BatchTracker::Make(requests);
@@ -190,7 +199,8 @@ class LoopbackTransport final : public Transport {
         tracker->CompleteSlice(i, Status::Ok());
       });
     }
-    return std::unique_ptr<TransferBatch>(new SharedBatch(tracker, nullptr));
+    // `this` drives nothing (Progress is a no-op) but tells the wait which peers died.
+    return std::unique_ptr<TransferBatch>(new SharedBatch(tracker, this));
   }
 
   void SetMessageHandler(MessageHandler handler) override {
@@ -228,6 +238,8 @@ class LoopbackTransport final : public Transport {
                              std::to_string(hub_->size()));
     }
     if (r.local == nullptr) return InvalidArgument("request has a null local buffer");
+    if (dead_[r.peer.value])
+      return PeerFailure("rank " + std::to_string(r.peer.value) + " is dead");
     auto owner = imported_.Find(r.remote_addr, r.length);
     if (!owner || *owner != r.peer.value) {
       return InvalidArgument(RangeMessage(r) + " is not inside a region imported from that rank");
@@ -246,7 +258,8 @@ class LoopbackTransport final : public Transport {
   std::shared_ptr<LoopbackHub> hub_;
   Rank self_;
   uint64_t next_region_id_ = 1;
-  RegionTable<int32_t> imported_;  // remote base -> owner rank
+  RegionTable<int32_t> imported_;              // remote base -> owner rank
+  std::unique_ptr<std::atomic<bool>[]> dead_;  // MarkPeerDead, by rank
   std::mutex handler_mutex_;
   std::shared_ptr<MessageHandler> handler_;
 };

@@ -174,7 +174,7 @@ std::byte* UcxTransport::MappedAddress(Rank peer, uint64_t remote_addr, size_t l
   // answers here with its orphaned segment: the store notices it through leases and the
   // master, not through the copy. Callers must not race Close, as for Submit.
   if (closing_ || peer.value < 0 || peer.value >= world_size_ || eps_.empty() ||
-      peer_failed_[peer.value] || config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
+      TransfersRefused(peer.value) || config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
     return nullptr;
   }
   const RkeyHolder* rkey = FindImported(peer.value, remote_addr, length);
@@ -189,7 +189,7 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
   const bool is_write = r.op == OpKind::kWrite;
   const RkeyHolder* rkey = FindImported(peer, r.remote_addr, r.length);
   if (rkey != nullptr && rkey->mapped != nullptr && config_.data_path == DataPath::kAuto &&
-      !peer_failed_[peer]) {
+      !TransfersRefused(peer)) {
     // The peer's segment is mapped here: the transfer is one memcpy on this thread, complete
     // (and visible to the peer, memory being coherent) when it returns. ucp_get/put_nbx would
     // do the same copy, under the worker's lock (which serialises threads) and after its own
@@ -209,7 +209,7 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
   // A write completes only after the flush that follows it (remote completion), hence +1.
   tracker->SetSlices(index, slices + (is_write ? 1 : 0));
   Status error;
-  if (peer_failed_[peer]) {
+  if (TransfersRefused(peer)) {
     error = PeerFailure("rank " + std::to_string(peer) + " has failed");
   } else if (rkey == nullptr) {
     error = InvalidArgument("rank " + std::to_string(peer) + ": remote range [" +
@@ -269,7 +269,7 @@ Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t
   const int32_t peer = r.peer.value;
   const uint32_t slices = SliceCount(r.length, config_.am_slice);
   tracker->SetSlices(index, slices);
-  if (peer_failed_[peer]) {
+  if (TransfersRefused(peer)) {
     Status e = PeerFailure("rank " + std::to_string(peer) + " has failed");
     tracker->FailRemaining(index, slices, e);
     return e;

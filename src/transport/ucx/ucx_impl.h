@@ -107,6 +107,10 @@ class UcxTransport final : public Transport {
   void BeginCallerProgress() override { callers_waiting_.fetch_add(1, std::memory_order_relaxed); }
   void EndCallerProgress() override { callers_waiting_.fetch_sub(1, std::memory_order_relaxed); }
   std::string DescribePath(Rank peer) const override;
+  void MarkPeerDead(Rank peer, const std::string& why) override;
+  bool PeerDead(Rank peer) const override {
+    return peer.value >= 0 && peer.value < world_size_ && TransfersRefused(peer.value);
+  }
   void BeginShutdown() override { shutting_down_ = true; }
   Status Close(Nanos timeout) override;
 
@@ -119,6 +123,8 @@ class UcxTransport final : public Transport {
                      size_t length, const ucp_am_recv_param_t* param);
   ucs_status_t OnReadReq(const void* header, size_t header_length);
   void OnPeerError(int32_t peer, ucs_status_t status);
+  // Completes every active-message slice still waiting on it.
+  void FailPeer(int32_t peer, const Status& status);
   void CompleteToken(uint64_t token, const Status& status);
 
  private:
@@ -147,7 +153,13 @@ class UcxTransport final : public Transport {
   std::vector<std::unique_ptr<PeerErrorArg>> error_args_;  // outlive the endpoints
   std::vector<char> use_am_;                               // per peer: AM data path (1) or RMA (0)
   std::vector<std::string> paths_;  // per peer: UCX transports of the endpoint's lanes
-  std::unique_ptr<std::atomic<bool>[]> peer_failed_;
+  std::unique_ptr<std::atomic<bool>[]> peer_failed_;  // UCX reported the endpoint failed
+  // MarkPeerDead: transfers are refused, messages still go out (a fenced rank that wakes up is
+  // told so in a reply).
+  std::unique_ptr<std::atomic<bool>[]> peer_declared_dead_;
+  bool TransfersRefused(int32_t peer) const {
+    return peer_failed_[peer] || peer_declared_dead_[peer];
+  }
 
   std::mutex regions_mutex_;
   std::unordered_map<uint64_t, std::pair<MemoryRegion, ucp_mem_h>> regions_;  // by id

@@ -224,7 +224,8 @@ Status UcxTransport::Init() {
   // with a back-off (which added up to max_sleep to every RPC). Without one it falls back to it.
   if (ucp_worker_get_efd(worker_, &efd_) != UCS_OK) efd_ = -1;
   peer_failed_.reset(new std::atomic<bool>[world_size_]);
-  for (int i = 0; i < world_size_; ++i) peer_failed_[i] = false;
+  peer_declared_dead_.reset(new std::atomic<bool>[world_size_]);
+  for (int i = 0; i < world_size_; ++i) peer_failed_[i] = peer_declared_dead_[i] = false;
   for (int i = 0; i < world_size_; ++i) {
     imported_.push_back(std::make_unique<RegionTable<std::shared_ptr<RkeyHolder>>>());
   }
@@ -553,8 +554,18 @@ ucs_status_t UcxTransport::OnControl(const void* header, size_t header_length, v
 
 void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
   if (closing_ || shutting_down_) return;  // peers closing at shutdown is not a failure
-  peer_failed_[peer] = true;
   log::Warn("endpoint to rank {} failed: {}", peer, ucs_status_string(status));
+  peer_failed_[peer] = true;
+  FailPeer(peer, PeerFailure(PeerName(peer) + " failed: " + ucs_status_string(status)));
+}
+
+void UcxTransport::MarkPeerDead(Rank peer, const std::string& why) {
+  if (peer.value < 0 || peer.value >= world_size_ || closing_) return;
+  peer_declared_dead_[peer.value] = true;
+  FailPeer(peer.value, PeerFailure(PeerName(peer.value) + " is dead (" + why + ")"));
+}
+
+void UcxTransport::FailPeer(int32_t peer, const Status& status) {
   std::vector<uint64_t> doomed;
   {
     std::lock_guard<std::mutex> lock(tokens_mutex_);
@@ -562,9 +573,7 @@ void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
       if (op->peer == peer) doomed.push_back(token);
     }
   }
-  for (uint64_t t : doomed) {
-    CompleteToken(t, PeerFailure(PeerName(peer) + " failed: " + ucs_status_string(status)));
-  }
+  for (uint64_t t : doomed) CompleteToken(t, status);
 }
 
 Status UcxTransport::Close(Nanos timeout) {

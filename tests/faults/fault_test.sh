@@ -8,12 +8,14 @@
 #   conductor_kill the conductor SIGKILLed from outside: every other rank ends non-zero within
 #                  3 x the failure timeout, nothing left behind
 #   store_kill_r1  a store rank SIGKILLed with store.replicas = 1: prefixes recomputed, counted
-# Every run checks summary.json: no KV block failed its checksum, the dead rank is named.
-# Usage: fault_test.sh MODE MOONCAKE CONFIG TRACE MPIRUN [mpirun args...]
+# Every run checks summary.json: no KV block failed its checksum, the dead rank is named; and the
+# exit status of launch/mooncake-mpirun, which starts the job as a user would: 0 when nothing was
+# lost or failed, non-zero when the conductor died.
+# Usage: fault_test.sh MODE MOONCAKE CONFIG TRACE LAUNCHER MPIRUN [extra mpirun args...]
 # Exit 77 (a CTest skip) when TRACE is missing.
 set -u
-mode=$1 mooncake=$2 config=$3 trace=$4
-shift 4
+mode=$1 mooncake=$2 config=$3 trace=$4 launcher_script=$5 mpirun=$6
+shift 6
 if [[ ! -r $trace ]]; then
   echo "SKIP: $trace not found (the real Mooncake traces are read from ../shared/traces)"
   exit 77
@@ -21,7 +23,7 @@ fi
 dir=$(mktemp -d)
 trap 'pkill -KILL -f "^$mooncake .*--out $dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "FAIL ($mode): $*"; tail -40 "$dir/log"; exit 1; }
-args=(--config "$config" --trace "$trace" --trace-limit 120 --time-scale 4 --out "$dir/run")
+args=(--trace "$trace" --trace-limit 120 --time-scale 4 --out "$dir/run")
 case $mode in
   store_kill) args+=(--fault.kill 1@4s) ;;
   store_stop) args+=(--fault.stop 1@4s) ;;
@@ -31,7 +33,8 @@ case $mode in
   *) fail "unknown mode" ;;
 esac
 start=$(date +%s.%N)
-"$@" --mca orte_enable_recovery 1 -np 7 "$mooncake" "${args[@]}" >"$dir/log" 2>&1 &
+MOONCAKE_MPIRUN_ARGS="$*" "$launcher_script" --mpirun "$mpirun" --bin "$mooncake" \
+  --config "$config" --spread none -- "${args[@]}" >"$dir/log" 2>&1 &
 launcher=$!
 
 # The PID of rank R of this job (its environment names the rank).
@@ -70,6 +73,8 @@ if [[ $mode == conductor_kill ]]; then
   done
   gone=$(echo "$(date +%s.%N) - $killed_at" | bc)
   wait "$launcher"
+  rc=$?
+  ((rc != 0)) || fail "launch/mooncake-mpirun exited 0 although the conductor died"
   ends=$(grep -c "ends: PeerFailure: the conductor (rank 0)" "$dir/log")
   echo "conductor killed: every rank gone ${gone} s later; $ends of 6 ranks reported it and exited 4"
   [[ $ends -eq 6 ]] || fail "expected all 6 other ranks to end on the conductor's loss"
@@ -79,6 +84,7 @@ if [[ $mode == conductor_kill ]]; then
   exit 0
 fi
 wait "$launcher"
+rc=$?
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 [[ -n $(pgrep -f "^$mooncake .*--out $dir/run") ]] && fail "ranks left behind"
 grep -E "requests  total|DEAD RANK|re-replicated|result" "$dir/log"
@@ -116,4 +122,5 @@ if [[ $mode == store_stop ]]; then
   grep -q "rank 1 ends: PeerFailure: .*fenced" "$dir/log" ||
     fail "the resumed rank 1 was not told it was fenced"
 fi
+((rc == 0)) || fail "launch/mooncake-mpirun exited $rc (expected 0: nothing lost or failed)"
 echo "PASS ($mode, ${elapsed} s)"

@@ -84,6 +84,9 @@ void StartNode(JobContext& ctx, serve::ServeNode& node, const std::string& run_d
   Status s = node.SyncClock();
   if (!s.ok()) log::Error("{}", s.ToString());
   Barrier(ctx, "clocks synchronised");
+  // Bootstrap is over: leave MPI so that a rank loss from here on ends only that rank
+  // (MpiSession::Leave says why). Fail-stop jobs stay, so the launcher ends them all.
+  if (ctx.options.survive_rank_loss) ctx.mpi.Leave();
 }
 
 void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,

@@ -2,6 +2,9 @@
 
 #include <mpi.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <thread>
 
 namespace mooncake::cluster {
@@ -89,8 +92,20 @@ Status MpiSession::Barrier(Nanos timeout) const {
 }
 
 void MpiSession::Abort(int code) const {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {  // after Leave: nothing to abort collectively; this rank ends itself
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();
+}
+
+void MpiSession::Leave() const {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
 }
 
 }  // namespace mooncake::cluster

@@ -39,7 +39,16 @@ class MpiSession {
   Status Barrier(Nanos timeout) const;
 
   // Aborts the whole job (MPI_Abort) with `code`; for unrecoverable errors during bootstrap.
+  // After Leave, only this rank ends (with `code`).
   [[noreturn]] void Abort(int code) const;
+
+  // Collective, while every rank is alive: this rank leaves MPI (MPI_Finalize) once the
+  // bootstrap is over; from then on only the UCX RPC connects the ranks, and no other method
+  // but Abort may be called. Why: a rank that is still an MPI (PMIx) client cannot die alone.
+  // Slurm 22.05's PMIx plugin kills the whole step when one of its clients dies (measured:
+  // "_errhandler ... status = -61" then "STEP CANCELLED"), and Open MPI 4.1's MPI_Finalize
+  // hangs when a peer died. A rank that has left can be killed and the others go on.
+  void Leave() const;
 
  private:
   MpiSession() = default;

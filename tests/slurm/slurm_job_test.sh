@@ -6,13 +6,24 @@
 # request (total == completed + rejected, lost == 0, total > 0). Then `sbatch --test-only` accepts
 # every script in slurm/. The daemons are stopped by PID in an EXIT trap, whatever happens.
 #
-# Usage: slurm_job_test.sh SOURCE_DIR MOONCAKE_BINARY
+# With PART = fault instead: one job, the fault layout (configs/serve/faults.ini, 7 ranks) on a
+# slice of the conversation trace with a store rank SIGKILLed 4 s in, under srun --mpi=pmix:
+# COMPLETED with ExitCode 0:0, nothing lost or failed, the dead rank named, objects re-replicated,
+# 0 checksum failures (exit 77, a CTest skip, without the trace).
+#
+# Usage: slurm_job_test.sh SOURCE_DIR MOONCAKE_BINARY [PART: jobs (default) | fault]
 # Env:   SLURM_TEST_KEEP=1 keeps the temporary folder; SLURM_TEST_LAUNCHERS="srun mpirun".
 set -euo pipefail
 
 src=$(cd "${1:?usage: slurm_job_test.sh SOURCE_DIR MOONCAKE_BINARY}" && pwd)
 bin=$(readlink -f "${2:?usage: slurm_job_test.sh SOURCE_DIR MOONCAKE_BINARY}")
 config=configs/slurm/tiny.ini
+part=${3:-jobs}
+trace=$(readlink -f "${src}/../shared/traces/conversation_trace.jsonl" || true)
+if [[ ${part} == fault && ! -r ${trace} ]]; then
+  echo "SKIP: ${src}/../shared/traces/conversation_trace.jsonl not found"
+  exit 77
+fi
 launchers=${SLURM_TEST_LAUNCHERS:-srun mpirun}
 job_timeout=130 # seconds for one sbatch --wait (it polls, so it lags the job); two fit in the 300 s ctest TIMEOUT
 
@@ -121,6 +132,37 @@ ends_with_summary_table() {
   fi
   [[ $(tail -n 1 <<<"${after}") =~ ^result[[:space:]]+OK ]]
 }
+
+# 3a. The fault job (PART = fault): a store rank killed mid-replay, the step goes on.
+if [[ ${part} == fault ]]; then
+  echo "=== sbatch --wait --ntasks=7 slurm/mooncake.slurm configs/serve/faults.ini --fault.kill 1@4s"
+  job=$(timeout "${job_timeout}" sbatch --wait --ntasks=7 --time=00:03:00 "${sbatch_extra[@]}" \
+    slurm/mooncake.slurm configs/serve/faults.ini --trace "${trace}" --trace-limit 120 \
+    --time-scale 4 --fault.kill 1@4s 2>&1 | sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p')
+  [[ -n ${job} ]] || { echo "FAIL: sbatch did not submit" >&2; exit 1; }
+  grep -vE "PMIX ERROR|UCX +WARN|pending operations" "mooncake-${job}.out" | tail -n 25 || true
+  info=$(scontrol show job "${job}" 2>&1 || true)
+  expect "$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"${info}")" == COMPLETED \
+    "fault: job ${job} is COMPLETED after a store rank was killed"
+  expect "$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"${info}")" == 0:0 "fault: ExitCode 0:0"
+  if /usr/bin/python3 - "runs/${job}/summary.json" <<'EOF'; then
+import json, sys
+s = json.load(open(sys.argv[1])); r = s["requests"]; e = s["extra"]
+dead = [d["rank"] for d in s["dead_ranks"]]
+print(f"fault: completed {r['completed']} rejected {r['rejected']} lost {r['lost']} "
+      f"failed {r['failed']}, dead {dead}, re-replicated {e['store_objects_rereplicated']:.0f}, "
+      f"checksum failures {e['kv_checksum_failures']:.0f}")
+sys.exit(0 if r["lost"] == 0 and r["failed"] == 0 and r["completed"] > 0 and dead == [1]
+         and e["store_objects_rereplicated"] > 0 and e["kv_checksum_failures"] == 0 else 1)
+EOF
+    pass "fault: summary.json: nothing lost or failed, rank 1 named dead, objects re-replicated"
+  else
+    fail "fault: runs/${job}/summary.json missing or wrong"
+  fi
+  ((failures == 0)) || exit 1
+  echo "all slurm fault checks passed"
+  exit 0
+fi
 
 # 3. One job per launcher.
 for launcher in ${launchers}; do

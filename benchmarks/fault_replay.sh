@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a store rank's death costs a live replay: the same slice of the conversation trace served
-# twice by 7 ranks (configs/serve/faults.ini: 2 store ranks, store.replicas = 2), once clean and
+# twice by 7 ranks (configs/serve/faults.ini: 3 store ranks, store.replicas = 2), once clean and
 # once with store rank 1 SIGKILLed a third of the way into the replay. Prints completed
 # requests, mean TTFT and the prefix hit rate of both runs, then the last line
 #   fault_replay lost=<n> failed=<n> corrupt=<n> ttft_ratio=<faulted/clean>

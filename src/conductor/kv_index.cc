@@ -65,4 +65,14 @@ uint64_t KvIndex::Occupancy() const {
   return n;
 }
 
+void KvIndex::DropInstance(int instance) {
+  if (shared_pool_) return;
+  scratch_.clear();
+  caches_.at(instance).Clear(&scratch_);
+  for (BlockHash b : scratch_) {
+    auto it = replicas_.find(b.value);
+    if (it != replicas_.end() && --it->second == 0) replicas_.erase(it);
+  }
+}
+
 }  // namespace mooncake::conductor

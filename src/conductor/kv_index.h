@@ -33,6 +33,8 @@ class KvIndex {
   uint64_t Store(int instance, std::span<const BlockHash> blocks);
   // Refreshes the recency of the blocks the instance holds (a cache hit).
   void Touch(int instance, std::span<const BlockHash> blocks);
+  // The instance died: what it held is gone (no-op with a shared pool, which outlives it).
+  void DropInstance(int instance);
   // Instances holding `block` (1 in shared-pool mode when held).
   int Replicas(BlockHash block) const;
   // Blocks held, counting each replica.

@@ -65,4 +65,12 @@ void LruBlockCache::Insert(BlockHash block, std::vector<BlockHash>* evicted) {
   }
 }
 
+void LruBlockCache::Clear(std::vector<BlockHash>* dropped) {
+  for (const auto& [block, node] : index_) dropped->push_back(BlockHash{block});
+  nodes_.clear();
+  free_.clear();
+  index_.clear();
+  head_ = tail_ = kNil;
+}
+
 }  // namespace mooncake::conductor

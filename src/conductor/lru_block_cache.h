@@ -25,6 +25,9 @@ class LruBlockCache {
   // Makes `block` the most recently used if held; returns whether it was.
   bool Touch(BlockHash block);
 
+  // Empties the cache (its instance died); appends every block it held to `dropped`.
+  void Clear(std::vector<BlockHash>* dropped);
+
   uint64_t size() const { return index_.size(); }
   uint64_t capacity() const { return capacity_; }
 

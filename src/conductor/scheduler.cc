@@ -218,7 +218,10 @@ RejectReason Scheduler::AdmitToDecode(RequestId id, int decode, Nanos now) {
   return RejectReason::kNone;
 }
 
-void Scheduler::MarkPrefillDead(int prefill) { prefill_dead_.at(prefill) = 1; }
+void Scheduler::MarkPrefillDead(int prefill) {
+  prefill_dead_.at(prefill) = 1;
+  index_.DropInstance(prefill);  // its cache died with it: never fetch from it
+}
 
 void Scheduler::MarkDecodeDead(int decode) { decode_dead_.at(decode) = 1; }
 

@@ -35,6 +35,22 @@ TEST(KvIndex, ReplicasCountInstancesAndDropOnEviction) {
   EXPECT_EQ(idx.Occupancy(), 3u);
 }
 
+TEST(KvIndex, DroppedInstanceHoldsNothingAndItsReplicasGo) {
+  KvIndex idx(2, 0, false);
+  idx.Store(0, Blocks({1, 2}));
+  idx.Store(1, Blocks({1, 2, 3}));
+  idx.DropInstance(1);
+  auto q = Blocks({1, 2, 3});
+  EXPECT_EQ(idx.LocalPrefix(1, q), 0);
+  EXPECT_EQ(idx.FindBestPrefix(q).instance, 0);
+  EXPECT_EQ(idx.FindBestPrefix(q).blocks, 2);
+  EXPECT_EQ(idx.Replicas(BlockHash{1}), 1);
+  EXPECT_EQ(idx.Replicas(BlockHash{3}), 0);
+  EXPECT_EQ(idx.Occupancy(), 2u);
+  idx.Store(1, Blocks({3}));  // a cleared cache takes blocks again
+  EXPECT_EQ(idx.Replicas(BlockHash{3}), 1);
+}
+
 TEST(KvIndex, SharedPoolIsSeenByEveryInstance) {
   KvIndex idx(4, 0, true);
   idx.Store(1, Blocks({7, 8}));

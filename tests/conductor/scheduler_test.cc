@@ -158,5 +158,43 @@ TEST(Scheduler, LatenessOfQueuedPrefillsIsNotCountedTwice) {
   }
 }
 
+// Faults (docs/FAULTS.md): a dead instance is never chosen again, not even when it holds the
+// longest prefix; with none of a kind left, Decide rejects naming why.
+TEST(Scheduler, DeadPrefillInstanceIsNeverChosenAgain) {
+  const auto cost = Llama70bA800();
+  Scheduler s(Config(PrefillPolicy::kKvCacheCentric, 2), &cost);
+  s.OnBlocksStored(1, Range(0, 16), Nanos(0));  // instance 1 holds the whole prefix
+  const auto blocks = Range(0, 16);
+  EXPECT_EQ(s.Decide(Req(1, blocks, 16 * 512), Nanos(0)).prefill, 1);
+  s.Abandon(RequestId{1});
+  s.MarkPrefillDead(1);
+  for (uint64_t i = 2; i < 10; ++i) {
+    Decision d = s.Decide(Req(i, blocks, 16 * 512), Nanos(0), /*admission=*/false);
+    ASSERT_TRUE(d.accepted);
+    EXPECT_EQ(d.prefill, 0);
+    EXPECT_NE(d.fetch_from, 1) << "blocks fetched from a dead instance";
+  }
+  s.MarkPrefillDead(0);
+  Decision none = s.Decide(Req(20, blocks, 16 * 512), Nanos(0), /*admission=*/false);
+  EXPECT_FALSE(none.accepted);
+  EXPECT_EQ(none.reason, RejectReason::kNoLiveInstance);
+}
+
+TEST(Scheduler, DeadDecodeInstanceIsNeverChosenAgain) {
+  const auto cost = Llama70bA800();
+  Scheduler s(Config(PrefillPolicy::kKvCacheCentric, 2), &cost);
+  s.MarkDecodeDead(0);
+  const auto blocks = Range(0, 4);
+  for (uint64_t i = 1; i < 10; ++i) {
+    Decision d = s.Decide(Req(i, blocks, 4 * 512), Nanos(0), /*admission=*/false);
+    ASSERT_TRUE(d.accepted);
+    EXPECT_EQ(d.decode, 1);
+  }
+  s.MarkDecodeDead(1);
+  Decision none = s.Decide(Req(20, blocks, 4 * 512), Nanos(0), /*admission=*/false);
+  EXPECT_FALSE(none.accepted);
+  EXPECT_EQ(none.reason, RejectReason::kNoLiveInstance);
+}
+
 }  // namespace
 }  // namespace mooncake::conductor

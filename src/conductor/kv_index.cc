@@ -65,6 +65,11 @@ uint64_t KvIndex::Occupancy() const {
   return n;
 }
 
+void KvIndex::Forget(BlockHash block) {
+  for (LruBlockCache& cache : caches_) cache.Erase(block);
+  replicas_.erase(block.value);
+}
+
 void KvIndex::DropInstance(int instance) {
   if (shared_pool_) return;
   scratch_.clear();

@@ -33,6 +33,8 @@ class KvIndex {
   uint64_t Store(int instance, std::span<const BlockHash> blocks);
   // Refreshes the recency of the blocks the instance holds (a cache hit).
   void Touch(int instance, std::span<const BlockHash> blocks);
+  // `block` is gone everywhere (the store lost every replica of it): no instance holds it.
+  void Forget(BlockHash block);
   // The instance died: what it held is gone (no-op with a shared pool, which outlives it).
   void DropInstance(int instance);
   // Instances holding `block` (1 in shared-pool mode when held).

@@ -65,6 +65,15 @@ void LruBlockCache::Insert(BlockHash block, std::vector<BlockHash>* evicted) {
   }
 }
 
+bool LruBlockCache::Erase(BlockHash block) {
+  auto it = index_.find(block.value);
+  if (it == index_.end()) return false;
+  Unlink(it->second);
+  free_.push_back(it->second);
+  index_.erase(it);
+  return true;
+}
+
 void LruBlockCache::Clear(std::vector<BlockHash>* dropped) {
   for (const auto& [block, node] : index_) dropped->push_back(BlockHash{block});
   nodes_.clear();

@@ -25,6 +25,8 @@ class LruBlockCache {
   // Makes `block` the most recently used if held; returns whether it was.
   bool Touch(BlockHash block);
 
+  // Removes `block` if held; returns whether it was.
+  bool Erase(BlockHash block);
   // Empties the cache (its instance died); appends every block it held to `dropped`.
   void Clear(std::vector<BlockHash>* dropped);
 

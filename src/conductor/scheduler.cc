@@ -223,6 +223,10 @@ void Scheduler::MarkPrefillDead(int prefill) {
   index_.DropInstance(prefill);  // its cache died with it: never fetch from it
 }
 
+void Scheduler::ForgetBlocks(std::span<const BlockHash> blocks) {
+  for (BlockHash b : blocks) index_.Forget(b);
+}
+
 void Scheduler::MarkDecodeDead(int decode) { decode_dead_.at(decode) = 1; }
 
 void Scheduler::Abandon(RequestId id) {

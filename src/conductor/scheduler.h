@@ -85,6 +85,8 @@ class Scheduler {
   // failed, releasing its queue, in-flight blocks and decode reservation.
   void MarkPrefillDead(int prefill);
   void MarkDecodeDead(int decode);
+  // Blocks that lost every replica in the store: later requests recompute them.
+  void ForgetBlocks(std::span<const BlockHash> blocks);
   void Abandon(RequestId id);
 
   const SchedulerConfig& config() const { return config_; }

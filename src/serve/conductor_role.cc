@@ -294,6 +294,11 @@ void ConductorRole::OnRankDead(Rank rank, const std::string& why) {
   for (const auto& [task, to] : tasks) Dispatch(task, to);
 }
 
+void ConductorRole::OnBlocksLost(std::span<const BlockHash> blocks) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  scheduler_.ForgetBlocks(blocks);
+}
+
 std::optional<PrefillTask> ConductorRole::Redispatch(size_t i, const std::string& reason) {
   Pending& p = pending_[i];
   const trace::TraceRequest& t = requests_[i];

@@ -43,6 +43,8 @@ class ConductorRole {
   // re-dispatched (a dead prefill: those not yet at their decode rank; a dead decode: those not
   // finished) at most once, else they end `failed` with the reason. Any thread.
   void OnRankDead(Rank rank, const std::string& why);
+  // The store lost every replica of these blocks (a store rank died): they leave the index.
+  void OnBlocksLost(std::span<const BlockHash> blocks);
   // Replays the requests at their arrival times and waits until each is resolved or the job
   // deadline passes; a request arriving after the deadline is not dispatched (it is lost).
   void Run();

@@ -1,6 +1,7 @@
 #include "serve/kv_layout.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "common/block_content.h"
 
@@ -34,6 +35,18 @@ bool KvLayout::Verify(uint64_t hash_id, std::span<const std::byte> block) const 
 
 std::string KvLayout::Key(uint64_t hash_id) const {
   return model_name_ + "/" + std::to_string(hash_id);
+}
+
+std::optional<uint64_t> KvLayout::HashOfKey(const std::string& key) const {
+  const std::string prefix = model_name_ + "/";
+  if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0)
+    return std::nullopt;
+  uint64_t id = 0;
+  const char* first = key.data() + prefix.size();
+  const char* last = key.data() + key.size();
+  auto [end, ec] = std::from_chars(first, last, id);
+  if (ec != std::errc() || end != last) return std::nullopt;
+  return id;
 }
 
 }  // namespace mooncake::serve

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -27,6 +28,8 @@ class KvLayout {
   bool Verify(uint64_t hash_id, std::span<const std::byte> block) const;
   // The store key of a block: the model and the block's prefix hash.
   std::string Key(uint64_t hash_id) const;
+  // The hash id of a Key of this model, or nullopt for any other key.
+  std::optional<uint64_t> HashOfKey(const std::string& key) const;
 
  private:
   uint32_t layers_;

@@ -103,10 +103,20 @@ void ServeNode::OnRankDead(const DeadRank& dead) {
   if (master_ && deps_.topology.Find(dead.rank) != nullptr) {
     // A store rank: its replicas go; objects left below their replica count are copied again
     // from the survivors; objects with none left are gone (prefills recompute those blocks).
-    Status s =
-        master_->WithMaster([&](store::MetadataMaster& m) { return m.RemoveSegment(dead.rank); });
+    std::vector<std::string> lost;
+    Status s = master_->WithMaster(
+        [&](store::MetadataMaster& m) { return m.RemoveSegment(dead.rank, &lost); });
     if (!s.ok()) log::Warn("removing the segment of rank {}: {}", dead.rank.value, s.ToString());
     if (rereplicator_) rereplicator_->Kick();
+    std::vector<BlockHash> gone;
+    for (const std::string& key : lost) {
+      if (auto id = ctx_.layout.HashOfKey(key)) gone.push_back(BlockHash{*id});
+    }
+    if (conductor_ && !gone.empty()) {
+      conductor_->OnBlocksLost(gone);
+      log::Warn("store rank {} held the only replica of {} blocks: they left the prefix index",
+                dead.rank.value, gone.size());
+    }
   }
   if (conductor_) conductor_->OnRankDead(dead.rank, dead.why);
   reports_cv_.notify_all();  // CollectReports stops waiting for it

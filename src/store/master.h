@@ -82,7 +82,8 @@ class MetadataMaster {
   // replicas, revokes in-flight puts that had one there, and removes objects left with none.
   // After a removal, puts place min(replicas, live ranks) replicas (degraded, not refused).
   Status AddSegment(Rank rank, uint64_t capacity);
-  Status RemoveSegment(Rank rank);
+  // `lost` (optional) receives the keys of visible objects left with no replica at all.
+  Status RemoveSegment(Rank rank, std::vector<std::string>* lost = nullptr);
 
   // Re-replication after a rank loss: up to `max_orders` visible objects holding fewer DRAM
   // replicas than their put asked for get a region reserved on another live rank (within

@@ -20,7 +20,7 @@ Status MetadataMaster::AddSegment(Rank rank, uint64_t capacity) {
   return Status::Ok();
 }
 
-Status MetadataMaster::RemoveSegment(Rank rank) {
+Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) {
   auto seg = segments_.find(rank);
   if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
   std::vector<std::string> affected;
@@ -83,7 +83,10 @@ Status MetadataMaster::RemoveSegment(Rank rank) {
         ++i;
       }
     }
-    if (o.replicas.empty() && o.pending_spills == 0) ++stats_.objects_lost;
+    if (o.replicas.empty() && o.pending_spills == 0) {
+      ++stats_.objects_lost;
+      if (lost != nullptr) lost->push_back(key);
+    }
     EraseIfEmpty(o);
   }
   segments_.erase(rank);

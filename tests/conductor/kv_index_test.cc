@@ -51,6 +51,20 @@ TEST(KvIndex, DroppedInstanceHoldsNothingAndItsReplicasGo) {
   EXPECT_EQ(idx.Replicas(BlockHash{3}), 1);
 }
 
+TEST(KvIndex, ForgottenBlockIsHeldByNoInstance) {
+  for (bool shared : {false, true}) {
+    KvIndex idx(2, 0, shared);
+    idx.Store(0, Blocks({1, 2, 3}));
+    idx.Store(1, Blocks({1, 2}));
+    idx.Forget(BlockHash{2});
+    auto q = Blocks({1, 2, 3});
+    EXPECT_EQ(idx.FindBestPrefix(q).blocks, 1) << "shared " << shared;
+    EXPECT_EQ(idx.Replicas(BlockHash{2}), 0);
+    idx.Forget(BlockHash{99});  // never held: nothing happens
+    EXPECT_EQ(idx.Replicas(BlockHash{1}), shared ? 1 : 2);
+  }
+}
+
 TEST(KvIndex, SharedPoolIsSeenByEveryInstance) {
   KvIndex idx(4, 0, true);
   idx.Store(1, Blocks({7, 8}));

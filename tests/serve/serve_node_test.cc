@@ -112,6 +112,18 @@ class InProcessJob {
   std::vector<std::unique_ptr<ServeNode>> nodes_;
 };
 
+// A store key names its block: the conductor turns the keys of lost objects back into blocks.
+TEST(KvLayout, HashOfKeyInvertsKeyAndRefusesOtherKeys) {
+  const engine::CostModel cost = testing::Llama70bA800();
+  const KvLayout layout(cost, 1.0 / 8192, "llama3-70b");
+  EXPECT_EQ(layout.HashOfKey(layout.Key(12345)), 12345u);
+  EXPECT_EQ(layout.HashOfKey(layout.Key(0)), 0u);
+  EXPECT_FALSE(layout.HashOfKey("other-model/12"));
+  EXPECT_FALSE(layout.HashOfKey("llama3-70b/"));
+  EXPECT_FALSE(layout.HashOfKey("llama3-70b/12x"));
+  EXPECT_FALSE(layout.HashOfKey("llama3-70b/99999999999999999999999"));
+}
+
 ServeConfig FastConfig() {
   ServeConfig c;
   c.time_scale = 20;

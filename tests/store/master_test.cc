@@ -239,7 +239,9 @@ TEST_F(MasterTest, RemovingASegmentDropsItsReplicasAndRevokesItsPuts) {
   ASSERT_TRUE(Put("two", 100, ReplicateConfig{.replicas = 2, .preferred_ranks = {Rank{1}}}).ok());
   ASSERT_TRUE(Put("one", 100, ReplicateConfig{.preferred_ranks = {Rank{1}}}).ok());
   ASSERT_TRUE(m.PutStart("flying", 100, ReplicateConfig{.preferred_ranks = {Rank{1}}}).ok());
-  ASSERT_TRUE(m.RemoveSegment(Rank{1}).ok());
+  std::vector<std::string> lost;
+  ASSERT_TRUE(m.RemoveSegment(Rank{1}, &lost).ok());
+  EXPECT_EQ(lost, std::vector<std::string>{"one"});  // visible, and its only replica was there
   auto v = m.Get("two");
   ASSERT_TRUE(v.ok());
   ASSERT_EQ(v->replicas.size(), 1u);

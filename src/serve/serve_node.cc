@@ -20,6 +20,7 @@ ServeNode::ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& conf
                                                                           layout} {}
 
 ServeNode::~ServeNode() {
+  if (detector_) deps_.transport.SetPeerFailureHandler(nullptr);
   if (heartbeats_) heartbeats_->Stop();
   if (detector_) detector_->Stop();
   if (rereplicator_) rereplicator_->Stop();
@@ -84,6 +85,10 @@ void ServeNode::StartMembership() {
   }
   detector_ = std::make_unique<FailureDetector>(deps_.rpc, OtherRanks(), mc);
   detector_->OnDeath([this](const DeadRank& d) { OnRankDead(d); });
+  // A tcp or rdma endpoint that reports its peer gone: dead now, not after missed heartbeats.
+  deps_.transport.SetPeerFailureHandler([this](Rank peer, const std::string& why) {
+    if (detector_) detector_->DeclareDead(peer, why);
+  });
   deps_.rpc.Register(
       kMsgReport, [this](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
         auto report = RankReport::Decode(bytes);
@@ -217,6 +222,8 @@ RankReport ServeNode::CollectReports(const RankReport& own) {
 }
 
 void ServeNode::ShutdownOthers() {
+  // From here the others leave on purpose: their closing endpoints are not failures.
+  deps_.transport.SetPeerFailureHandler(nullptr);
   MembershipView view;
   if (detector_) {
     view.epoch = detector_->epoch();

@@ -87,6 +87,9 @@ class TransferBatch {
 
 // Called for every control message that arrives: sender and payload (valid during the call).
 using MessageHandler = std::function<void(Rank from, std::span<const std::byte> payload)>;
+// Called when the backend itself sees a peer fail (a tcp or rdma endpoint reports the peer
+// gone), with the reason. Runs on a transport thread; must not block.
+using PeerFailureHandler = std::function<void(Rank peer, const std::string& why)>;
 
 class Transport {
  public:
@@ -149,6 +152,11 @@ class Transport {
     (void)length;
     return nullptr;
   }
+
+  // Who hears of peers the backend saw fail (the conductor's failure detector: a reset tcp
+  // connection declares the rank dead at once, without waiting for missed heartbeats). Backends
+  // that never detect a failure themselves (shared memory, loopback) never call it.
+  virtual void SetPeerFailureHandler(PeerFailureHandler handler) { (void)handler; }
 
   // The job's membership declared `peer` dead (a missed heartbeat: over shared memory a dead or
   // stopped peer is never reported by the backend itself). From now on every transfer to it

@@ -8,6 +8,8 @@
 #   conductor_kill the conductor SIGKILLed from outside: every other rank ends non-zero within
 #                  3 x the failure timeout, nothing left behind
 #   store_kill_r1  a store rank SIGKILLed with store.replicas = 1: prefixes recomputed, counted
+#   prefill_kill_tcp  prefill_kill over UCX tcp: the endpoint error declares the rank dead at
+#                  once (no waiting for missed heartbeats)
 # Every run checks summary.json: no KV block failed its checksum, the dead rank is named; and the
 # exit status of launch/mooncake-mpirun, which starts the job as a user would: 0 when nothing was
 # lost or failed, non-zero when the conductor died.
@@ -27,14 +29,19 @@ args=(--trace "$trace" --trace-limit 120 --time-scale 4 --out "$dir/run")
 case $mode in
   store_kill) args+=(--fault.kill 1@4s) ;;
   store_stop) args+=(--fault.stop 1@4s) ;;
-  prefill_kill) args+=(--fault.kill 4@4s) ;;
+  prefill_kill | prefill_kill_tcp) args+=(--fault.kill 4@4s) ;;
   store_kill_r1) args+=(--store.replicas 1 --fault.kill 1@4s) ;;
   conductor_kill) ;;
   *) fail "unknown mode" ;;
 esac
 start=$(date +%s.%N)
-MOONCAKE_MPIRUN_ARGS="$*" "$launcher_script" --mpirun "$mpirun" --bin "$mooncake" \
-  --config "$config" --spread none -- "${args[@]}" >"$dir/log" 2>&1 &
+mpirun_extra="$*" launcher_opts=()
+if [[ $mode == *_tcp ]]; then
+  mpirun_extra=$(sed 's/-x UCX_TLS=[^ ]*//' <<<"$mpirun_extra")
+  launcher_opts+=(--tls tcp)
+fi
+MOONCAKE_MPIRUN_ARGS="$mpirun_extra" "$launcher_script" --mpirun "$mpirun" --bin "$mooncake" \
+  --config "$config" --spread none "${launcher_opts[@]}" -- "${args[@]}" >"$dir/log" 2>&1 &
 launcher=$!
 
 # The PID of rank R of this job (its environment names the rank).
@@ -101,20 +108,25 @@ need(r["lost"] == 0 and r["failed"] == 0, f"lost {r['lost']} failed {r['failed']
 need(r["completed"] > 0, "nothing completed")
 need(e["kv_checksum_failures"] == 0, "KV blocks failed their checksum")
 need(e["kv_blocks_verified_at_decode"] > 0, "no KV block verified at decode")
-victim = 4 if mode == "prefill_kill" else 1  # ranks: conductor 0, store 1-3, prefill 4-5, decode 6
+victim = 4 if mode.startswith("prefill_kill") else 1  # ranks: conductor 0, store 1-3, prefill 4-5, decode 6
 dead = [d["rank"] for d in s["dead_ranks"]]
 need(dead == [victim], f"dead ranks {dead}, expected [{victim}]")
 # Detected within cluster.failure_timeout (1 s) + one heartbeat (0.1 s), plus 0.3 s for a
 # loaded 2-core machine (7 ranks) scheduling the conductor's watcher late.
-silent = float(s["dead_ranks"][0]["why"].split("no heartbeat for ")[1].split(" s")[0])
-need(silent <= 1.4, f"the dead rank was declared after {silent} s without a heartbeat")
-if mode == "prefill_kill":
+why = s["dead_ranks"][0]["why"]
+if mode.endswith("_tcp"):
+    need(why.startswith("UCX reported"), f"declared dead for '{why}', not the endpoint error")
+    silent = 0.0
+else:
+    silent = float(why.split("no heartbeat for ")[1].split(" s")[0])
+    need(silent <= 1.4, f"the dead rank was declared after {silent} s without a heartbeat")
+if mode.startswith("prefill_kill"):
     need(e["requests_redispatched"] > 0, "no request re-dispatched")
 if mode in ("store_kill", "store_stop"):
     need(e["store_objects_rereplicated"] > 0, "no object re-replicated")
 if mode == "store_kill_r1":
     need(e["store_objects_lost"] > 0, "no object lost with one replica")
-print(f"{mode}: completed {r['completed']} rejected {r['rejected']}, dead {dead} after {silent} s without a heartbeat,",
+print(f"{mode}: completed {r['completed']} rejected {r['rejected']}, dead {dead} ({why}),",
       {k: e[k] for k in ("requests_redispatched", "store_objects_rereplicated",
                          "store_objects_lost", "prefix_blocks_missing_in_store") if k in e})
 PY

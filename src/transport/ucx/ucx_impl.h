@@ -108,6 +108,7 @@ class UcxTransport final : public Transport {
   void EndCallerProgress() override { callers_waiting_.fetch_sub(1, std::memory_order_relaxed); }
   std::string DescribePath(Rank peer) const override;
   void MarkPeerDead(Rank peer, const std::string& why) override;
+  void SetPeerFailureHandler(PeerFailureHandler handler) override;
   bool PeerDead(Rank peer) const override {
     return peer.value >= 0 && peer.value < world_size_ && TransfersRefused(peer.value);
   }
@@ -178,6 +179,7 @@ class UcxTransport final : public Transport {
 
   std::mutex handler_mutex_;
   std::shared_ptr<MessageHandler> handler_;
+  std::shared_ptr<PeerFailureHandler> failure_handler_;  // guarded by handler_mutex_
 
   // Callers that drive progress themselves (Waiters). While they do, the progress
   // thread stands aside: on a rank pinned to one core the two would otherwise time-slice the

@@ -557,6 +557,20 @@ void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
   log::Warn("endpoint to rank {} failed: {}", peer, ucs_status_string(status));
   peer_failed_[peer] = true;
   FailPeer(peer, PeerFailure(PeerName(peer) + " failed: " + ucs_status_string(status)));
+  std::shared_ptr<PeerFailureHandler> handler;
+  {
+    std::lock_guard<std::mutex> lock(handler_mutex_);
+    handler = failure_handler_;
+  }
+  if (handler && *handler) {
+    (*handler)(Rank{peer},
+               std::string("UCX reported the endpoint failed: ") + ucs_status_string(status));
+  }
+}
+
+void UcxTransport::SetPeerFailureHandler(PeerFailureHandler handler) {
+  std::lock_guard<std::mutex> lock(handler_mutex_);
+  failure_handler_ = handler ? std::make_shared<PeerFailureHandler>(std::move(handler)) : nullptr;
 }
 
 void UcxTransport::MarkPeerDead(Rank peer, const std::string& why) {

@@ -4,6 +4,11 @@
 # included). Usage: benchmarks/eval_speed.sh [BUILD_DIR] [TRACE]
 # Last line: eval_speed requests_per_s=<r> wall_s=<t>
 set -euo pipefail
+# --help prints the comment block above.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -/{/^set -/d;s/^# \{0,1\}//;p}' "$0"
+  exit 0
+fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 trace="${2:-$root/../shared/traces/conversation_trace.jsonl}"

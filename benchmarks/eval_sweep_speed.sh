@@ -5,6 +5,11 @@
 # Usage: benchmarks/eval_sweep_speed.sh [BUILD_DIR] [TRACE] [LIMIT]
 # Last line: eval_sweep points=64 np1_s=<t> np2_s=<t> speedup=<x>
 set -euo pipefail
+# --help prints the comment block above.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -/{/^set -/d;s/^# \{0,1\}//;p}' "$0"
+  exit 0
+fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 trace=${2:-$root/../shared/traces/conversation_trace.jsonl}

@@ -12,6 +12,11 @@
 # geometric means over the block sizes.
 # Last line: hdf5_vs_fio write_ratio=<r> read_ratio=<r>
 set -euo pipefail
+# --help prints the comment block above.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -/{/^set -/d;s/^# \{0,1\}//;p}' "$0"
+  exit 0
+fi
 BUILD=${1:-build}
 DIR=${2:-/tmp/mooncake-hdf5-vs-fio}
 TOTAL=${3:-512MiB}

@@ -5,6 +5,11 @@
 # Usage: benchmarks/serve_policies.sh [BUILD_DIR] [TRACE] [LIMIT] [TIME_SCALE]
 # Last line: serve_policies order_ok=<0|1> live_ttft=<r,lb,ca,kc> sim_ttft=<r,lb,ca,kc>
 set -euo pipefail
+# --help prints the comment block above.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -/{/^set -/d;s/^# \{0,1\}//;p}' "$0"
+  exit 0
+fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 trace=${2:-$root/../shared/traces/conversation_trace.jsonl}

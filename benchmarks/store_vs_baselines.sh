@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# store_vs_baselines.sh BUILD_DIR [TLS] [REPEATS]
+# benchmarks/store_vs_baselines.sh [BUILD_DIR] [TLS] [REPEATS]   (defaults: build, shm, 3)
 #
 # In one run on this machine: store_bench put and get at 1, 4 and 16 MiB (batches of 32 keys, one
 # client, one store rank of 1 GiB, objects spread over 80 % of it), the raw one-sided read of the
@@ -15,7 +15,12 @@
 # (get_vs_raw is the lowest of the 1, 4 and 16 MiB ratios; the Redis ratios are at 1 MiB).
 # A line per size compares with Mooncake Store's published 1 and 4 MiB put/get figures.
 set -euo pipefail
-BUILD=${1:?usage: store_vs_baselines.sh BUILD_DIR [TLS] [REPEATS]}
+# --help prints the comment block above.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -/{/^set -/d;s/^# \{0,1\}//;p}' "$0"
+  exit 0
+fi
+BUILD=${1:-build}
 TLS=${2:-shm}
 REPEATS=${3:-3}
 PY=/usr/bin/python3

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "eval/eval_command.h"
+#include "app/eval/eval_command.h"
 
 namespace mooncake::app::eval {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "eval/eval_command.h"
+#include "app/eval/eval_command.h"
 
 namespace mooncake::app::eval {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "eval/sweep.h"
+#include "app/eval/sweep.h"
 
 namespace mooncake::app::eval {
 namespace {

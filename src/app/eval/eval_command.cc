@@ -1,4 +1,4 @@
-#include "eval/eval_command.h"
+#include "app/eval/eval_command.h"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include <map>
 #include <memory>
 
-#include "eval_options.h"
-#include "eval_report.h"
+#include "app/eval/eval_options.h"
+#include "app/eval/eval_report.h"
 #include "sim/simulator.h"
 #include "trace/run_report.h"
 #include "trace/trace_reader.h"

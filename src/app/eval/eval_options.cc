@@ -1,4 +1,4 @@
-#include "eval_options.h"
+#include "app/eval/eval_options.h"
 
 #include <fmt/format.h>
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/scheduling_options.h"
-#include "eval/sweep.h"
+#include "app/eval/scheduling_options.h"
+#include "app/eval/sweep.h"
 #include "sim/sim_config.h"
 #include "trace/synthetic.h"
 

@@ -1,4 +1,4 @@
-#include "eval_report.h"
+#include "app/eval/eval_report.h"
 
 #include <fmt/format.h>
 

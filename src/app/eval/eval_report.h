@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/sweep.h"
-#include "eval_options.h"
+#include "app/eval/eval_options.h"
+#include "app/eval/sweep.h"
 #include "sim/simulator.h"
 
 namespace mooncake::app::eval {

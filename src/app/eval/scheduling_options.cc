@@ -1,4 +1,4 @@
-#include "eval/scheduling_options.h"
+#include "app/eval/scheduling_options.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "eval/sweep.h"
+#include "app/eval/sweep.h"
 
 #include <sstream>
 

@@ -5,7 +5,7 @@
 // option or bad input (one line naming the option, or FILE:LINE for a trace), 1 run failure.
 #pragma once
 
-#include "eval/sweep.h"
+#include "app/eval/sweep.h"
 
 namespace mooncake::app::eval {
 

@@ -1,0 +1,3 @@
+#include "low/b.h"
+
+int LowAgain() { return Low(); }

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "app/bootstrap.h"
-#include "transport/transport_factory.h"
+#include "transport/factory/transport_factory.h"
 
 namespace mooncake::bench {
 namespace {

@@ -1,6 +1,6 @@
 # Every external dependency is found here, once, and exposed as an imported target.
 find_package(MPI REQUIRED COMPONENTS CXX)
-find_package(ucx CONFIG REQUIRED)                       # ucx::ucp ucx::uct ucx::ucs
+find_package(ucx CONFIG)  # ucx::ucp ucx::uct ucx::ucs; without it the UCX backend is disabled
 find_package(HDF5 REQUIRED COMPONENTS C)                 # serial HDF5 (libhdf5-dev)
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 find_package(GTest REQUIRED)

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "trace/synthetic.h"
-#include "transport/transport_factory.h"
+#include "transport/factory/transport_factory.h"
 
 namespace mooncake::app {
 

@@ -17,8 +17,8 @@
 #include "common/log.h"
 #include "common/units.h"
 #include "serve/workload.h"
+#include "transport/factory/transport_factory.h"
 #include "transport/rpc.h"
-#include "transport/transport_factory.h"
 
 namespace mooncake::app {
 namespace {

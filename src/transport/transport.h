@@ -7,8 +7,8 @@
 //  * Control plane: small messages to a peer, delivered to one handler per rank. Rpc (rpc.h)
 //    builds typed request/response calls with deadlines on top of it.
 //
-// Backends (chosen in one factory, transport_factory.h): `ucx` for real ranks and `loopback` for
-// several ranks inside one process (unit tests, single-process runs).
+// Backends (chosen in one factory, factory/transport_factory.h): `ucx` for real ranks and
+// `loopback` for several ranks inside one process (unit tests, single-process runs).
 //
 // Threading: every method may be called from any thread. Message handlers run on a transport
 // thread and must not block.

@@ -344,7 +344,7 @@ ucs_status_t UcxTransport::OnWrite(const void* header, size_t header_length, voi
     ucp_request_free(request);
   };
   rp.user_data = ctx;
-  ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_, data, target, length, &rp);
+  ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_.get(), data, target, length, &rp);
   if (req == nullptr || UCS_PTR_IS_ERR(req)) {
     ucs_status_t st = req == nullptr ? UCS_OK : UCS_PTR_STATUS(req);
     SendAck(h.src_rank, kAmWriteAck, h.token, st, nullptr, 0);
@@ -423,7 +423,7 @@ ucs_status_t UcxTransport::OnAck(unsigned id, const void* header, size_t header_
     ucp_request_free(request);
   };
   rp.user_data = ctx;
-  ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_, data, local, length, &rp);
+  ucs_status_ptr_t req = ucp_am_recv_data_nbx(worker_.get(), data, local, length, &rp);
   if (req == nullptr || UCS_PTR_IS_ERR(req)) {
     CompleteToken(h.token, req == nullptr ? Status::Ok()
                                           : PeerFailure(std::string("read receive failed: ") +

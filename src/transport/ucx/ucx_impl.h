@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +43,23 @@ struct AckHeader {
   int32_t status;  // ucs_status_t of the target's handling
   int32_t pad;
 };
+
+// Owners of the UCX handles with a plain destructor. Endpoints are not among them: they are
+// closed with a flush that needs a deadline and the progress engine (Close), not a destructor.
+struct UcpContextDeleter {
+  void operator()(ucp_context_h context) const { ucp_cleanup(context); }
+};
+struct UcpWorkerDeleter {
+  void operator()(ucp_worker_h worker) const { ucp_worker_destroy(worker); }
+};
+using UcpContext = std::unique_ptr<std::remove_pointer_t<ucp_context_h>, UcpContextDeleter>;
+using UcpWorker = std::unique_ptr<std::remove_pointer_t<ucp_worker_h>, UcpWorkerDeleter>;
+// A registration: unmapped through the context it was mapped with (which outlives it).
+struct UcpMemDeleter {
+  ucp_context_h context = nullptr;
+  void operator()(ucp_mem_h memh) const { ucp_mem_unmap(context, memh); }
+};
+using UcpMem = std::unique_ptr<std::remove_pointer_t<ucp_mem_h>, UcpMemDeleter>;
 
 struct RkeyHolder {
   ucp_rkey_h rkey = nullptr;
@@ -147,8 +165,8 @@ class UcxTransport final : public Transport {
   UcxConfig config_;
   Rank self_;
   int world_size_;
-  ucp_context_h context_ = nullptr;
-  ucp_worker_h worker_ = nullptr;
+  UcpContext context_;  // declared before worker_: destroyed after it
+  UcpWorker worker_;
   std::vector<std::byte> local_address_;
   std::vector<ucp_ep_h> eps_;
   std::vector<std::unique_ptr<PeerErrorArg>> error_args_;  // outlive the endpoints
@@ -163,7 +181,7 @@ class UcxTransport final : public Transport {
   }
 
   std::mutex regions_mutex_;
-  std::unordered_map<uint64_t, std::pair<MemoryRegion, ucp_mem_h>> regions_;  // by id
+  std::unordered_map<uint64_t, std::pair<MemoryRegion, UcpMem>> regions_;  // by id
   uint64_t next_region_id_ = 1;
   RegionTable<uint64_t> local_ranges_;  // base -> region id (for AM-path targets)
   std::vector<std::unique_ptr<RegionTable<std::shared_ptr<RkeyHolder>>>> imported_;  // per peer

@@ -102,35 +102,6 @@ std::string LaneTransports(ucp_ep_h ep) {
 
 }  // namespace
 
-std::string ResolveTls(const std::string& v) {
-  if (v.empty() || v == "auto") return "";
-  if (v == "shm") return "posix,sysv,cma,self";
-  if (v == "tcp") return "tcp,self";
-  if (v == "rdma") return "rc,ud,self,posix,sysv,cma";
-  return v;
-}
-
-TlsFamilies ClassifyTls(const std::string& resolved) {
-  TlsFamilies f;
-  f.pinned = !resolved.empty();
-  size_t start = 0;
-  while (start <= resolved.size()) {
-    size_t comma = resolved.find(',', start);
-    std::string t =
-        resolved.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    auto starts = [&t](const char* p) { return t.rfind(p, 0) == 0; };
-    if (t == "tcp") f.tcp = true;
-    if (t == "posix" || t == "sysv" || t == "cma" || t == "knem" || t == "xpmem" || t == "shm" ||
-        t == "sm") {
-      f.shm = true;
-    }
-    if (starts("rc") || starts("ud") || starts("dc") || t == "ib" || t == "rdma") f.rdma = true;
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return f;
-}
-
 namespace {
 uint64_t NextInstanceId() {
   static std::atomic<uint64_t> next{1};
@@ -172,8 +143,10 @@ Status UcxTransport::Init() {
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
-  st = ucp_init(&params, cfg, &context_);
+  ucp_context_h context = nullptr;
+  st = ucp_init(&params, cfg, &context);
   ucp_config_release(cfg);
+  context_.reset(context);
   if (st != UCS_OK) {
     return Status(ErrorCode::kInvalidArgument,
                   "UCX could not start with UCX_TLS='" + tls + "': " + ucs_status_string(st));
@@ -181,23 +154,25 @@ Status UcxTransport::Init() {
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wp.thread_mode = UCS_THREAD_MODE_MULTI;  // posting threads and the progress thread share it
-  if ((st = ucp_worker_create(context_, &wp, &worker_)) != UCS_OK) {
+  ucp_worker_h worker = nullptr;
+  if ((st = ucp_worker_create(context_.get(), &wp, &worker)) != UCS_OK) {
     return UcxError("ucp_worker_create", st);
   }
+  worker_.reset(worker);
   ucp_worker_attr_t wa{};
   wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
-  ucp_worker_query(worker_, &wa);
+  ucp_worker_query(worker_.get(), &wa);
   if (wa.thread_mode != UCS_THREAD_MODE_MULTI) {
     return Internal("this UCX build has no multi-threaded worker support (--enable-mt)");
   }
   ucp_address_t* address = nullptr;
   size_t address_length = 0;
-  if ((st = ucp_worker_get_address(worker_, &address, &address_length)) != UCS_OK) {
+  if ((st = ucp_worker_get_address(worker_.get(), &address, &address_length)) != UCS_OK) {
     return UcxError("ucp_worker_get_address", st);
   }
   auto* p = reinterpret_cast<const std::byte*>(address);
   local_address_.assign(p, p + address_length);
-  ucp_worker_release_address(worker_, address);
+  ucp_worker_release_address(worker_.get(), address);
 
   struct Handler {
     unsigned id;
@@ -216,13 +191,13 @@ Status UcxTransport::Init() {
     hp.cb = h.cb;
     hp.arg = this;
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    if ((st = ucp_worker_set_am_recv_handler(worker_, &hp)) != UCS_OK) {
+    if ((st = ucp_worker_set_am_recv_handler(worker_.get(), &hp)) != UCS_OK) {
       return UcxError("ucp_worker_set_am_recv_handler", st);
     }
   }
   // An event fd lets the idle progress thread sleep until a message arrives instead of polling
   // with a back-off (which added up to max_sleep to every RPC). Without one it falls back to it.
-  if (ucp_worker_get_efd(worker_, &efd_) != UCS_OK) efd_ = -1;
+  if (ucp_worker_get_efd(worker_.get(), &efd_) != UCS_OK) efd_ = -1;
   peer_failed_.reset(new std::atomic<bool>[world_size_]);
   peer_declared_dead_.reset(new std::atomic<bool>[world_size_]);
   for (int i = 0; i < world_size_; ++i) peer_failed_[i] = peer_declared_dead_[i] = false;
@@ -267,7 +242,7 @@ void UcxTransport::ProgressLoop() {
     }
     aside = kAsideMin;
     const Nanos now = clock.Now();
-    if (ucp_worker_progress(worker_) != 0) {
+    if (ucp_worker_progress(worker_.get()) != 0) {
       last_event = now;
       sleep = Nanos(1'000);
       continue;
@@ -284,7 +259,7 @@ void UcxTransport::ProgressLoop() {
     if (efd_ >= 0) {
       // Idle: sleep until the worker has an event (arm fails with BUSY when one is pending).
       // The poll timeout bounds the wait for events UCX does not signal (and Close).
-      ucs_status_t st = ucp_worker_arm(worker_);
+      ucs_status_t st = ucp_worker_arm(worker_.get());
       if (st == UCS_ERR_BUSY) continue;
       if (st == UCS_OK) {
         pollfd pfd{efd_, POLLIN, 0};
@@ -302,7 +277,7 @@ void UcxTransport::ProgressLoop() {
 
 bool UcxTransport::Progress() {
   caller_progress_calls_.fetch_add(1, std::memory_order_relaxed);
-  return ucp_worker_progress(worker_) != 0;
+  return ucp_worker_progress(worker_.get()) != 0;
 }
 
 Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addresses) {
@@ -329,7 +304,7 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
       ep.err_handler.cb = PeerErrorTrampoline;
       ep.err_handler.arg = error_args_.back().get();
     }
-    ucs_status_t st = ucp_ep_create(worker_, &ep, &eps_[r]);
+    ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &eps_[r]);
     if (st != UCS_OK) {
       return PeerFailure("cannot create an endpoint to " + PeerName(r) + ": " +
                          ucs_status_string(st));
@@ -367,7 +342,7 @@ Result<MemoryRegion> UcxTransport::RegisterMemory(void* addr, size_t length, Mem
   mp.length = length;
   mp.memory_type = type == MemoryType::kCuda ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST;
   ucp_mem_h memh = nullptr;
-  ucs_status_t st = ucp_mem_map(context_, &mp, &memh);
+  ucs_status_t st = ucp_mem_map(context_.get(), &mp, &memh);
   if (st != UCS_OK) {
     if (type == MemoryType::kCuda) {
       return NotSupported("this UCX build cannot register CUDA memory: " +
@@ -377,7 +352,7 @@ Result<MemoryRegion> UcxTransport::RegisterMemory(void* addr, size_t length, Mem
   }
   std::lock_guard<std::mutex> lock(regions_mutex_);
   MemoryRegion region{next_region_id_++, addr, length, type};
-  regions_[region.id] = {region, memh};
+  regions_.emplace(region.id, std::pair{region, UcpMem(memh, UcpMemDeleter{context_.get()})});
   local_ranges_.Insert(reinterpret_cast<uint64_t>(addr), length, region.id);
   return region;
 }
@@ -392,18 +367,16 @@ Result<MemoryRegion> UcxTransport::AllocateMemory(size_t length, MemoryType type
   mp.length = length;
   mp.flags = UCP_MEM_MAP_ALLOCATE;
   ucp_mem_h memh = nullptr;
-  ucs_status_t st = ucp_mem_map(context_, &mp, &memh);
+  ucs_status_t st = ucp_mem_map(context_.get(), &mp, &memh);
   if (st != UCS_OK) return UcxError("ucp_mem_map (allocate " + std::to_string(length) + ")", st);
   ucp_mem_attr_t attr{};
   attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
-  if ((st = ucp_mem_query(memh, &attr)) != UCS_OK) {
-    ucp_mem_unmap(context_, memh);
-    return UcxError("ucp_mem_query", st);
-  }
+  UcpMem owned(memh, UcpMemDeleter{context_.get()});
+  if ((st = ucp_mem_query(memh, &attr)) != UCS_OK) return UcxError("ucp_mem_query", st);
   std::lock_guard<std::mutex> lock(regions_mutex_);
   // UCX may round the length up; expose what was asked for.
   MemoryRegion region{next_region_id_++, attr.address, length, type};
-  regions_[region.id] = {region, memh};
+  regions_.emplace(region.id, std::pair{region, std::move(owned)});
   local_ranges_.Insert(reinterpret_cast<uint64_t>(attr.address), length, region.id);
   return region;
 }
@@ -414,8 +387,7 @@ Status UcxTransport::UnregisterMemory(const MemoryRegion& region) {
   if (it == regions_.end())
     return NotFound("region " + std::to_string(region.id) + " is not registered");
   local_ranges_.Erase(reinterpret_cast<uint64_t>(region.addr));
-  ucp_mem_unmap(context_, it->second.second);
-  regions_.erase(it);
+  regions_.erase(it);  // unmaps (UcpMem)
   return Status::Ok();
 }
 
@@ -426,7 +398,7 @@ Result<RemoteDescriptor> UcxTransport::Export(const MemoryRegion& region) {
     return NotFound("region " + std::to_string(region.id) + " is not registered");
   void* buffer = nullptr;
   size_t size = 0;
-  ucs_status_t st = ucp_rkey_pack(context_, it->second.second, &buffer, &size);
+  ucs_status_t st = ucp_rkey_pack(context_.get(), it->second.second.get(), &buffer, &size);
   if (st != UCS_OK) return UcxError("ucp_rkey_pack", st);
   RemoteDescriptor d;
   d.addr = reinterpret_cast<uint64_t>(region.addr);
@@ -519,7 +491,7 @@ Status UcxTransport::SendMessage(Rank peer, std::span<const std::byte> payload) 
       const Nanos until = clock.Now() + config_.send_spin;
       caller_progress_calls_.fetch_add(1, std::memory_order_relaxed);
       while (!copy->sent.load(std::memory_order_acquire) && clock.Now() < until) {
-        ucp_worker_progress(worker_);
+        ucp_worker_progress(worker_.get());
       }
     }
     copy->Release();
@@ -617,7 +589,7 @@ Status UcxTransport::Close(Nanos timeout) {
   }
   eps_.clear();
   running_ = false;
-  if (efd_ >= 0) ucp_worker_signal(worker_);  // wake a progress thread sleeping in poll
+  if (efd_ >= 0) ucp_worker_signal(worker_.get());  // wake a progress thread sleeping in poll
   if (progress_thread_.joinable()) progress_thread_.join();
   for (auto& table : imported_) table.reset();
   retired_holders_.clear();
@@ -628,13 +600,10 @@ Status UcxTransport::Close(Nanos timeout) {
   }
   {
     std::lock_guard<std::mutex> lock(regions_mutex_);
-    for (auto& [id, entry] : regions_) ucp_mem_unmap(context_, entry.second);
-    regions_.clear();
+    regions_.clear();  // unmaps every region (UcpMem), before the context goes
   }
-  if (worker_) ucp_worker_destroy(worker_);
-  if (context_) ucp_cleanup(context_);
-  worker_ = nullptr;
-  context_ = nullptr;
+  worker_.reset();  // before the context it was created from
+  context_.reset();
   return result;
 }
 

@@ -1,4 +1,4 @@
-#include "transport/transport_factory.h"
+#include "transport/factory/transport_factory.h"
 
 #include "transport/ucx/ucx_transport.h"
 

@@ -93,7 +93,12 @@ cat >"${fake}/srun" <<'EOF'
 #!/bin/bash
 echo "$*" >"${FAKE_LOG}.args"
 paste -sd, "${SLURM_HOSTFILE}" >"${FAKE_LOG}.hosts"
-while (($#)); do [[ $1 == --out ]] && { mkdir -p "$2"; echo '{}' >"$2/summary.json"; }; shift; done
+# Plays the ranks: the run folder's summary, and rank 0's exit status when asked for one.
+while (($#)); do
+  [[ $1 == --out ]] && { mkdir -p "$2"; echo '{}' >"$2/summary.json"; }
+  [[ $1 == --job.status_file ]] && echo 0 >"$2"
+  shift
+done
 EOF
 cat >"${fake}/mpirun" <<'EOF'
 #!/bin/bash
@@ -102,6 +107,7 @@ while (($#)); do
   case $1 in
     --rankfile) sed 's/ slot=.*//; s/.*=//' "$2" | paste -sd, >"${FAKE_LOG}.hosts" ;;
     --out) mkdir -p "$2"; echo '{}' >"$2/summary.json" ;;
+    --job.status_file) echo 0 >"$2" ;;
   esac
   shift
 done

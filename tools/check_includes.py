@@ -7,7 +7,9 @@ its .cc), else to the first library of its nearest folder that defines one. Then
 `#include "folder/header.h"`:
 
   * including a header of another library that this library does not link is an error;
-  * linking a mooncake library none of whose headers this library includes is an error too.
+  * linking a mooncake library none of whose headers this library includes is an error too;
+  * a library must export ${PROJECT_SOURCE_DIR}/src and no other include root (clang-format
+    run on a CMakeLists.txt once turned it into "${PROJECT_SOURCE_DIR} / src": -I/ and src).
 
 Usage: tools/check_includes.py [SRC_DIR]   (default: src next to this script's folder)
 Exit status: 0 when the graph holds, 1 with one line per problem, 2 for a bad SRC_DIR.
@@ -18,6 +20,7 @@ import sys
 
 ADD_LIBRARY = re.compile(r"add_library\(\s*(mooncake_\w+)([^)]*)\)", re.S)
 LINKS = re.compile(r"target_link_libraries\(\s*(mooncake_\w+)([^)]*)\)", re.S)
+INCLUDE_DIRS = re.compile(r"target_include_directories\(\s*(mooncake_\w+)([^)]*)\)", re.S)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCE_SUFFIXES = {".h", ".cc", ".cu"}
 
@@ -60,6 +63,13 @@ def main():
         return 2
     folder_lib, links = libraries(src)
     problems, used = [], {lib: set() for lib in links}
+    for cmake in sorted(src.rglob("CMakeLists.txt")):
+        text = re.sub(r"#.*", "", cmake.read_text())
+        for name, dirs in INCLUDE_DIRS.findall(text):
+            roots = dirs.split()[1:]  # after PUBLIC / PRIVATE / INTERFACE
+            if roots != ["${PROJECT_SOURCE_DIR}/src"]:
+                problems.append(f"{cmake.relative_to(src.parent)}: {name} exports include "
+                                f"roots {roots}; only ${{PROJECT_SOURCE_DIR}}/src is allowed")
     for f in sorted(p for p in src.rglob("*") if p.suffix in SOURCE_SUFFIXES):
         rel = f.relative_to(src)
         lib = owner(rel, folder_lib)

@@ -2,9 +2,9 @@
 
 #include <iostream>
 
-#include "app/eval/eval_command.h"
 #include "app/run.h"
 #include "cluster/mpi_session.h"
+#include "eval/eval_command.h"
 
 namespace mooncake::app {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "app/eval/scheduling_options.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "eval/scheduling_options.h"
 #include "trace/synthetic.h"
 #include "transport/factory/transport_factory.h"
 

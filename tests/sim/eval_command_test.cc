@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/eval/eval_command.h"
+#include "eval/eval_command.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,4 +162,4 @@ TEST(EvalCommand, SweepSplitOverTwoRanksGathersTheSameCsv) {
 }
 
 }  // namespace
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

@@ -7,9 +7,9 @@
 #include <map>
 #include <sstream>
 
-#include "app/eval/eval_command.h"
+#include "eval/eval_command.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -85,4 +85,4 @@ TEST(PaperExperiments, PredictedEarlyRejectionRejectsFewerAndWastesLessPrefill) 
 }
 
 }  // namespace
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "app/eval/sweep.h"
+#include "eval/sweep.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 namespace {
 
 TEST(Sweep, SpecSplitsKeyAndValues) {
@@ -49,4 +49,4 @@ TEST(Sweep, SerialCommGathersItsOwnText) {
 }
 
 }  // namespace
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

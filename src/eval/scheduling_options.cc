@@ -1,4 +1,4 @@
-#include "app/eval/scheduling_options.h"
+#include "eval/scheduling_options.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "common/units.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 namespace po = boost::program_options;
 
@@ -200,4 +200,4 @@ std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args) {
   return out;
 }
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 struct SweepAxis {
   std::string key;
@@ -35,4 +35,4 @@ struct SweepComm {
 };
 SweepComm SerialSweepComm();
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

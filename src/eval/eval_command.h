@@ -5,13 +5,13 @@
 // option or bad input (one line naming the option, or FILE:LINE for a trace), 1 run failure.
 #pragma once
 
-#include "app/eval/sweep.h"
+#include "eval/sweep.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 // argv[0] is "eval". Runs every sweep point in this process.
 int RunEvalCommand(int argc, char** argv);
 // Same, spreading sweep points over `comm` (rank 0 writes sweep.csv and the plots).
 int RunEvalCommand(int argc, char** argv, const SweepComm& comm);
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

@@ -1,4 +1,4 @@
-#include "app/eval/eval_options.h"
+#include "eval/eval_options.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 namespace po = boost::program_options;
 
@@ -180,4 +180,4 @@ sim::SimConfig ToSimConfig(const EvalOptions& o) {
   return c;
 }
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

@@ -1,4 +1,4 @@
-#include "app/eval/eval_command.h"
+#include "eval/eval_command.h"
 
 #include <fmt/format.h>
 
@@ -11,13 +11,13 @@
 #include <map>
 #include <memory>
 
-#include "app/eval/eval_options.h"
-#include "app/eval/eval_report.h"
+#include "eval/eval_options.h"
+#include "eval/eval_report.h"
 #include "sim/simulator.h"
 #include "trace/run_report.h"
 #include "trace/trace_reader.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 namespace {
 
 #ifndef MOONCAKE_TOOLS_DIR
@@ -188,4 +188,4 @@ int RunEvalCommand(int argc, char** argv, const SweepComm& comm) {
   return status;
 }
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "app/eval/scheduling_options.h"
-#include "app/eval/sweep.h"
+#include "eval/scheduling_options.h"
+#include "eval/sweep.h"
 #include "sim/sim_config.h"
 #include "trace/synthetic.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 struct EvalOptions {
   SchedulingSettings sched;
@@ -37,4 +37,4 @@ sim::SimConfig ToSimConfig(const EvalOptions& o);
 // decode:2" or a per-rank list).
 Result<std::pair<int, int>> InstanceCountsFromRoles(const std::string& roles);
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

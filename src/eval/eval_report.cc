@@ -1,4 +1,4 @@
-#include "app/eval/eval_report.h"
+#include "eval/eval_report.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "engine/cost_model.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 std::string PointLabel(const SweepPoint& p) {
   std::string s;
@@ -78,4 +78,4 @@ std::string SortRows(const std::vector<std::string>& gathered) {
   return out;
 }
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

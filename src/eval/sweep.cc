@@ -1,8 +1,8 @@
-#include "app/eval/sweep.h"
+#include "eval/sweep.h"
 
 #include <sstream>
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 Result<SweepAxis> ParseSweepSpec(const std::string& spec) {
   const size_t eq = spec.find('=');
@@ -51,4 +51,4 @@ SweepComm SerialSweepComm() {
   return c;
 }
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

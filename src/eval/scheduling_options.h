@@ -21,7 +21,7 @@
 #include "trace/synthetic.h"
 #include "trace/trace_reader.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 struct SchedulingSettings {
   engine::ModelSpec model;
@@ -54,4 +54,4 @@ Result<trace::SyntheticConfig> SyntheticFromVariables(
 // --trace.limit, --trace-offset, --trace-skip-invalid, --time-scale -> --time_scale.
 std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args);
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "app/eval/eval_options.h"
-#include "app/eval/sweep.h"
+#include "eval/eval_options.h"
+#include "eval/sweep.h"
 #include "sim/simulator.h"
 
-namespace mooncake::app::eval {
+namespace mooncake::eval {
 
 std::string PointLabel(const SweepPoint& p);  // "conductor.policy=random slo.tbt=100ms"
 std::string OneLineSummary(const trace::Summary& s, double wall_s);
@@ -19,4 +19,4 @@ std::string SweepCsvRow(size_t index, const SweepPoint& point, const EvalOptions
 // Concatenates gathered rows ordered by their leading point index.
 std::string SortRows(const std::vector<std::string>& gathered);
 
-}  // namespace mooncake::app::eval
+}  // namespace mooncake::eval

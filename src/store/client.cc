@@ -117,16 +117,24 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
                                          std::to_string(writes[j].peer.value));
     }
   }
-  // Keys whose writes all succeeded are ended; started keys that failed are revoked.
+  EndOrRevoke(keys, sums, resp, d, &out);
+  return out;
+}
+
+// Keys whose writes all succeeded are ended (PutEnd with their checksums); started keys that
+// failed are revoked. `out` holds each key's status so far and receives PutEnd's verdict.
+void StoreClient::EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
+                              const PutStartResponse& started, const Deadline& d,
+                              std::vector<Status>* out) {
   PutEndRequest end;
   std::vector<std::string> revoke;
   std::vector<size_t> ended;
-  for (size_t i = 0; i < n; ++i) {
-    if (out[i].ok()) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if ((*out)[i].ok()) {
       end.keys.push_back(keys[i]);
       end.checksums.push_back(sums[i]);
       ended.push_back(i);
-    } else if (resp.entries[i].status.code == ErrorCode::kOk) {
+    } else if (started.entries[i].status.code == ErrorCode::kOk) {
       revoke.push_back(keys[i]);
     }
   }
@@ -136,14 +144,13 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
     Status e = r.ok() ? Decode(*r, &ends) : r.status();
     if (e.ok() && ends.entries.size() != ended.size()) e = ProtocolError("put-end answer length");
     for (size_t k = 0; k < ended.size(); ++k) {
-      out[ended[k]] = e.ok() ? FromEntry(ends.entries[k]) : e;
+      (*out)[ended[k]] = e.ok() ? FromEntry(ends.entries[k]) : e;
     }
   }
   if (!revoke.empty()) {
     // Best effort with a fresh deadline: a revoke the master never sees is caught by its timeout.
     (void)KeysCall(StoreMsg::kPutRevoke, revoke, Start());
   }
-  return out;
 }
 
 Result<std::vector<uint8_t>> StoreClient::BatchExists(std::span<const std::string> keys) {

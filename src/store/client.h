@@ -106,6 +106,9 @@ class StoreClient {
   void ReadFromSsd(std::span<const std::string> keys, std::span<const std::span<std::byte>> outs,
                    const GetResponse& resp, const std::vector<size_t>& which, const Deadline& d,
                    std::vector<Status>* status);
+  // The last step of a put: ends the keys whose writes all succeeded, revokes the others.
+  void EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
+                   const PutStartResponse& started, const Deadline& d, std::vector<Status>* out);
   // Waits for `batch` and returns each request's status (Timeout for those still running).
   std::vector<Status> Finish(transport::TransferBatch& batch, const Deadline& d);
 

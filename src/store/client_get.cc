@@ -18,6 +18,32 @@ std::vector<ReplicaLocation> DramReplicas(const ObjectView& v) {
   }
   return out;
 }
+
+// Sorts the master's answer: keys it refused keep its status; keys with DRAM replicas go to
+// `pending` (read in rounds), keys on SSD only to `ssd_pending`; a buffer too small is refused.
+void SortGets(std::span<const std::string> keys, std::span<const std::span<std::byte>> outs,
+              const GetResponse& resp, std::vector<Status>* status,
+              std::vector<std::vector<ReplicaLocation>>* replicas, std::vector<size_t>* pending,
+              std::vector<size_t>* ssd_pending) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const GetEntry& e = resp.entries[i];
+    (*status)[i] = FromEntry(e.status);
+    if (!(*status)[i].ok()) continue;
+    (*replicas)[i] = DramReplicas(e.view);
+    if (outs[i].size() < e.view.size) {
+      (*status)[i] = InvalidArgument("buffer of " + std::to_string(outs[i].size()) + " B for '" +
+                                     keys[i] + "' of " + std::to_string(e.view.size) + " B");
+    } else if ((*replicas)[i].empty()) {
+      // SSD-resident only: read through the store rank holding it (client_ssd.cc).
+      (*status)[i] = NotFound("object '" + keys[i] + "' has no DRAM replica");
+      ssd_pending->push_back(i);
+    } else {
+      (*status)[i] = Internal("not read");
+      pending->push_back(i);
+    }
+  }
+}
+
 }  // namespace
 
 Result<size_t> StoreClient::Get(const std::string& key, std::span<std::byte> out) {
@@ -61,23 +87,7 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
   std::vector<std::vector<ReplicaLocation>> replicas(n);
   std::vector<size_t> pending;      // keys still to read
   std::vector<size_t> ssd_pending;  // keys with SSD replicas only
-  for (size_t i = 0; i < n; ++i) {
-    const GetEntry& e = resp.entries[i];
-    status[i] = FromEntry(e.status);
-    if (!status[i].ok()) continue;
-    replicas[i] = DramReplicas(e.view);
-    if (outs[i].size() < e.view.size) {
-      status[i] = InvalidArgument("buffer of " + std::to_string(outs[i].size()) + " B for '" +
-                                  keys[i] + "' of " + std::to_string(e.view.size) + " B");
-    } else if (replicas[i].empty()) {
-      // SSD-resident only: read through the store rank holding it (client_ssd.cc).
-      status[i] = NotFound("object '" + keys[i] + "' has no DRAM replica");
-      ssd_pending.push_back(i);
-    } else {
-      status[i] = Internal("not read");
-      pending.push_back(i);
-    }
-  }
+  SortGets(keys, outs, resp, &status, &replicas, &pending, &ssd_pending);
   for (size_t round = 0; !pending.empty(); ++round) {
     std::vector<transport::TransferRequest> reads;
     std::vector<size_t> owner;
@@ -128,11 +138,8 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
   std::vector<Result<size_t>> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (status[i].ok()) {
-      out.push_back(static_cast<size_t>(resp.entries[i].view.size));
-    } else {
-      out.push_back(status[i]);
-    }
+    out.push_back(status[i].ok() ? Result<size_t>(static_cast<size_t>(resp.entries[i].view.size))
+                                 : Result<size_t>(status[i]));
   }
   return out;
 }

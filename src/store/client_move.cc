@@ -63,19 +63,19 @@ void CopyMapped(const transport::TransferRequest& r, std::byte* mapped, XXH3_sta
   }
 }
 
-}  // namespace
-
-void StoreClient::MoveGroup(const std::vector<transport::TransferRequest>& reqs, size_t first,
-                            size_t last, const std::vector<char>* hash, const Deadline& d,
-                            std::vector<Status>* out, std::vector<uint64_t>* sums) {
-  auto wanted = [&](size_t j) { return sums != nullptr && (hash == nullptr || (*hash)[j]); };
-  // Through the mapping where there is one; the rest go through the transport below.
+// Moves every request of [first, last) whose peer bytes are mapped here with the CPU (hashed
+// into (*sums)[j] when wanted(j)); returns the others, which need the transport.
+template <typename Wanted>
+std::vector<size_t> CopyWhereMapped(transport::Transport& transport,
+                                    const std::vector<transport::TransferRequest>& reqs,
+                                    size_t first, size_t last, const Wanted& wanted,
+                                    std::vector<uint64_t>* sums) {
   std::vector<size_t> remote;
   for (size_t j = first; j < last; ++j) {
     std::byte* mapped =
         reqs[j].length == 0
             ? nullptr
-            : transport_.MappedAddress(reqs[j].peer, reqs[j].remote_addr, reqs[j].length);
+            : transport.MappedAddress(reqs[j].peer, reqs[j].remote_addr, reqs[j].length);
     if (mapped == nullptr) {
       remote.push_back(j);
       continue;
@@ -89,6 +89,34 @@ void StoreClient::MoveGroup(const std::vector<transport::TransferRequest>& reqs,
     CopyMapped(reqs[j], mapped, &state);
     (*sums)[j] = XXH3_64bits_digest(&state);
   }
+  return remote;
+}
+
+// The requests `remote` in groups of about kHashPiece bytes when hashing, else one group.
+std::vector<std::vector<size_t>> GroupByHashPiece(
+    const std::vector<transport::TransferRequest>& reqs, const std::vector<size_t>& remote,
+    bool hashing) {
+  std::vector<std::vector<size_t>> groups;
+  size_t group_bytes = 0;
+  for (size_t j : remote) {
+    if (groups.empty() || (hashing && group_bytes >= kHashPiece)) {
+      groups.emplace_back();
+      group_bytes = 0;
+    }
+    groups.back().push_back(j);
+    group_bytes += reqs[j].length;
+  }
+  return groups;
+}
+
+}  // namespace
+
+void StoreClient::MoveGroup(const std::vector<transport::TransferRequest>& reqs, size_t first,
+                            size_t last, const std::vector<char>* hash, const Deadline& d,
+                            std::vector<Status>* out, std::vector<uint64_t>* sums) {
+  auto wanted = [&](size_t j) { return sums != nullptr && (hash == nullptr || (*hash)[j]); };
+  // Through the mapping where there is one; the rest go through the transport below.
+  const std::vector<size_t> remote = CopyWhereMapped(transport_, reqs, first, last, wanted, sums);
   if (remote.empty()) return;
   // Unhashed requests go as one batch. Hashed ones go in groups of about kHashPiece bytes, all
   // groups in flight at once: a group of writes is hashed just before it is posted, while the
@@ -96,16 +124,7 @@ void StoreClient::MoveGroup(const std::vector<transport::TransferRequest>& reqs,
   // before it) has arrived, while the later ones still move. (Waves of 128 KiB, one in flight
   // behind another, left tcp idle during each hash: verified gets ran at 0.43x the raw read. A
   // batch per request cost small objects a Submit and a flush each.)
-  std::vector<std::vector<size_t>> groups;
-  size_t group_bytes = 0;
-  for (size_t j : remote) {
-    if (groups.empty() || (sums != nullptr && group_bytes >= kHashPiece)) {
-      groups.emplace_back();
-      group_bytes = 0;
-    }
-    groups.back().push_back(j);
-    group_bytes += reqs[j].length;
-  }
+  const auto groups = GroupByHashPiece(reqs, remote, /*hashing=*/sums != nullptr);
   const bool is_read = reqs[remote[0]].op == transport::OpKind::kRead;
   // Hashes request j's local bytes, driving the transport between kHashPiece pieces: the
   // caller is the one that progresses the transport while it waits (CallerProgressScope), so

@@ -147,6 +147,9 @@ class UcxTransport final : public Transport {
   void CompleteToken(uint64_t token, const Status& status);
 
  private:
+  Status CreateContext();
+  Status CreateWorker();
+  Status RegisterAmHandlers();
   void ProgressLoop();
   Status PostRma(const std::shared_ptr<BatchTracker>& tracker, size_t index,
                  std::vector<std::vector<size_t>>* writes_by_peer);

@@ -113,6 +113,26 @@ UcxTransport::UcxTransport(const UcxConfig& config, Rank self, int world_size)
     : config_(config), self_(self), world_size_(world_size), instance_id_(NextInstanceId()) {}
 
 Status UcxTransport::Init() {
+  Status s = CreateContext();
+  if (s.ok()) s = CreateWorker();
+  if (s.ok()) s = RegisterAmHandlers();
+  if (!s.ok()) return s;
+  // An event fd lets the idle progress thread sleep until a message arrives instead of polling
+  // with a back-off (which added up to max_sleep to every RPC). Without one it falls back to it.
+  if (ucp_worker_get_efd(worker_.get(), &efd_) != UCS_OK) efd_ = -1;
+  peer_failed_.reset(new std::atomic<bool>[world_size_]);
+  peer_declared_dead_.reset(new std::atomic<bool>[world_size_]);
+  for (int i = 0; i < world_size_; ++i) peer_failed_[i] = peer_declared_dead_[i] = false;
+  for (int i = 0; i < world_size_; ++i) {
+    imported_.push_back(std::make_unique<RegionTable<std::shared_ptr<RkeyHolder>>>());
+  }
+  running_ = true;
+  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  return Status::Ok();
+}
+
+// The UCX context, configured from transport.tls / transport.devices (over UCX_* variables).
+Status UcxTransport::CreateContext() {
   ucp_config_t* cfg = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
   if (st != UCS_OK) return UcxError("ucp_config_read", st);
@@ -151,6 +171,12 @@ Status UcxTransport::Init() {
     return Status(ErrorCode::kInvalidArgument,
                   "UCX could not start with UCX_TLS='" + tls + "': " + ucs_status_string(st));
   }
+  return Status::Ok();
+}
+
+// One multi-threaded worker (posting threads and the progress thread share it) and its address.
+Status UcxTransport::CreateWorker() {
+  ucs_status_t st;
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wp.thread_mode = UCS_THREAD_MODE_MULTI;  // posting threads and the progress thread share it
@@ -173,7 +199,10 @@ Status UcxTransport::Init() {
   auto* p = reinterpret_cast<const std::byte*>(address);
   local_address_.assign(p, p + address_length);
   ucp_worker_release_address(worker_.get(), address);
+  return Status::Ok();
+}
 
+Status UcxTransport::RegisterAmHandlers() {
   struct Handler {
     unsigned id;
     ucp_am_recv_callback_t cb;
@@ -191,21 +220,9 @@ Status UcxTransport::Init() {
     hp.cb = h.cb;
     hp.arg = this;
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    if ((st = ucp_worker_set_am_recv_handler(worker_.get(), &hp)) != UCS_OK) {
-      return UcxError("ucp_worker_set_am_recv_handler", st);
-    }
+    ucs_status_t st = ucp_worker_set_am_recv_handler(worker_.get(), &hp);
+    if (st != UCS_OK) return UcxError("ucp_worker_set_am_recv_handler", st);
   }
-  // An event fd lets the idle progress thread sleep until a message arrives instead of polling
-  // with a back-off (which added up to max_sleep to every RPC). Without one it falls back to it.
-  if (ucp_worker_get_efd(worker_.get(), &efd_) != UCS_OK) efd_ = -1;
-  peer_failed_.reset(new std::atomic<bool>[world_size_]);
-  peer_declared_dead_.reset(new std::atomic<bool>[world_size_]);
-  for (int i = 0; i < world_size_; ++i) peer_failed_[i] = peer_declared_dead_[i] = false;
-  for (int i = 0; i < world_size_; ++i) {
-    imported_.push_back(std::make_unique<RegionTable<std::shared_ptr<RkeyHolder>>>());
-  }
-  running_ = true;
-  progress_thread_ = std::thread([this] { ProgressLoop(); });
   return Status::Ok();
 }
 

@@ -10,8 +10,8 @@
 
 #include "cluster/mpi_session.h"
 #include "common/clock.h"
-#include "store/client.h"
-#include "store/master_service.h"
+#include "store/net/client.h"
+#include "store/net/master_service.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_config.h"

@@ -11,7 +11,7 @@
 #include "common/units.h"
 #include "serve/serve_node.h"
 #include "serve/summary.h"
-#include "store/topology.h"
+#include "store/net/topology.h"
 
 namespace mooncake::app {
 namespace {

@@ -18,9 +18,9 @@
 #include "app/job_context.h"
 #include "common/status.h"
 #include "store/hdf5/tier.h"
-#include "store/master_service.h"
-#include "store/ssd_coordinator.h"
-#include "store/ssd_store_service.h"
+#include "store/net/master_service.h"
+#include "store/ssd/ssd_coordinator.h"
+#include "store/ssd/ssd_store_service.h"
 
 namespace mooncake::app {
 

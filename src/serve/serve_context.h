@@ -13,7 +13,7 @@
 #include "engine/cost_model.h"
 #include "serve/kv_layout.h"
 #include "serve/serve_config.h"
-#include "store/client.h"
+#include "store/net/client.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
 

@@ -30,10 +30,10 @@
 #include "serve/rank_report.h"
 #include "serve/serve_config.h"
 #include "serve/serve_context.h"
-#include "store/client.h"
-#include "store/master_service.h"
-#include "store/rereplicator.h"
-#include "store/topology.h"
+#include "store/net/client.h"
+#include "store/net/master_service.h"
+#include "store/net/rereplicator.h"
+#include "store/net/topology.h"
 
 namespace mooncake::serve {
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "store/client.h"
-#include "store/master_service.h"
+#include "store/net/client.h"
+#include "store/net/master_service.h"
 #include "transport/loopback/loopback_transport.h"
 
 namespace mooncake::store::testing {

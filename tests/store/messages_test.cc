@@ -1,4 +1,4 @@
-#include "store/messages.h"
+#include "store/net/messages.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,9 @@
 #include <filesystem>
 
 #include "loopback_store.h"
-#include "store/ssd_coordinator.h"
-#include "store/ssd_store_service.h"
+#include "store/hdf5/tier.h"
+#include "store/ssd/ssd_coordinator.h"
+#include "store/ssd/ssd_store_service.h"
 
 namespace mooncake::store {
 namespace {

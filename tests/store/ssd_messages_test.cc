@@ -1,5 +1,5 @@
 // The SSD tier's wire messages: round trips, and every truncation or trailing byte rejected.
-#include "store/ssd_messages.h"
+#include "store/net/ssd_messages.h"
 
 #include <gtest/gtest.h>
 

@@ -21,8 +21,9 @@
 #include "common/block_content.h"
 #include "common/log.h"
 #include "common/wire.h"
-#include "store/ssd_coordinator.h"
-#include "store/ssd_store_service.h"
+#include "store/hdf5/tier.h"
+#include "store/ssd/ssd_coordinator.h"
+#include "store/ssd/ssd_store_service.h"
 #include "store_bench_setup.h"
 
 namespace mooncake {

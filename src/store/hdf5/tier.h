@@ -34,11 +34,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/ssd_tier.h"
 
 namespace mooncake::store::hdf5 {
 
 class BucketFile;
-struct SsdBlock;
+using store::RecoveryReport;  // what Open found (store/ssd_tier.h)
+using store::SsdBlock;        // the tier's block record (store/ssd_tier.h)
 
 struct Hdf5TierOptions {
   std::string dir;                       // created if missing
@@ -59,21 +61,6 @@ struct Hdf5TierOptions {
   std::function<void(const SsdBlock& block)> on_drop_block;
 };
 
-struct SsdBlock {
-  std::string key;
-  uint64_t size = 0;
-  uint64_t checksum = 0;
-  uint64_t location = 0;  // (bucket id << 32) | slot: opaque outside the tier
-};
-
-struct RecoveryReport {
-  std::vector<SsdBlock> blocks;
-  uint64_t recovered = 0;
-  uint64_t dropped = 0;  // slots whose bytes were torn or corrupt, or duplicate keys
-  uint32_t files = 0;
-  uint32_t unreadable_files = 0;  // not HDF5 or without our datasets; left in place
-};
-
 struct TierStats {
   uint64_t blocks = 0;
   uint64_t buckets = 0;
@@ -83,9 +70,9 @@ struct TierStats {
   uint64_t dropped_by_lru = 0;
 };
 
-class Hdf5Tier {
+class Hdf5Tier final : public SsdTier {
  public:
-  using SpillDone = std::function<void(Result<SsdBlock>)>;
+  using SpillDone = SsdTier::SpillDone;
 
   static Result<std::unique_ptr<Hdf5Tier>> Open(Hdf5TierOptions opts, RecoveryReport* report);
   ~Hdf5Tier();  // writes what is queued, then stops the writer
@@ -104,10 +91,10 @@ class Hdf5Tier {
                        SpillDone done);
   // SpillBorrowed without waiting: Busy (and `done` is not called) when the queue is full.
   Status TrySpillBorrowed(const std::string& key, std::span<const std::byte> bytes,
-                          uint64_t checksum, SpillDone done);
+                          uint64_t checksum, SpillDone done) override;
   // Reads the block into `out` (at least its size) and verifies its checksum. Returns the size.
-  Result<uint64_t> Read(const std::string& key, std::span<std::byte> out);
-  Result<SsdBlock> Lookup(const std::string& key) const;
+  Result<uint64_t> Read(const std::string& key, std::span<std::byte> out) override;
+  Result<SsdBlock> Lookup(const std::string& key) const override;
   void Drain();  // returns when the queue is empty and the writer idle
   TierStats Stats() const;
 

@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "common/streaming_copy.h"
-#include "store/client.h"
+#include "store/net/client.h"
 
 namespace mooncake::store {
 namespace {

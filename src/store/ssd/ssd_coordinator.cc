@@ -1,4 +1,4 @@
-#include "store/ssd_coordinator.h"
+#include "store/ssd/ssd_coordinator.h"
 
 #include "common/log.h"
 

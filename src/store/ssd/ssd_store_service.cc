@@ -1,4 +1,4 @@
-#include "store/ssd_store_service.h"
+#include "store/ssd/ssd_store_service.h"
 
 #include <memory>
 #include <mutex>
@@ -7,8 +7,8 @@
 
 namespace mooncake::store {
 
-SsdStoreService::SsdStoreService(transport::Rpc& rpc, hdf5::Hdf5Tier& tier,
-                                 std::span<std::byte> segment, Rank master)
+SsdStoreService::SsdStoreService(transport::Rpc& rpc, SsdTier& tier, std::span<std::byte> segment,
+                                 Rank master)
     : rpc_(rpc), tier_(tier), segment_(segment), master_(master) {}
 
 void SsdStoreService::Start() {
@@ -69,7 +69,7 @@ void SsdStoreService::Spill(std::span<const std::byte> request, transport::Respo
     const SpillEntry& e = req.entries[i];
     Status st = CheckRange(e.offset, e.length);
     if (st.ok()) {
-      auto done = [this, p, i, finish, key = e.key](Result<hdf5::SsdBlock> r) {
+      auto done = [this, p, i, finish, key = e.key](Result<SsdBlock> r) {
         {
           std::lock_guard<std::mutex> lock(p->mu);
           if (r.ok()) {
@@ -152,7 +152,7 @@ Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> 
   return Encode(resp);
 }
 
-void SsdStoreService::OnTierDrop(const hdf5::SsdBlock& block) {
+void SsdStoreService::OnTierDrop(const SsdBlock& block) {
   ++dropped_;
   SsdDropNotice n;
   n.blocks.push_back(SsdBlockRef{block.key, block.size, block.checksum, block.location});
@@ -167,7 +167,7 @@ SsdStoreStats SsdStoreService::Stats() const {
                        dropped_.load()};
 }
 
-RecoveredBlocks ToRecoveredBlocks(const hdf5::RecoveryReport& report) {
+RecoveredBlocks ToRecoveredBlocks(const RecoveryReport& report) {
   RecoveredBlocks out;
   out.dropped = report.dropped;
   out.files = report.files;

@@ -1,4 +1,4 @@
-#include "store/master_service.h"
+#include "store/net/master_service.h"
 
 #include "common/log.h"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "store/messages.h"
+#include "store/net/messages.h"
 
 namespace mooncake::store {
 

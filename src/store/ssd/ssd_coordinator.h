@@ -22,8 +22,8 @@
 #include <thread>
 
 #include "store/eviction_sink.h"
-#include "store/master_service.h"
-#include "store/ssd_messages.h"
+#include "store/net/master_service.h"
+#include "store/net/ssd_messages.h"
 #include "transport/rpc.h"
 
 namespace mooncake::store {

@@ -16,8 +16,8 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "store/master_service.h"
-#include "store/topology.h"
+#include "store/net/master_service.h"
+#include "store/net/topology.h"
 #include "transport/transport.h"
 
 namespace mooncake::store {

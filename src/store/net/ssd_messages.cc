@@ -1,4 +1,4 @@
-#include "store/ssd_messages.h"
+#include "store/net/ssd_messages.h"
 
 #include "common/wire.h"
 

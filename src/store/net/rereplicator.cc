@@ -1,4 +1,4 @@
-#include "store/rereplicator.h"
+#include "store/net/rereplicator.h"
 
 #include <xxhash.h>
 

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "common/checksum.h"
-#include "store/client.h"
-#include "store/ssd_messages.h"
+#include "store/net/client.h"
+#include "store/net/ssd_messages.h"
 
 namespace mooncake::store {
 

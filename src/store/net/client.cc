@@ -1,5 +1,5 @@
 // StoreClient: common plumbing, put, exists and remove (get is in client_get.cc).
-#include "store/client.h"
+#include "store/net/client.h"
 
 namespace mooncake::store {
 

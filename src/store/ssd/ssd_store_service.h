@@ -1,5 +1,5 @@
 // SsdStoreService: what a store rank does for the SSD tier of the live store. It serves
-//   kSpill   (from the master): write blocks of its own DRAM segment to its Hdf5Tier, zero-copy
+//   kSpill   (from the master): write blocks of its own DRAM segment to its SsdTier, zero-copy
 //            (the master keeps those regions reserved until it hears back); the answer is sent
 //            from the tier's writer thread once every block of the request is durable, or at
 //            once for blocks refused because the tier's bounded queue is full (Busy: the master
@@ -19,8 +19,8 @@
 #include <span>
 
 #include "common/ids.h"
-#include "store/hdf5/tier.h"
-#include "store/ssd_messages.h"
+#include "store/net/ssd_messages.h"
+#include "store/ssd_tier.h"
 #include "transport/rpc.h"
 
 namespace mooncake::store {
@@ -38,14 +38,13 @@ struct SsdStoreStats {
 class SsdStoreService {
  public:
   // `rpc`, `tier` and the segment memory must outlive the service; `master` is the conductor.
-  SsdStoreService(transport::Rpc& rpc, hdf5::Hdf5Tier& tier, std::span<std::byte> segment,
-                  Rank master);
+  SsdStoreService(transport::Rpc& rpc, SsdTier& tier, std::span<std::byte> segment, Rank master);
 
   // Registers the handlers (before peers may call).
   void Start();
-  // Forward a block the tier's LRU deleted to the master (wire as Hdf5TierOptions::on_drop_block;
-  // runs on the writer thread).
-  void OnTierDrop(const hdf5::SsdBlock& block);
+  // Forward a block the tier's LRU deleted to the master (wire as the tier's on-drop callback, e.g.
+  // Hdf5TierOptions::on_drop_block; runs on the writer thread).
+  void OnTierDrop(const SsdBlock& block);
   SsdStoreStats Stats() const;
 
   // Test hook: runs on the writer thread after each block the tier made durable on a kSpill
@@ -59,7 +58,7 @@ class SsdStoreService {
   Status CheckRange(uint64_t offset, uint64_t length) const;
 
   transport::Rpc& rpc_;
-  hdf5::Hdf5Tier& tier_;
+  SsdTier& tier_;
   std::span<std::byte> segment_;
   Rank master_;
   std::atomic<uint64_t> spilled_{0}, refused_{0}, spill_errors_{0}, promoted_{0}, reads_{0},
@@ -67,6 +66,6 @@ class SsdStoreService {
 };
 
 // The store rank's RecoveryReport in wire form, for the conductor.
-RecoveredBlocks ToRecoveredBlocks(const hdf5::RecoveryReport& report);
+RecoveredBlocks ToRecoveredBlocks(const RecoveryReport& report);
 
 }  // namespace mooncake::store

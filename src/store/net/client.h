@@ -34,8 +34,8 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "store/messages.h"
-#include "store/topology.h"
+#include "store/net/messages.h"
+#include "store/net/topology.h"
 #include "store/types.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"

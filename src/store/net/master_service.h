@@ -17,8 +17,8 @@
 
 #include "common/clock.h"
 #include "store/master.h"
-#include "store/messages.h"
-#include "store/topology.h"
+#include "store/net/messages.h"
+#include "store/net/topology.h"
 #include "transport/rpc.h"
 
 namespace mooncake::store {

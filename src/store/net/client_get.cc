@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "store/client.h"
+#include "store/net/client.h"
 
 namespace mooncake::store {
 

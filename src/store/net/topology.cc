@@ -1,4 +1,4 @@
-#include "store/topology.h"
+#include "store/net/topology.h"
 
 #include <string>
 

@@ -69,6 +69,8 @@ class WireReader {
     return true;
   }
 
+  // Marks the input malformed (a decoder found a value it cannot accept).
+  void MarkMalformed() { ok_ = false; }
   bool ok() const { return ok_; }
   size_t remaining() const { return ok_ ? data_.size() - pos_ : 0; }
   // True when every byte was consumed and no read failed: decoders call this last, so trailing

@@ -133,7 +133,7 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
   totals_.blocks_verified += a->blocks_verified;
   totals_.blocks_corrupt += a->blocks_corrupt;
   if (!Current(a->request, a->attempt)) {
-    responder.Reply(KvArrivedReply{0}.Encode());
+    responder.Reply(KvArrivedReply{}.Encode());  // admitted = 0
     return;
   }
   Pending& p = pending_[a->request];
@@ -142,7 +142,8 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
       a->blocks_corrupt > 0
           ? RejectReason::kDecodeOverload
           : scheduler_.AdmitToDecode(requests_[a->request].id, p.decision.decode, ModelNow());
-  KvArrivedReply reply{static_cast<uint8_t>(reason == RejectReason::kNone ? 1 : 0)};
+  KvArrivedReply reply;
+  reply.admitted = reason == RejectReason::kNone ? 1 : 0;
   if (a->blocks_corrupt > 0) {
     Resolve(a->request, trace::Outcome::kLost, "kv_checksum");
   } else if (reason != RejectReason::kNone) {

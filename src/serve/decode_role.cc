@@ -47,7 +47,7 @@ void DecodeRole::Start() {
     if (!a.ok()) return r.Fail(Status(ErrorCode::kBusy, "receive buffer full, retry"));
     slot_of_[offer->request] = *a;
     (void)from;
-    KvOfferReply reply{base + a->offset};
+    KvOfferReply reply{{}, base + a->offset};
     r.Reply(reply.Encode());
   });
   rpc.Register(
@@ -104,7 +104,7 @@ void DecodeRole::Arrive(const KvDone& kv) {
     stats_.blocks_verified += verified;
     stats_.blocks_corrupt += corrupt;
   }
-  KvArrived arrived{kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
+  KvArrived arrived{{}, kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
   auto reply =
       ctx_.rpc.Call(ctx_.peers.conductor, kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
   if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));
@@ -156,8 +156,13 @@ void DecodeRole::Step() {
     if (a.generated >= a.output_length) {
       reserved_tokens_ -= int64_t{a.input_length} + a.output_length;
       context_tokens_ -= int64_t{a.input_length} + a.generated;
-      DecodeDone done{a.request,   a.attempt,   ctx_.peers.self.value,
-                      a.generated, a.tbt.Tbt(), (now + ctx_.clock_offset).count()};
+      DecodeDone done{{},
+                      a.request,
+                      a.attempt,
+                      ctx_.peers.self.value,
+                      a.generated,
+                      a.tbt.Tbt(),
+                      (now + ctx_.clock_offset).count()};
       Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeDone, done.Encode());
       if (!s.ok()) Fail(s.WithContext("DecodeDone"));
       ++finished;

@@ -1,5 +1,6 @@
-// Wire messages of the serving job. Each is a plain struct with Encode() and a bounds-checked
-// static Decode() that rejects truncated, oversized and trailing input.
+// Wire messages of the serving job. Each is a plain struct that lists its fields once (Fields,
+// common/wire_fields.h); Encode() and the bounds-checked static Decode() come from that list and
+// reject truncated, oversized, trailing and inconsistent input.
 //
 // Flow of one request:
 //   conductor --PrefillTask--> prefill --KvOffer--> decode (reply: where to write the KV)
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire_fields.h"
 
 namespace mooncake::serve {
 
@@ -36,7 +38,8 @@ enum ServeMsg : uint16_t {
 
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
 
-struct PrefillTask {
+struct PrefillTask : WireMessage<PrefillTask> {
+  static constexpr const char* kWireName = "PrefillTask";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t input_length = 0;
@@ -49,23 +52,35 @@ struct PrefillTask {
   int64_t arrival_wall_ns = 0;
   std::vector<uint64_t> hash_ids;
 
-  std::vector<std::byte> Encode() const;
-  static Result<PrefillTask> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.request, m.attempt, m.input_length, m.output_length, m.decode_rank,
+          m.local_prefix_blocks, m.prefix_blocks, m.prefix_tokens, m.t_transfer_ns,
+          m.arrival_wall_ns, m.hash_ids);
+  }
+  Status Validate() const;
 };
 
-struct KvOffer {
+struct KvOffer : WireMessage<KvOffer> {
+  static constexpr const char* kWireName = "KvOffer";
   uint64_t request = 0;
   uint64_t bytes = 0;  // the whole request's KV (blocks x block bytes)
-  std::vector<std::byte> Encode() const;
-  static Result<KvOffer> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.request, m.bytes);
+  }
 };
-struct KvOfferReply {
+struct KvOfferReply : WireMessage<KvOfferReply> {
+  static constexpr const char* kWireName = "KvOfferReply";
   uint64_t remote_addr = 0;  // where in the decode rank's receive buffer to write
-  std::vector<std::byte> Encode() const;
-  static Result<KvOfferReply> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.remote_addr);
+  }
 };
 
-struct KvDone {
+struct KvDone : WireMessage<KvDone> {
+  static constexpr const char* kWireName = "KvDone";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t prefill_rank = -1;
@@ -74,11 +89,16 @@ struct KvDone {
   int64_t first_token_wall_ns = 0;  // end of the prefill (the first token), conductor clock
   uint64_t remote_addr = 0;         // the slot the offer returned
   std::vector<uint64_t> hash_ids;   // block i is at remote_addr + i * block bytes
-  std::vector<std::byte> Encode() const;
-  static Result<KvDone> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.request, m.attempt, m.prefill_rank, m.input_length, m.output_length,
+          m.first_token_wall_ns, m.remote_addr, m.hash_ids);
+  }
+  Status Validate() const;
 };
 
-struct PrefillDone {
+struct PrefillDone : WireMessage<PrefillDone> {
+  static constexpr const char* kWireName = "PrefillDone";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t prefill_rank = -1;
@@ -88,34 +108,47 @@ struct PrefillDone {
   int64_t first_token_wall_ns = 0;
   double compute_model_s = 0;  // modelled GPU time of this prefill
   uint64_t bytes_loaded = 0, bytes_stored = 0, bytes_to_decode = 0;
-  std::vector<std::byte> Encode() const;
-  static Result<PrefillDone> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.request, m.attempt, m.prefill_rank, m.blocks_loaded, m.blocks_missing,
+          m.blocks_computed, m.first_token_wall_ns, m.compute_model_s, m.bytes_loaded,
+          m.bytes_stored, m.bytes_to_decode);
+  }
 };
 
-struct KvArrived {
+struct KvArrived : WireMessage<KvArrived> {
+  static constexpr const char* kWireName = "KvArrived";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t decode_rank = -1;
   int32_t blocks_verified = 0;
   int32_t blocks_corrupt = 0;
-  std::vector<std::byte> Encode() const;
-  static Result<KvArrived> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.request, m.attempt, m.decode_rank, m.blocks_verified, m.blocks_corrupt);
+  }
 };
-struct KvArrivedReply {
+struct KvArrivedReply : WireMessage<KvArrivedReply> {
+  static constexpr const char* kWireName = "KvArrivedReply";
   uint8_t admitted = 0;
-  std::vector<std::byte> Encode() const;
-  static Result<KvArrivedReply> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.admitted);
+  }
 };
 
-struct DecodeDone {
+struct DecodeDone : WireMessage<DecodeDone> {
+  static constexpr const char* kWireName = "DecodeDone";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t decode_rank = -1;
   int32_t tokens = 0;
   double tbt_model_s = 0;
   int64_t done_wall_ns = 0;
-  std::vector<std::byte> Encode() const;
-  static Result<DecodeDone> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.request, m.attempt, m.decode_rank, m.tokens, m.tbt_model_s, m.done_wall_ns);
+  }
 };
 
 }  // namespace mooncake::serve

@@ -140,7 +140,9 @@ void PrefillRole::Write(WriteJob& job) {
     writes_.clear();
     slot_ok_ = false;
     if (to_decode) {
-      KvOffer offer{task.request, task.hash_ids.size() * bb};
+      KvOffer offer;
+      offer.request = task.request;
+      offer.bytes = task.hash_ids.size() * bb;
       const Nanos give_up = ctx_.LocalNow() + ctx_.config.phase_timeout;
       for (;;) {
         auto reply = ctx_.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(),

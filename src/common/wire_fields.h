@@ -1,0 +1,136 @@
+// Wire messages that declare their fields once. A message lists its fields in one static
+// function, and WireEncode / WireDecode walk that list both ways, so a field added to the list
+// is written and read in the same place and order:
+//
+//   struct KvOffer {
+//     uint64_t request = 0;
+//     uint64_t bytes = 0;
+//     template <typename Self, typename Visit>
+//     static void Fields(Self& self, Visit&& visit) { visit(self.request, self.bytes); }
+//   };
+//   std::vector<std::byte> bytes = WireEncode(offer);
+//   Result<KvOffer> back = WireDecode<KvOffer>(bytes, "KvOffer");
+//
+// Field types: arithmetic values and enums (fixed size), std::string, std::vector of any field
+// type (count-prefixed), and nested structs with their own Fields. Decoding is bounds-checked
+// throughout: a count can never claim more elements than bytes remain, truncated or trailing
+// input fails, and a message with `Status Validate() const` is validated after decoding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/wire.h"
+
+namespace mooncake {
+namespace wire_fields {
+
+template <typename T>
+concept HasFields = requires(T& t) {
+  T::Fields(t, [](auto&...) {});
+};
+
+template <typename T>
+void Put(WireWriter& w, const T& value);
+template <typename T>
+void Get(WireReader& r, T* value);
+
+template <typename T>
+void Put(WireWriter& w, const std::vector<T>& values) {
+  w.Put<uint32_t>(static_cast<uint32_t>(values.size()));
+  for (const T& v : values) Put(w, v);
+}
+
+inline void Put(WireWriter& w, const std::string& value) { w.PutString(value); }
+
+template <typename T>
+void Put(WireWriter& w, const T& value) {
+  if constexpr (HasFields<T>) {
+    T::Fields(value, [&w](const auto&... fields) { (Put(w, fields), ...); });
+  } else if constexpr (std::is_enum_v<T>) {
+    w.Put(static_cast<std::underlying_type_t<T>>(value));
+  } else {
+    static_assert(std::is_arithmetic_v<T>, "a wire field is a number, string, vector or struct");
+    w.Put(value);
+  }
+}
+
+template <typename T>
+void Get(WireReader& r, std::vector<T>* values) {
+  uint32_t n = 0;
+  // Every element takes at least one byte: a count larger than what remains is a lie.
+  if (!r.Get(&n) || n > r.remaining()) {
+    r.MarkMalformed();
+    return;
+  }
+  values->resize(n);
+  for (T& v : *values) {
+    Get(r, &v);
+    if (!r.ok()) return;
+  }
+}
+
+inline void Get(WireReader& r, std::string* value) { r.GetString(value); }
+
+template <typename T>
+void Get(WireReader& r, T* value) {
+  if constexpr (HasFields<T>) {
+    T::Fields(*value, [&r](auto&... fields) { (Get(r, &fields), ...); });
+  } else if constexpr (std::is_enum_v<T>) {
+    std::underlying_type_t<T> raw{};
+    r.Get(&raw);
+    *value = static_cast<T>(raw);
+  } else {
+    r.Get(value);
+  }
+}
+
+}  // namespace wire_fields
+
+// The member spelling of WireEncode / WireDecode for a message M that derives from
+// WireMessage<M> and names itself in `static constexpr const char* kWireName`.
+template <typename M>
+struct WireMessage {
+  std::vector<std::byte> Encode() const;
+  static Result<M> Decode(std::span<const std::byte> bytes);
+};
+
+template <typename M>
+std::vector<std::byte> WireEncode(const M& message) {
+  WireWriter w;
+  wire_fields::Put(w, message);
+  return w.Take();
+}
+
+// Decodes a whole message named `name` (for the error). With `Status Validate() const` on M,
+// a message whose fields contradict each other is refused too.
+template <typename M>
+Result<M> WireDecode(std::span<const std::byte> bytes, const char* name) {
+  WireReader r(bytes);
+  M message;
+  wire_fields::Get(r, &message);
+  if (!r.done()) return ProtocolError(std::string("malformed ") + name + " message");
+  if constexpr (requires(const M& m) { m.Validate(); }) {
+    Status valid = message.Validate();
+    if (!valid.ok()) return valid;
+  }
+  return message;
+}
+
+template <typename M>
+std::vector<std::byte> WireMessage<M>::Encode() const {
+  return WireEncode(static_cast<const M&>(*this));
+}
+
+template <typename M>
+Result<M> WireMessage<M>::Decode(std::span<const std::byte> bytes) {
+  return WireDecode<M>(bytes, M::kWireName);
+}
+
+}  // namespace mooncake

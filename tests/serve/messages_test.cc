@@ -1,0 +1,80 @@
+// The serving job's wire messages, declared once (common/wire_fields.h): every field makes the
+// round trip, and truncated, trailing, oversized and inconsistent input is refused.
+#include "serve/messages.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace mooncake::serve {
+namespace {
+
+PrefillTask SampleTask() {
+  PrefillTask t;
+  t.request = 7;
+  t.attempt = 1;
+  t.input_length = 4096;
+  t.output_length = 100;
+  t.decode_rank = 5;
+  t.local_prefix_blocks = 1;
+  t.prefix_blocks = 2;
+  t.prefix_tokens = 1024;
+  t.t_transfer_ns = 123456789;
+  t.arrival_wall_ns = -3;
+  t.hash_ids = {11, 12, 13, 14};
+  return t;
+}
+
+TEST(ServeMessages, EveryFieldMakesTheRoundTrip) {
+  const PrefillTask t = SampleTask();
+  auto back = PrefillTask::Decode(t.Encode());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->request, 7u);
+  EXPECT_EQ(back->attempt, 1u);
+  EXPECT_EQ(back->decode_rank, 5);
+  EXPECT_EQ(back->prefix_tokens, 1024);
+  EXPECT_EQ(back->t_transfer_ns, 123456789);
+  EXPECT_EQ(back->arrival_wall_ns, -3);
+  EXPECT_EQ(back->hash_ids, t.hash_ids);
+
+  PrefillDone d;
+  d.request = 9;
+  d.compute_model_s = 0.25;
+  d.bytes_to_decode = 1ull << 40;
+  auto done = PrefillDone::Decode(d.Encode());
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->compute_model_s, 0.25);
+  EXPECT_EQ(done->bytes_to_decode, 1ull << 40);
+}
+
+TEST(ServeMessages, TruncatedTrailingAndInconsistentInputIsRefused) {
+  const auto bytes = SampleTask().Encode();
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    auto r = PrefillTask::Decode(std::span(bytes).first(cut));
+    EXPECT_EQ(r.status().code(), ErrorCode::kProtocolError) << "cut at " << cut;
+  }
+  auto longer = bytes;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(PrefillTask::Decode(longer).status().code(), ErrorCode::kProtocolError);
+
+  PrefillTask bad = SampleTask();
+  bad.prefix_blocks = 9;  // more than the request has blocks
+  auto r = PrefillTask::Decode(bad.Encode());
+  EXPECT_EQ(r.status().code(), ErrorCode::kProtocolError);
+  EXPECT_NE(r.status().message().find("inconsistent"), std::string::npos);
+}
+
+TEST(ServeMessages, ACountLargerThanTheMessageIsRefusedBeforeAllocating) {
+  KvDone kv;
+  kv.hash_ids = {1, 2};
+  auto bytes = kv.Encode();
+  // hash_ids is last: its 4-byte count, then two 8-byte ids. Claim four billion ids in a
+  // message of a few dozen bytes.
+  const size_t count_at = bytes.size() - 2 * sizeof(uint64_t) - sizeof(uint32_t);
+  const uint32_t huge = 0xffffffffu;
+  std::memcpy(bytes.data() + count_at, &huge, sizeof(huge));
+  EXPECT_EQ(KvDone::Decode(bytes).status().code(), ErrorCode::kProtocolError);
+}
+
+}  // namespace
+}  // namespace mooncake::serve

@@ -8,6 +8,11 @@ namespace mooncake {
 
 struct Rank {
   int32_t value = -1;
+  // Its wire form (common/wire_fields.h).
+  template <typename Self, typename Visit>
+  static void Fields(Self& r, Visit&& visit) {
+    visit(r.value);
+  }
   friend bool operator==(Rank, Rank) = default;
   friend auto operator<=>(Rank, Rank) = default;
 };

@@ -11,14 +11,17 @@
 //   std::vector<std::byte> bytes = WireEncode(offer);
 //   Result<KvOffer> back = WireDecode<KvOffer>(bytes, "KvOffer");
 //
-// Field types: arithmetic values and enums (fixed size), std::string, std::vector of any field
-// type (count-prefixed), and nested structs with their own Fields. Decoding is bounds-checked
+// Field types: arithmetic values and enums (fixed size), std::chrono durations (int64 count),
+// std::string, std::vector of any field type (count-prefixed; bytes in one piece), and nested
+// structs with their own Fields. Decoding is bounds-checked
 // throughout: a count can never claim more elements than bytes remain, truncated or trailing
 // input fails, and a message with `Status Validate() const` is validated after decoding.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -37,17 +40,31 @@ concept HasFields = requires(T& t) {
 };
 
 template <typename T>
+concept ByteLike = std::is_same_v<T, std::byte> || std::is_same_v<T, uint8_t>;
+
+template <typename T>
+struct IsDuration : std::false_type {};
+template <typename Rep, typename Period>
+struct IsDuration<std::chrono::duration<Rep, Period>> : std::true_type {};
+
+template <typename T>
 void Put(WireWriter& w, const T& value);
 template <typename T>
 void Get(WireReader& r, T* value);
 
+inline void Put(WireWriter& w, const std::string& value) { w.PutString(value); }
+
+inline void Get(WireReader& r, std::string* value) { r.GetString(value); }
+
 template <typename T>
 void Put(WireWriter& w, const std::vector<T>& values) {
-  w.Put<uint32_t>(static_cast<uint32_t>(values.size()));
-  for (const T& v : values) Put(w, v);
+  if constexpr (ByteLike<T>) {
+    w.PutBytes(std::as_bytes(std::span<const T>(values)));
+  } else {
+    w.Put<uint32_t>(static_cast<uint32_t>(values.size()));
+    for (const T& v : values) Put(w, v);
+  }
 }
-
-inline void Put(WireWriter& w, const std::string& value) { w.PutString(value); }
 
 template <typename T>
 void Put(WireWriter& w, const T& value) {
@@ -55,6 +72,10 @@ void Put(WireWriter& w, const T& value) {
     T::Fields(value, [&w](const auto&... fields) { (Put(w, fields), ...); });
   } else if constexpr (std::is_enum_v<T>) {
     w.Put(static_cast<std::underlying_type_t<T>>(value));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    w.Put<uint8_t>(value ? 1 : 0);
+  } else if constexpr (IsDuration<T>::value) {
+    w.Put<int64_t>(static_cast<int64_t>(value.count()));
   } else {
     static_assert(std::is_arithmetic_v<T>, "a wire field is a number, string, vector or struct");
     w.Put(value);
@@ -63,6 +84,13 @@ void Put(WireWriter& w, const T& value) {
 
 template <typename T>
 void Get(WireReader& r, std::vector<T>* values) {
+  if constexpr (ByteLike<T>) {
+    std::span<const std::byte> bytes;
+    if (!r.GetBytes(&bytes)) return;
+    values->resize(bytes.size());
+    if (!bytes.empty()) std::memcpy(values->data(), bytes.data(), bytes.size());
+    return;
+  }
   uint32_t n = 0;
   // Every element takes at least one byte: a count larger than what remains is a lie.
   if (!r.Get(&n) || n > r.remaining()) {
@@ -76,8 +104,6 @@ void Get(WireReader& r, std::vector<T>* values) {
   }
 }
 
-inline void Get(WireReader& r, std::string* value) { r.GetString(value); }
-
 template <typename T>
 void Get(WireReader& r, T* value) {
   if constexpr (HasFields<T>) {
@@ -86,6 +112,14 @@ void Get(WireReader& r, T* value) {
     std::underlying_type_t<T> raw{};
     r.Get(&raw);
     *value = static_cast<T>(raw);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    uint8_t raw = 0;  // a bool is one byte, 0 or 1: anything else is malformed
+    if (r.Get(&raw) && raw > 1) r.MarkMalformed();
+    *value = raw == 1;
+  } else if constexpr (IsDuration<T>::value) {
+    int64_t count = 0;
+    r.Get(&count);
+    *value = T(count);
   } else {
     r.Get(value);
   }
@@ -115,7 +149,10 @@ Result<M> WireDecode(std::span<const std::byte> bytes, const char* name) {
   WireReader r(bytes);
   M message;
   wire_fields::Get(r, &message);
-  if (!r.done()) return ProtocolError(std::string("malformed ") + name + " message");
+  if (!r.done()) {
+    return ProtocolError(std::string("malformed ") + name +
+                         (r.ok() ? ": trailing bytes" : ": truncated or out of range"));
+  }
   if constexpr (requires(const M& m) { m.Validate(); }) {
     Status valid = message.Validate();
     if (!valid.ok()) return valid;

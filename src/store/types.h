@@ -20,6 +20,10 @@ struct ReplicaLocation {
   Tier tier = Tier::kDram;
   uint64_t offset = 0;
   uint64_t length = 0;  // bytes of the object (not the rounded-up reservation)
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.rank, m.tier, m.offset, m.length);
+  }
   friend bool operator==(const ReplicaLocation&, const ReplicaLocation&) = default;
 };
 
@@ -29,6 +33,10 @@ struct ReplicateConfig {
   bool soft_pin = false;                   // evicted only after every unpinned object
   bool hard_pin = false;                   // never evicted (Remove still works)
   std::vector<Rank> preferred_ranks = {};  // tried first, in order
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.replicas, m.soft_pin, m.hard_pin, m.preferred_ranks);
+  }
 };
 
 // The answer to a Get: where to read and what the bytes must hash to. `lease` is the duration
@@ -39,6 +47,10 @@ struct ObjectView {
   uint64_t checksum = 0;
   std::vector<ReplicaLocation> replicas;
   Nanos lease{0};
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.size, m.checksum, m.lease, m.replicas);
+  }
 };
 
 }  // namespace mooncake::store

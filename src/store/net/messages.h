@@ -1,7 +1,8 @@
 // Wire messages of the store RPC (client <-> metadata master). Every request is a batch; the
-// single-key forms are batches of one. Encoded with common/wire.h (little-endian, fixed width).
-// Decode* never reads past its input and rejects truncated input, oversized counts or lengths,
-// unknown enum values and trailing bytes, with ProtocolError naming the message and field.
+// single-key forms are batches of one. Each message lists its fields once (common/wire_fields.h,
+// little-endian, fixed width). Decode never reads past its input and rejects truncated input,
+// oversized counts or lengths, unknown enum values and trailing bytes, with ProtocolError
+// naming the message.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire_fields.h"
 #include "store/types.h"
 
 namespace mooncake::store {
@@ -31,49 +33,107 @@ inline constexpr uint32_t kMaxKeyBytes = 4096;
 inline constexpr uint32_t kMaxReplicas = 64;
 inline constexpr uint32_t kMaxMessageBytes = 4096;  // error text
 
+// Every message lists its fields once (Fields, common/wire_fields.h): Encode and Decode below
+// walk that list; Validate holds the limits and the agreements between fields.
 struct PutStartRequest {
+  static constexpr const char* kWireName = "PutStartRequest";
   ReplicateConfig config;  // one config for the whole batch
   std::vector<std::string> keys;
   std::vector<uint64_t> sizes;  // same length as keys
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.config, m.keys, m.sizes);
+  }
+  Status Validate() const;
 };
 struct PutEndRequest {
+  static constexpr const char* kWireName = "PutEndRequest";
   std::vector<std::string> keys;
   std::vector<uint64_t> checksums;  // same length as keys
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.keys, m.checksums);
+  }
+  Status Validate() const;
 };
 // PutRevoke, Get, Exists and Remove carry only keys.
 struct KeysRequest {
+  static constexpr const char* kWireName = "KeysRequest";
   std::vector<std::string> keys;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.keys);
+  }
+  Status Validate() const;
 };
 
 // One status per key (PutEnd, PutRevoke, Remove).
 struct StatusEntry {
   ErrorCode code = ErrorCode::kOk;
   std::string message;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.code, m.message);
+  }
+  Status Validate() const;
 };
 struct StatusResponse {
+  static constexpr const char* kWireName = "StatusResponse";
   std::vector<StatusEntry> entries;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
+  }
+  Status Validate() const;
 };
 struct PutStartEntry {
   StatusEntry status;
   std::vector<ReplicaLocation> replicas;  // empty unless status is OK
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.status, m.replicas);
+  }
 };
 struct PutStartResponse {
+  static constexpr const char* kWireName = "PutStartResponse";
   std::vector<PutStartEntry> entries;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
+  }
+  Status Validate() const;
 };
 struct GetEntry {
   StatusEntry status;
   ObjectView view;  // meaningful when status is OK
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.status, m.view);
+  }
 };
 struct GetResponse {
+  static constexpr const char* kWireName = "GetResponse";
   std::vector<GetEntry> entries;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
+  }
+  Status Validate() const;
 };
 struct ExistsResponse {
+  static constexpr const char* kWireName = "ExistsResponse";
   std::vector<uint8_t> exists;  // 1 per visible key
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.exists);
+  }
+  Status Validate() const;
 };
 
 // The master's counters, for benchmarks and tests (kStats). `*_ns` is time spent inside the
 // master under its lock, so keys / ns is the master's own rate without the RPC around it.
 struct StatsResponse {
+  static constexpr const char* kWireName = "StatsResponse";
   uint64_t objects = 0;
   uint64_t in_flight_puts = 0;
   uint64_t evicted_replicas = 0;
@@ -84,26 +144,30 @@ struct StatsResponse {
   uint64_t exists_ns = 0;
   uint64_t get_keys = 0;
   uint64_t get_ns = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.objects, m.in_flight_puts, m.evicted_replicas, m.revoked_puts, m.timed_out_puts,
+          m.requests, m.exists_keys, m.exists_ns, m.get_keys, m.get_ns);
+  }
 };
 
-std::vector<std::byte> Encode(const StatsResponse& m);
-Status Decode(std::span<const std::byte> in, StatsResponse* out);
+// Encode / Decode of every store message (and of the SSD ones, ssd_messages.h).
+template <typename M>
+requires wire_fields::HasFields<M> std::vector<std::byte> Encode(const M& m) {
+  return WireEncode(m);
+}
+template <typename M>
+requires wire_fields::HasFields<M> Status Decode(std::span<const std::byte> in, M* out) {
+  auto decoded = WireDecode<M>(in, M::kWireName);
+  if (!decoded.ok()) return decoded.status();
+  *out = std::move(*decoded);
+  return Status::Ok();
+}
 
-std::vector<std::byte> Encode(const PutStartRequest& m);
-std::vector<std::byte> Encode(const PutEndRequest& m);
-std::vector<std::byte> Encode(const KeysRequest& m);
-std::vector<std::byte> Encode(const StatusResponse& m);
-std::vector<std::byte> Encode(const PutStartResponse& m);
-std::vector<std::byte> Encode(const GetResponse& m);
-std::vector<std::byte> Encode(const ExistsResponse& m);
-
-Status Decode(std::span<const std::byte> in, PutStartRequest* out);
-Status Decode(std::span<const std::byte> in, PutEndRequest* out);
-Status Decode(std::span<const std::byte> in, KeysRequest* out);
-Status Decode(std::span<const std::byte> in, StatusResponse* out);
-Status Decode(std::span<const std::byte> in, PutStartResponse* out);
-Status Decode(std::span<const std::byte> in, GetResponse* out);
-Status Decode(std::span<const std::byte> in, ExistsResponse* out);
+// Shared limits: a batch of at most kMaxBatchKeys keys of at most kMaxKeyBytes bytes, at most
+// kMaxReplicas valid replica locations.
+Status CheckKeys(const char* message, const std::vector<std::string>& keys);
+Status CheckLocations(const char* message, const std::vector<ReplicaLocation>& replicas);
 
 // Conversions between a Status and its wire form.
 StatusEntry ToEntry(const Status& s);

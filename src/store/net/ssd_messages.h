@@ -33,72 +33,115 @@ inline constexpr uint64_t kMaxSsdReadBytes = 32ull << 20;
 inline constexpr uint32_t kMaxRecoveredBlocks = 1u << 24;
 
 // "Write the `length` bytes at `offset` of your segment to your SSD tier as `key`."
+// Every message lists its fields once (common/wire_fields.h); Encode and Decode are those of
+// messages.h, and Validate holds the limits.
 struct SpillEntry {
   uint64_t ticket = 0;  // the master's eviction ticket, echoed back
   std::string key;
   uint64_t offset = 0;
   uint64_t length = 0;
   uint64_t checksum = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.ticket, m.key, m.offset, m.length, m.checksum);
+  }
 };
 struct SpillRequest {
+  static constexpr const char* kWireName = "SpillRequest";
   std::vector<SpillEntry> entries;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
+  }
+  Status Validate() const;
 };
+
 struct SpillResult {
   StatusEntry status;     // Busy: the tier's queue was full and the block was not written
   uint64_t location = 0;  // the tier's opaque block location when OK
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.status, m.location);
+  }
 };
 struct SpillResponse {
+  static constexpr const char* kWireName = "SpillResponse";
   std::vector<SpillResult> entries;  // same order as the request
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
+  }
+  Status Validate() const;
 };
 
-// "Read `key` from your SSD tier into [offset, offset + length) of your segment."
 struct PromoteEntry {
   std::string key;
   uint64_t offset = 0;
   uint64_t length = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.key, m.offset, m.length);
+  }
 };
 struct PromoteRequest {
+  static constexpr const char* kWireName = "PromoteRequest";
   std::vector<PromoteEntry> entries;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
+  }
+  Status Validate() const;
 };
 
 struct SsdReadEntry {
   StatusEntry status;
   std::vector<std::byte> bytes;  // the block when OK (checksum verified by the tier)
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.status, m.bytes);
+  }
 };
 struct SsdReadResponse {
+  static constexpr const char* kWireName = "SsdReadResponse";
   std::vector<SsdReadEntry> entries;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
+  }
+  Status Validate() const;
 };
 
-// Blocks an SSD tier holds (its LRU dropped them: kSsdDrop; or recovered them after a restart).
 struct SsdBlockRef {
   std::string key;
   uint64_t size = 0;
   uint64_t checksum = 0;
   uint64_t location = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.key, m.size, m.checksum, m.location);
+  }
 };
 struct SsdDropNotice {
+  static constexpr const char* kWireName = "SsdDropNotice";
   std::vector<SsdBlockRef> blocks;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.blocks);
+  }
+  Status Validate() const;
 };
-// What a store rank found in its files at start (gathered by the conductor before admitting).
+
 struct RecoveredBlocks {
+  static constexpr const char* kWireName = "RecoveredBlocks";
   uint64_t dropped = 0;  // torn or corrupt entries the scan discarded
   uint32_t files = 0;
   uint32_t unreadable_files = 0;
   std::vector<SsdBlockRef> blocks;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.dropped, m.files, m.unreadable_files, m.blocks);
+  }
+  Status Validate() const;
 };
-
-std::vector<std::byte> Encode(const SpillRequest& m);
-std::vector<std::byte> Encode(const SpillResponse& m);
-std::vector<std::byte> Encode(const PromoteRequest& m);
-std::vector<std::byte> Encode(const SsdReadResponse& m);
-std::vector<std::byte> Encode(const SsdDropNotice& m);
-std::vector<std::byte> Encode(const RecoveredBlocks& m);
-
-Status Decode(std::span<const std::byte> in, SpillRequest* out);
-Status Decode(std::span<const std::byte> in, SpillResponse* out);
-Status Decode(std::span<const std::byte> in, PromoteRequest* out);
-Status Decode(std::span<const std::byte> in, SsdReadResponse* out);
-Status Decode(std::span<const std::byte> in, SsdDropNotice* out);
-Status Decode(std::span<const std::byte> in, RecoveredBlocks* out);
 
 }  // namespace mooncake::store

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "common/enum_names.h"
+
 namespace mooncake::cluster {
 namespace {
 
@@ -40,17 +42,11 @@ Status CheckLayout(const std::vector<Role>& roles, std::string_view spec) {
 }  // namespace
 
 std::string_view RoleName(Role role) {
-  switch (role) {
-    case Role::kConductor:
-      return "conductor";
-    case Role::kStore:
-      return "store";
-    case Role::kPrefill:
-      return "prefill";
-    case Role::kDecode:
-      return "decode";
-  }
-  return "?";
+  static constexpr EnumName<Role> kRoleNames[] = {{Role::kConductor, "conductor"},
+                                                  {Role::kStore, "store"},
+                                                  {Role::kPrefill, "prefill"},
+                                                  {Role::kDecode, "decode"}};
+  return NameIn(kRoleNames, role, "?");
 }
 
 std::optional<Role> ParseRole(std::string_view name) {

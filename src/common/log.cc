@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include "common/enum_names.h"
+
 namespace mooncake::log {
 namespace {
 
@@ -12,19 +14,12 @@ std::mutex g_tag_mutex;
 std::string g_tag;  // guarded by g_tag_mutex
 
 const char* LevelName(Level level) {
-  switch (level) {
-    case Level::kDebug:
-      return "debug";
-    case Level::kInfo:
-      return "info";
-    case Level::kWarn:
-      return "warn";
-    case Level::kError:
-      return "error";
-    case Level::kOff:
-      return "off";
-  }
-  return "?";
+  static constexpr EnumName<Level> kLevels[] = {{Level::kDebug, "debug"},
+                                                {Level::kInfo, "info"},
+                                                {Level::kWarn, "warn"},
+                                                {Level::kError, "error"},
+                                                {Level::kOff, "off"}};
+  return NameIn(kLevels, level, "?");
 }
 
 }  // namespace

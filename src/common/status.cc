@@ -1,41 +1,26 @@
 #include "common/status.h"
 
+#include "common/enum_names.h"
+
 namespace mooncake {
 
 std::string_view ErrorCodeName(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk:
-      return "OK";
-    case ErrorCode::kInvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::kOutOfRange:
-      return "OutOfRange";
-    case ErrorCode::kNotFound:
-      return "NotFound";
-    case ErrorCode::kAlreadyExists:
-      return "AlreadyExists";
-    case ErrorCode::kNotSupported:
-      return "NotSupported";
-    case ErrorCode::kNoSpace:
-      return "NoSpace";
-    case ErrorCode::kTimeout:
-      return "Timeout";
-    case ErrorCode::kBusy:
-      return "Busy";
-    case ErrorCode::kLeaseExpired:
-      return "LeaseExpired";
-    case ErrorCode::kPeerFailure:
-      return "PeerFailure";
-    case ErrorCode::kCorrupt:
-      return "Corrupt";
-    case ErrorCode::kIoError:
-      return "IoError";
-    case ErrorCode::kProtocolError:
-      return "ProtocolError";
-    case ErrorCode::kInternal:
-      return "Internal";
-  }
-  return "Unknown";
+  static constexpr EnumName<ErrorCode> kCodes[] = {{ErrorCode::kOk, "OK"},
+                                                   {ErrorCode::kInvalidArgument, "InvalidArgument"},
+                                                   {ErrorCode::kOutOfRange, "OutOfRange"},
+                                                   {ErrorCode::kNotFound, "NotFound"},
+                                                   {ErrorCode::kAlreadyExists, "AlreadyExists"},
+                                                   {ErrorCode::kNotSupported, "NotSupported"},
+                                                   {ErrorCode::kNoSpace, "NoSpace"},
+                                                   {ErrorCode::kTimeout, "Timeout"},
+                                                   {ErrorCode::kBusy, "Busy"},
+                                                   {ErrorCode::kLeaseExpired, "LeaseExpired"},
+                                                   {ErrorCode::kPeerFailure, "PeerFailure"},
+                                                   {ErrorCode::kCorrupt, "Corrupt"},
+                                                   {ErrorCode::kIoError, "IoError"},
+                                                   {ErrorCode::kProtocolError, "ProtocolError"},
+                                                   {ErrorCode::kInternal, "Internal"}};
+  return NameIn(kCodes, code, "Unknown");
 }
 
 std::string Status::ToString() const {

@@ -1,31 +1,22 @@
 #include "sim/sim_config.h"
 
+#include "common/enum_names.h"
+
 #include <string>
 
 namespace mooncake::sim {
 
-Result<SystemKind> ParseSystemKind(std::string_view name) {
-  if (name == "mooncake") return SystemKind::kMooncake;
-  if (name == "vllm") return SystemKind::kVllm;
-  if (name == "vllm_prefix") return SystemKind::kVllmPrefix;
-  if (name == "vllm_chunked") return SystemKind::kVllmChunked;
-  return InvalidArgument("system: '" + std::string(name) +
-                         "' is not one of mooncake, vllm, vllm_prefix, vllm_chunked");
-}
+namespace {
+constexpr EnumName<SystemKind> kSystems[] = {{SystemKind::kMooncake, "mooncake"},
+                                             {SystemKind::kVllm, "vllm"},
+                                             {SystemKind::kVllmPrefix, "vllm_prefix"},
+                                             {SystemKind::kVllmChunked, "vllm_chunked"}};
+}  // namespace
 
-const char* SystemKindName(SystemKind s) {
-  switch (s) {
-    case SystemKind::kMooncake:
-      return "mooncake";
-    case SystemKind::kVllm:
-      return "vllm";
-    case SystemKind::kVllmPrefix:
-      return "vllm_prefix";
-    case SystemKind::kVllmChunked:
-      return "vllm_chunked";
-  }
-  return "unknown";
+Result<SystemKind> ParseSystemKind(std::string_view name) {
+  return ParseIn(kSystems, name, "system");
 }
+const char* SystemKindName(SystemKind s) { return NameIn(kSystems, s); }
 
 conductor::SchedulerConfig EffectiveSchedulerConfig(const SimConfig& c) {
   conductor::SchedulerConfig s = c.scheduler;

@@ -4,22 +4,17 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/enum_names.h"
 #include "trace/trace_request.h"
 
 namespace mooncake::trace {
 
 const char* OutcomeName(Outcome o) {
-  switch (o) {
-    case Outcome::kCompleted:
-      return "completed";
-    case Outcome::kRejected:
-      return "rejected";
-    case Outcome::kLost:
-      return "lost";
-    case Outcome::kFailed:
-      return "failed";
-  }
-  return "unknown";
+  static constexpr EnumName<Outcome> kOutcomes[] = {{Outcome::kCompleted, "completed"},
+                                                    {Outcome::kRejected, "rejected"},
+                                                    {Outcome::kLost, "lost"},
+                                                    {Outcome::kFailed, "failed"}};
+  return NameIn(kOutcomes, o);
 }
 
 TbtAccumulator::TbtAccumulator(int64_t expected_gaps)

@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "common/log.h"
-#include "common/wire.h"
 #include "serve/messages.h"
 
 namespace mooncake::serve {
@@ -19,25 +18,9 @@ std::string Seconds(Nanos d) {
 
 }  // namespace
 
-std::vector<std::byte> MembershipView::Encode() const {
-  WireWriter w;
-  w.Put(epoch);
-  w.Put<uint32_t>(static_cast<uint32_t>(dead.size()));
-  for (int32_t r : dead) w.Put(r);
-  return w.Take();
-}
-
-Result<MembershipView> MembershipView::Decode(std::span<const std::byte> bytes) {
-  WireReader r(bytes);
-  MembershipView v;
-  uint32_t n = 0;
-  if (!r.Get(&v.epoch) || !r.Get(&n) || n > kMaxDeadRanks || r.remaining() < n * 4u) {
-    return ProtocolError("malformed MembershipView");
-  }
-  v.dead.resize(n);
-  for (int32_t& d : v.dead) r.Get(&d);
-  if (!r.done()) return ProtocolError("malformed MembershipView: trailing bytes");
-  return v;
+Status MembershipView::Validate() const {
+  if (dead.size() > kMaxDeadRanks) return ProtocolError("malformed MembershipView: too many ranks");
+  return Status::Ok();
 }
 
 FailureDetector::FailureDetector(transport::Rpc& rpc, std::vector<int> ranks,
@@ -142,7 +125,8 @@ void FailureDetector::Watch() {
     if (to_report_.empty()) continue;
     std::vector<DeadRank> report;
     report.swap(to_report_);
-    MembershipView view{epoch_, {}};
+    MembershipView view;
+    view.epoch = epoch_;
     for (const auto& d : dead_) view.dead.push_back(d.rank.value);
     lock.unlock();
     Broadcast(view);

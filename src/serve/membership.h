@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "common/wire_fields.h"
 #include "serve/serve_config.h"
 #include "transport/rpc.h"
 
@@ -31,11 +32,15 @@ struct DeadRank {
 };
 
 // The membership a heartbeat reply carries: the epoch and every rank declared dead so far.
-struct MembershipView {
+struct MembershipView : WireMessage<MembershipView> {
+  static constexpr const char* kWireName = "MembershipView";
   uint64_t epoch = 0;
   std::vector<int32_t> dead;
-  std::vector<std::byte> Encode() const;
-  static Result<MembershipView> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.epoch, m.dead);
+  }
+  Status Validate() const;
 };
 
 // On the conductor. Watches `ranks` (every other rank of the job).

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "common/wire.h"
-
 namespace mooncake::serve {
 
 void RankReport::Add(const RankReport& other) {
@@ -24,35 +22,9 @@ void RankReport::AddError(const std::string& message) {
   if (first_error.empty()) first_error = message;
 }
 
-std::vector<std::byte> RankReport::Encode() const {
-  WireWriter w;
-  for (uint64_t v : {errors, blocks_verified, blocks_corrupt, tokens, max_batch, store_put_failures,
-                     peer_loss_aborts}) {
-    w.Put(v);
-  }
-  w.Put<uint32_t>(static_cast<uint32_t>(ssd.size()));
-  for (uint64_t v : ssd) w.Put(v);
-  w.PutString(first_error);
-  return w.Take();
-}
-
-Result<RankReport> RankReport::Decode(std::span<const std::byte> bytes) {
-  RankReport r;
-  WireReader in(bytes);
-  for (uint64_t* v : {&r.errors, &r.blocks_verified, &r.blocks_corrupt, &r.tokens, &r.max_batch,
-                      &r.store_put_failures, &r.peer_loss_aborts}) {
-    in.Get(v);
-  }
-  uint32_t n = 0;
-  if (in.Get(&n) && n <= 64 && in.remaining() >= n * sizeof(uint64_t)) {
-    r.ssd.resize(n);
-    for (uint64_t& v : r.ssd) in.Get(&v);
-  } else {
-    return ProtocolError("malformed RankReport: SSD counters");
-  }
-  in.GetString(&r.first_error);
-  if (!in.done()) return ProtocolError("malformed RankReport");
-  return r;
+Status RankReport::Validate() const {
+  if (ssd.size() > kMaxSsdCounters) return ProtocolError("malformed RankReport: SSD counters");
+  return Status::Ok();
 }
 
 }  // namespace mooncake::serve

@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire_fields.h"
 
 namespace mooncake::serve {
 
-struct RankReport {
+struct RankReport : WireMessage<RankReport> {
+  static constexpr const char* kWireName = "RankReport";
+  static constexpr size_t kMaxSsdCounters = 64;
   uint64_t errors = 0, blocks_verified = 0, blocks_corrupt = 0, tokens = 0, max_batch = 0;
   uint64_t store_put_failures = 0;
   uint64_t peer_loss_aborts = 0;  // work dropped because a peer was declared dead
@@ -22,8 +25,12 @@ struct RankReport {
   void Add(const RankReport& other);
   void AddError(const std::string& message);
 
-  std::vector<std::byte> Encode() const;
-  static Result<RankReport> Decode(std::span<const std::byte> bytes);
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.errors, m.blocks_verified, m.blocks_corrupt, m.tokens, m.max_batch,
+          m.store_put_failures, m.peer_loss_aborts, m.ssd, m.first_error);
+  }
+  Status Validate() const;
 };
 
 }  // namespace mooncake::serve

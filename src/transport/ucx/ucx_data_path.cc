@@ -230,8 +230,8 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
     void* local = static_cast<std::byte*>(r.local) + slice.offset;
     uint64_t remote = r.remote_addr + slice.offset;
     ucs_status_ptr_t req =
-        is_write ? ucp_put_nbx(eps_[peer], local, slice.length, remote, rkey->rkey, &rp)
-                 : ucp_get_nbx(eps_[peer], local, slice.length, remote, rkey->rkey, &rp);
+        is_write ? ucp_put_nbx(eps_[peer].get(), local, slice.length, remote, rkey->rkey, &rp)
+                 : ucp_get_nbx(eps_[peer].get(), local, slice.length, remote, rkey->rkey, &rp);
     if (req == nullptr) {
       tracker->CompleteSlice(index, Status::Ok());
       ReturnSliceOp(op);
@@ -256,7 +256,7 @@ void UcxTransport::PostFlush(const std::shared_ptr<BatchTracker>& tracker, int32
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   rp.cb.send = OnRmaDone;
   rp.user_data = op;
-  ucs_status_ptr_t req = ucp_ep_flush_nbx(eps_[peer], &rp);
+  ucs_status_ptr_t req = ucp_ep_flush_nbx(eps_[peer].get(), &rp);
   if (req == nullptr || UCS_PTR_IS_ERR(req)) {
     Status s = req == nullptr ? Status::Ok() : SliceFailure(peer, "flush", UCS_PTR_STATUS(req));
     op->Complete(s);
@@ -288,8 +288,8 @@ Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t
     DataHeader* h = &ctx->header;
     ucs_status_ptr_t req =
         r.op == OpKind::kWrite
-            ? ucp_am_send_nbx(eps_[peer], kAmWrite, h, sizeof *h, local, slice.length, &rp)
-            : ucp_am_send_nbx(eps_[peer], kAmReadReq, h, sizeof *h, nullptr, 0, &rp);
+            ? ucp_am_send_nbx(eps_[peer].get(), kAmWrite, h, sizeof *h, local, slice.length, &rp)
+            : ucp_am_send_nbx(eps_[peer].get(), kAmReadReq, h, sizeof *h, nullptr, 0, &rp);
     if (req == nullptr) {
       delete static_cast<AmSendContext*>(rp.user_data);
     } else if (UCS_PTR_IS_ERR(req)) {
@@ -308,7 +308,7 @@ void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   rp.cb.send = OnAckSent;
   rp.user_data = h;
-  ucs_status_ptr_t req = ucp_am_send_nbx(eps_[peer], id, h, sizeof *h, data, length, &rp);
+  ucs_status_ptr_t req = ucp_am_send_nbx(eps_[peer].get(), id, h, sizeof *h, data, length, &rp);
   if (req == nullptr) {
     delete h;
   } else if (UCS_PTR_IS_ERR(req)) {

@@ -54,6 +54,18 @@ struct UcpWorkerDeleter {
 };
 using UcpContext = std::unique_ptr<std::remove_pointer_t<ucp_context_h>, UcpContextDeleter>;
 using UcpWorker = std::unique_ptr<std::remove_pointer_t<ucp_worker_h>, UcpWorkerDeleter>;
+// An endpoint: force-closed without waiting when its owner goes (Close closes them first, with
+// a deadline, while the progress thread still runs; this is the owner of last resort).
+struct UcpEndpointDeleter {
+  void operator()(ucp_ep_h ep) const {
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &rp);
+    if (req != nullptr && !UCS_PTR_IS_ERR(req)) ucp_request_free(req);
+  }
+};
+using UcpEndpoint = std::unique_ptr<std::remove_pointer_t<ucp_ep_h>, UcpEndpointDeleter>;
 // A registration: unmapped through the context it was mapped with (which outlives it).
 struct UcpMemDeleter {
   ucp_context_h context = nullptr;
@@ -171,7 +183,7 @@ class UcxTransport final : public Transport {
   UcpContext context_;  // declared before worker_: destroyed after it
   UcpWorker worker_;
   std::vector<std::byte> local_address_;
-  std::vector<ucp_ep_h> eps_;
+  std::vector<UcpEndpoint> eps_;
   std::vector<std::unique_ptr<PeerErrorArg>> error_args_;  // outlive the endpoints
   std::vector<char> use_am_;                               // per peer: AM data path (1) or RMA (0)
   std::vector<std::string> paths_;  // per peer: UCX transports of the endpoint's lanes

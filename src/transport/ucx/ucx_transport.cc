@@ -302,7 +302,8 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
     return InvalidArgument("ConnectAll got " + std::to_string(addresses.size()) +
                            " addresses for " + std::to_string(world_size_) + " ranks");
   }
-  eps_.assign(world_size_, nullptr);
+  eps_.clear();
+  eps_.resize(world_size_);
   use_am_.assign(world_size_, 0);
   paths_.assign(world_size_, "");
   // UCX 1.13's shared-memory transports have no peer-failure handler, and asking for one makes
@@ -321,12 +322,14 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
       ep.err_handler.cb = PeerErrorTrampoline;
       ep.err_handler.arg = error_args_.back().get();
     }
-    ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &eps_[r]);
+    ucp_ep_h created = nullptr;
+    ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &created);
+    eps_[r].reset(created);
     if (st != UCS_OK) {
       return PeerFailure("cannot create an endpoint to " + PeerName(r) + ": " +
                          ucs_status_string(st));
     }
-    paths_[r] = LaneTransports(eps_[r]);
+    paths_[r] = LaneTransports(eps_[r].get());
     switch (config_.data_path) {
       case DataPath::kRma:
         use_am_[r] = 0;
@@ -451,7 +454,7 @@ Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
                            " (not connected)");
   }
   auto holder = std::make_shared<RkeyHolder>();
-  ucs_status_t st = ucp_ep_rkey_unpack(eps_[owner.value], d.packed_key.data(), &holder->rkey);
+  ucs_status_t st = ucp_ep_rkey_unpack(eps_[owner.value].get(), d.packed_key.data(), &holder->rkey);
   if (st != UCS_OK) {
     return ProtocolError("remote key of " + PeerName(owner.value) +
                          " does not unpack: " + ucs_status_string(st));
@@ -491,7 +494,7 @@ Status UcxTransport::SendMessage(Rank peer, std::span<const std::byte> payload) 
   rp.cb.send = FreeOnSend;
   rp.user_data = copy;
   ucs_status_ptr_t req =
-      ucp_am_send_nbx(eps_[peer.value], kAmControl, &copy->header, sizeof copy->header,
+      ucp_am_send_nbx(eps_[peer.value].get(), kAmControl, &copy->header, sizeof copy->header,
                       copy->payload.data(), copy->payload.size(), &rp);
   if (req == nullptr) {
     delete copy;
@@ -586,7 +589,8 @@ Status UcxTransport::Close(Nanos timeout) {
   Status result;
   // Flush-close every endpoint while the progress thread still runs.
   std::vector<ucs_status_ptr_t> pending;
-  for (ucp_ep_h ep : eps_) {
+  for (UcpEndpoint& owned : eps_) {
+    ucp_ep_h ep = owned.release();  // closed here, with a deadline, not by the owner
     if (ep == nullptr) continue;
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;

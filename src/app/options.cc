@@ -38,7 +38,7 @@ po::options_description General(std::string* config, RawOptions* raw) {
   po::options_description d("General");
   d.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
       "config", po::value<std::string>(config)->value_name("FILE"),
-      "INI file with any of the options below (e.g. configs/default.ini); the command line "
+      "INI file with any of the options below (e.g. configs/serve/small.ini); the command line "
       "overrides it")("dry-run", po::bool_switch(&raw->dry_run),
                       "print the role table (rank, role, host) and exit")(
       "out", po::value<std::string>(&raw->out)->value_name("DIR"),

@@ -338,7 +338,7 @@ int ReadArguments(int argc, char** argv, const po::options_description& all,
       if (a == "--kv-scale") a = "--kv_scale";
       if (a.rfind("--kv-scale=", 0) == 0) a = "--kv_scale" + a.substr(10);
     }
-    po::store(po::command_line_parser(args).options(all).run(), *vm);
+    po::store(eval::ParseCommandLine(args, all), *vm);
     if (vm->count("help")) {
       std::cout << all
                 << "\nUnits: sizes take B, KiB, MiB, GiB, TiB (or KB, MB, GB); durations "

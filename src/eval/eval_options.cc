@@ -114,7 +114,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
       for (const auto& [k, v] : overrides) o.push_back("--" + k + "=" + v);
       po::store(po::command_line_parser(o).options(desc).run(), vm);
     }
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(ParseCommandLine(args, desc), vm);
     if (vm.count("help")) {
       std::ostringstream ss;
       ss << desc << "\nUnits: durations take ns, us, ms, s, min, h. Booleans: true | false.\n";

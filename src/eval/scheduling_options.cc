@@ -180,6 +180,19 @@ Result<trace::SyntheticConfig> SyntheticFromVariables(const po::variables_map& v
   return s;
 }
 
+po::parsed_options ParseCommandLine(const std::vector<std::string>& args,
+                                    const po::options_description& desc) {
+  po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+  for (const auto& o : parsed.options) {
+    if (o.position_key < 0) continue;
+    const std::string bare = o.value.empty() ? "" : o.value.front();
+    const bool looks_like_config = bare.size() > 4 && bare.substr(bare.size() - 4) == ".ini";
+    throw po::error("unexpected argument '" + bare + "': options are given as --name value" +
+                    (looks_like_config ? " (a config file: --config " + bare + ")" : ""));
+  }
+  return parsed;
+}
+
 std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args) {
   static const std::pair<const char*, const char*> kAliases[] = {
       {"--trace-limit", "--trace.limit"},

@@ -50,6 +50,11 @@ void AddSyntheticOptions(boost::program_options::options_description& desc);
 Result<trace::SyntheticConfig> SyntheticFromVariables(
     const boost::program_options::variables_map& vm, uint64_t seed);
 
+// Parses a command line against `desc`, refusing a bare argument (a config file given without
+// --config would otherwise be ignored in silence): throws po::error naming it.
+boost::program_options::parsed_options ParseCommandLine(
+    const std::vector<std::string>& args, const boost::program_options::options_description& desc);
+
 // Rewrites the spellings the issues and users type into the canonical keys: --trace-limit ->
 // --trace.limit, --trace-offset, --trace-skip-invalid, --time-scale -> --time_scale.
 std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args);

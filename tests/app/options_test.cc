@@ -60,6 +60,15 @@ TEST(OptionsTest, BadValuesExitTwo) {
   EXPECT_FALSE(Parse({"--store.dram", "2XB"}).options.has_value());
 }
 
+// A config file given without --config was once ignored in silence (the default ran instead).
+TEST(OptionsTest, BareArgumentExitsTwoSuggestingConfig) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Parse({"configs/serve/small.ini"}).exit_code, 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--config configs/serve/small.ini"), std::string::npos) << err;
+  EXPECT_EQ(Parse({"--trace-limit", "10", "stray"}).exit_code, 2);
+}
+
 TEST(OptionsTest, UnknownKeyInConfigFileExitsTwo) {
   std::string ini = WriteIni("store.dramm = 1GiB\n");
   EXPECT_EQ(Parse({"--config", ini}).exit_code, 2);

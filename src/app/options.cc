@@ -195,6 +195,17 @@ Status SsdOptions(const RawOptions& raw, JobOptions* o) {
     if (!std::filesystem::is_directory(raw.recover, ec)) {
       return InvalidArgument("store.recover = '" + raw.recover + "': not an existing folder");
     }
+    // The folder holds rank<r>/ subfolders (an SSD folder); a run folder holds them under ssd/.
+    bool has_ranks = false;
+    for (const auto& e : std::filesystem::directory_iterator(raw.recover, ec)) {
+      has_ranks |= e.is_directory() && e.path().filename().string().rfind("rank", 0) == 0;
+    }
+    if (!has_ranks) {
+      const bool run_folder = std::filesystem::is_directory(raw.recover + "/ssd", ec);
+      return InvalidArgument(
+          "store.recover = '" + raw.recover + "': no rank<r>/ folders of SSD buckets there" +
+          (run_folder ? " (a run folder: its SSD folder is '" + raw.recover + "/ssd')" : ""));
+    }
     if (!raw.ssd_dir.empty() && raw.ssd_dir != raw.recover) {
       return InvalidArgument("store.recover = '" + raw.recover + "' and store.ssd_dir = '" +
                              raw.ssd_dir + "' name different folders");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -67,6 +68,18 @@ TEST(OptionsTest, BareArgumentExitsTwoSuggestingConfig) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("--config configs/serve/small.ini"), std::string::npos) << err;
   EXPECT_EQ(Parse({"--trace-limit", "10", "stray"}).exit_code, 2);
+}
+
+// --store.recover given a run folder instead of its ssd/ recovered nothing without a word.
+TEST(OptionsTest, RecoverFromARunFolderNamesItsSsdFolder) {
+  const std::string run = ::testing::TempDir() + "/recover_run";
+  std::filesystem::create_directories(run + "/ssd/rank1");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Parse({"--store.recover", run}).exit_code, 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("its SSD folder is '" + run + "/ssd'"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(run + "/rank1"));
+  EXPECT_TRUE(Parse({"--store.recover", run + "/ssd"}).options.has_value());
 }
 
 TEST(OptionsTest, UnknownKeyInConfigFileExitsTwo) {

@@ -225,10 +225,14 @@ class Bench {
         mine.push_back(keys[i]);
       }
     }
-    for (const auto& st : c_.client->BatchRemove(mine)) {
-      if (!st.ok()) {
-        s->Fail(st);
-        return false;
+    // In batches the master accepts (at most store::kMaxBatchKeys keys per call).
+    for (size_t at = 0; at < mine.size(); at += store::kMaxBatchKeys) {
+      const size_t n = std::min<size_t>(store::kMaxBatchKeys, mine.size() - at);
+      for (const auto& st : c_.client->BatchRemove(std::span(mine).subspan(at, n))) {
+        if (!st.ok()) {
+          s->Fail(st);
+          return false;
+        }
       }
     }
     return true;

@@ -135,6 +135,12 @@ int RunEvalCommand(int argc, char** argv, const SweepComm& comm) {
   }
   TraceCache traces;
   const bool sweep = !base->sweep.empty();
+  if (!sweep && comm.size > 1) {
+    // One run needs one rank: the others would run the same simulation into the same files.
+    if (comm.rank != 0) return kExitOk;
+    std::cout << "mooncake eval: one run (no --sweep) on rank 0 of " << comm.size
+              << "; give --sweep to split points over the ranks\n";
+  }
   if (!sweep) {
     Result<PointRun> run = RunPoint(*base, traces);
     if (!run.ok()) return Fail(run.status());

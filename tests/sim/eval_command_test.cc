@@ -130,6 +130,17 @@ TEST(EvalCommand, SweepWritesOneRowPerPoint) {
   EXPECT_TRUE(fs::exists(out + "/points/003/summary.json"));
 }
 
+// Without --sweep under mpirun, one rank runs: the others would write the same files at once.
+TEST(EvalCommand, SingleRunOnTwoRanksRunsOnRankZeroOnly) {
+  const std::string out = TempDir("single_on_two");
+  SweepComm r1{1, 2, [](const std::string&) { return std::vector<std::string>{}; }};
+  ASSERT_EQ(RunEval({"--out", out}, r1), 0);
+  EXPECT_FALSE(fs::exists(out + "/summary.json"));
+  SweepComm r0{0, 2, [](const std::string& rows) { return std::vector<std::string>{rows}; }};
+  ASSERT_EQ(RunEval({"--out", out}, r0), 0);
+  EXPECT_TRUE(fs::exists(out + "/summary.json"));
+}
+
 TEST(EvalCommand, SweepSplitOverTwoRanksGathersTheSameCsv) {
   const std::vector<std::string> sweep = {"--sweep",
                                           "conductor.policy=random,load_balance,cache_aware"};

@@ -48,7 +48,9 @@ Result<KvShape> LoadKvShape(const std::string& model, const std::string& dir, in
   } else if (auto it = kBuiltIn.find(model); it != kBuiltIn.end()) {
     p = it->second;
   } else {
-    return NotFound("unknown model '" + model + "' (no " + dir + "/" + model + ".ini)");
+    // Not NotFound: that code means "help was printed" to the caller (exit 0).
+    return InvalidArgument("--kv-block: unknown model '" + model + "' (no " + dir + "/" + model +
+                           ".ini)");
   }
   if (p.layers <= 0 || p.hidden <= 0 || p.gqa <= 0 || p.bytes <= 0 || tokens <= 0) {
     return InvalidArgument("model '" + model + "' has a non-positive shape");

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "app/run.h"
 #include "common/units.h"
 #include "transport/nccl/gpu.h"
 
@@ -143,9 +144,10 @@ po::options_description Serving(RawOptions* raw) {
   return d;
 }
 
-// One line naming the option, the value and what is allowed; exit status 2.
+// One line naming the option, the value and what is allowed; exit status 2. Under a launcher
+// every rank parses the same arguments: only rank 0 says so.
 int UsageError(const std::string& message) {
-  std::cerr << "mooncake: " << message << "\n(see mooncake --help)\n";
+  if (LauncherRank() <= 0) std::cerr << "mooncake: " << message << " (see mooncake --help)\n";
   return 2;
 }
 

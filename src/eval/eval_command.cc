@@ -95,7 +95,7 @@ Result<PointRun> RunPoint(const EvalOptions& o, TraceCache& traces) {
   PointRun run;
   run.result = std::move(result).value();
   run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  run.result.summary.extra["sim.wall_s"] = run.wall_s;
+  run.result.summary.extra["sim_wall_s"] = run.wall_s;
   return run;
 }
 

@@ -6,7 +6,8 @@
 namespace mooncake::engine {
 
 Nanos SecondsToNanos(double s) { return Nanos(static_cast<int64_t>(std::llround(s * 1e9))); }
-double NanosToSeconds(Nanos n) { return static_cast<double>(n.count()) * 1e-9; }
+// Divided, not multiplied by 1e-9 (inexact): 30 s stays 30, not 30.000000000000004.
+double NanosToSeconds(Nanos n) { return static_cast<double>(n.count()) / 1e9; }
 
 CostModel::CostModel(ModelSpec model, HardwareSpec hardware, int block_tokens)
     : model_(std::move(model)), hw_(std::move(hardware)), block_tokens_(block_tokens) {}

@@ -169,7 +169,7 @@ void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
 }
 
 void ConductorRole::PrintProgress(Nanos wall_elapsed) {
-  double secs = static_cast<double>(wall_elapsed.count()) * 1e-9;
+  double secs = static_cast<double>(wall_elapsed.count()) / 1e9;
   double attainment = completed_ ? 100.0 * static_cast<double>(effective_) / completed_ : 0.0;
   std::printf(
       "progress: %llu/%zu requests done (%llu completed), %.1f req/s wall, SLO met by "

@@ -45,7 +45,7 @@ struct ServeContext {
     return Nanos(static_cast<int64_t>(static_cast<double>(model.count()) / config.time_scale));
   }
   double WallToModelSeconds(Nanos wall) const {
-    return static_cast<double>(wall.count()) * 1e-9 * config.time_scale;
+    return static_cast<double>(wall.count()) / 1e9 * config.time_scale;
   }
 };
 

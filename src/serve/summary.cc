@@ -108,7 +108,7 @@ int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInput
       node.master()->WithMaster([](store::MetadataMaster& m) { return m.Stats(); });
   AddCounters(ctx, totals, all, node.master()->Stats(), ms, in, &summary);
   for (const DeadRank& d : in.dead) {
-    const double after = static_cast<double>((d.when - conductor.start_wall()).count()) * 1e-9;
+    const double after = static_cast<double>((d.when - conductor.start_wall()).count()) / 1e9;
     summary.dead_ranks.push_back(trace::RankLoss{d.rank.value, after, d.why});
   }
   if (!in.run_dir.empty()) {

@@ -19,6 +19,13 @@ CostModel Llama70bA800(double mfu = 0.5) {
   return CostModel(m, h);
 }
 
+// A threshold written in a file is the number the user typed: 30 s, not 30.000000000000004.
+TEST(NanosToSeconds, WholeSecondsStayExact) {
+  EXPECT_EQ(NanosToSeconds(std::chrono::seconds(30)), 30.0);
+  EXPECT_EQ(NanosToSeconds(std::chrono::milliseconds(100)), 0.1);
+  EXPECT_EQ(NanosToSeconds(std::chrono::milliseconds(300)), 0.3);
+}
+
 TEST(CostModel, PrefillFlopsMatchTable1) {
   // 80 * (4 * 8192^2 * 8192 + 22 * 8192 * 8192^2) = 80 * 26 * 8192^3
   EXPECT_DOUBLE_EQ(Llama70bA800().PrefillFlops(8192), 1143492092887040.0);

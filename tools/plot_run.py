@@ -10,6 +10,8 @@ hit_rate_vs_capacity.png (prefix hit rate against cache capacity; Fig. 9 style) 
 ttft_tbt_cdf.png over the points; each only when the sweep varies what it plots.
 """
 import csv
+import itertools
+import json
 import os
 import sys
 from collections import OrderedDict, defaultdict
@@ -18,6 +20,44 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+# Every series gets its own colour and line style: 10 colours x 4 styles before one repeats.
+COLOURS = plt.get_cmap("tab10").colors
+STYLES = ["-", "--", ":", "-."]
+PLAIN = FuncFormatter(lambda v, _: f"{v:g}")  # 20, not 2x10^1, on log axes
+
+
+def styles():
+    for style, colour in itertools.product(STYLES, COLOURS):
+        yield {"color": colour, "linestyle": style}
+
+
+def title_of(run_dir, what, rows=None):
+    """'WHAT: trace T, config C, system S (run folder R)' from run.json when it is there."""
+    info = {}
+    try:
+        with open(os.path.join(run_dir, "run.json")) as f:
+            info = json.load(f)
+    except (OSError, ValueError):
+        pass
+    parts = [f"trace {os.path.basename(info.get('trace', '?'))}"]
+    if info.get("config"):
+        parts.append(f"config {os.path.basename(info['config'])}")
+    varies = rows is not None and len({r["system"] for r in rows}) > 1
+    if info.get("system") and not varies:
+        parts.append(f"{info['system']} {info.get('policy', '')}".strip())
+    return f"{what}\n{', '.join(parts)} ({os.path.basename(os.path.normpath(run_dir))})"
+
+
+def finish(fig, ax_with_legend, out_png, title):
+    fig.suptitle(title, fontsize=9)
+    if ax_with_legend is not None:
+        ax_with_legend.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                              borderaxespad=0)
+    fig.savefig(out_png, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return out_png
 
 
 def read_csv(path):
@@ -25,59 +65,67 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def cdf(ax, values, label):
-    values = sorted(values)
+def cdf(ax, values, label, style):
+    values = sorted(v for v in values if v > 0)
     if not values:
         return
     n = len(values)
-    ax.plot(values, [(i + 1) / n for i in range(n)], label=label)
+    ax.plot(values, [(i + 1) / n for i in range(n)], label=label, **style)
 
 
-def plot_cdfs(runs, out_png):
+def plot_cdfs(runs, out_png, title):
     """runs: list of (label, requests.csv rows)."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
-    for label, rows in runs:
+    for (label, rows), style in zip(runs, styles()):
         done = [r for r in rows if r["outcome"] == "completed"]
-        cdf(a1, [float(r["ttft_s"]) for r in done], label)
-        cdf(a2, [float(r["tbt_s"]) * 1e3 for r in done], label)
+        cdf(a1, [float(r["ttft_s"]) for r in done], label, style)
+        cdf(a2, [float(r["tbt_s"]) * 1e3 for r in done], label, style)
     a1.set_xlabel("TTFT (s)")
     a2.set_xlabel("TBT (ms, mean of the longest 10 % gaps)")
     for a in (a1, a2):
         a.set_ylabel("share of completed requests")
         a.set_xscale("log")
+        a.xaxis.set_major_formatter(PLAIN)
+        a.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         a.grid(True, alpha=0.3)
-    if len(runs) > 1:
-        a2.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
-    return out_png
+    return finish(fig, a2 if len(runs) > 1 else None, out_png, title)
 
 
 def distinct(rows, key):
     return list(OrderedDict.fromkeys(r[key] for r in rows))
 
 
+def series_label(row, axes, skip):
+    """The swept values of a row but `skip`, with config files shortened to their name."""
+    parts = []
+    for k in axes:
+        if k in skip:
+            continue
+        v = row[k]
+        parts.append(os.path.splitext(os.path.basename(v))[0] if k == "config" else f"{k}={v}")
+    return " ".join(parts) or row["system"]
+
+
 def plot_sweep(run_dir, rows):
     made = []
-    # Fig. 1: capacity against TBT threshold, per system.
+    axes = list(rows[0].keys())[1:r_axes(rows)]
+    # Fig. 1: capacity against TBT threshold: one line per system and per value of every other
+    # swept axis (a load sweep draws one line per load, never joins loads).
     if len(distinct(rows, "tbt_slo_s")) > 1:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        by_sys = defaultdict(list)
+        fig, ax = plt.subplots(figsize=(7, 4))
+        groups = defaultdict(list)
         for r in rows:
-            by_sys[r["system"]].append((float(r["tbt_slo_s"]) * 1e3, float(r["capacity_at_slo"]) * 100))
-        for system, pts in by_sys.items():
+            key = series_label(r, axes, {"slo.tbt", "tbt_slo_s"})
+            groups[key].append((float(r["tbt_slo_s"]) * 1e3, float(r["capacity_at_slo"]) * 100))
+        for (label, pts), style in zip(groups.items(), styles()):
             pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=system)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label, **style)
         ax.set_xlabel("TBT threshold (ms)")
         ax.set_ylabel("effective request capacity (%)")
         ax.set_ylim(0, 105)
         ax.grid(True, alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        made.append(os.path.join(run_dir, "capacity_vs_tbt.png"))
-        fig.savefig(made[-1], dpi=120)
-        plt.close(fig)
+        made.append(finish(fig, ax, os.path.join(run_dir, "capacity_vs_tbt.png"),
+                           title_of(run_dir, "Effective request capacity against the TBT SLO", rows)))
     # Fig. 5: mean TTFT per prefill policy.
     policies = distinct(rows, "policy")
     if len(policies) > 1 and len(distinct(rows, "system")) == 1:
@@ -89,38 +137,38 @@ def plot_sweep(run_dir, rows):
             ax.annotate(f"{m:.2f}", (b.get_x() + b.get_width() / 2, m), ha="center", va="bottom")
         ax.set_ylabel("mean TTFT (s)")
         ax.grid(True, axis="y", alpha=0.3)
-        fig.tight_layout()
-        made.append(os.path.join(run_dir, "ttft_by_policy.png"))
-        fig.savefig(made[-1], dpi=120)
-        plt.close(fig)
+        made.append(finish(fig, None, os.path.join(run_dir, "ttft_by_policy.png"),
+                           title_of(run_dir, "Mean TTFT by prefill policy", rows)))
     # Fig. 9 style: hit rate against capacity.
     if len(distinct(rows, "capacity_blocks")) > 1:
         fig, ax = plt.subplots(figsize=(6, 4))
         groups = defaultdict(list)
         for r in rows:
-            groups[(r["system"], r["policy"])].append(
-                (int(r["capacity_blocks"]), float(r["hit_rate_blocks"]) * 100))
-        for (system, policy), pts in groups.items():
+            key = series_label(r, axes, {"store.capacity_blocks", "capacity_blocks"})
+            groups[key].append((int(r["capacity_blocks"]), float(r["hit_rate_blocks"]) * 100))
+        for (label, pts), style in zip(groups.items(), styles()):
             pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{system} {policy}")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label, **style)
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(PLAIN)
         ax.set_xlabel("cache capacity (512-token blocks)")
         ax.set_ylabel("prefix hit rate (% of blocks)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        made.append(os.path.join(run_dir, "hit_rate_vs_capacity.png"))
-        fig.savefig(made[-1], dpi=120)
-        plt.close(fig)
-    # CDFs over the points (at most 12 curves stay readable).
-    runs = []
-    for r in rows[:12]:
+        made.append(finish(fig, ax, os.path.join(run_dir, "hit_rate_vs_capacity.png"),
+                           title_of(run_dir, "Prefix hit rate against cache capacity", rows)))
+    # CDFs over the points (at most 16 curves stay readable; each has its own style).
+    # A TBT threshold is a way to count the same requests, not another run: one curve each.
+    runs, seen = [], set()
+    for r in rows:
+        label = series_label(r, axes, {"slo.tbt"})
         path = os.path.join(run_dir, "points", "%03d" % int(r["point"]), "requests.csv")
-        if os.path.exists(path):
-            label = " ".join(f"{k}={r[k]}" for k in list(r.keys())[1:r_axes(rows)]) or r["system"]
-            runs.append((label, read_csv(path)))
+        if label in seen or not os.path.exists(path) or len(runs) == 16:
+            continue
+        seen.add(label)
+        runs.append((label, read_csv(path)))
     if runs:
-        made.append(plot_cdfs(runs, os.path.join(run_dir, "ttft_tbt_cdf.png")))
+        made.append(plot_cdfs(runs, os.path.join(run_dir, "ttft_tbt_cdf.png"),
+                              title_of(run_dir, "TTFT and TBT of completed requests", rows)))
     return made
 
 
@@ -142,7 +190,8 @@ def main():
         if rows:
             made = plot_sweep(run_dir, rows)
     elif os.path.exists(single):
-        made = [plot_cdfs([("run", read_csv(single))], os.path.join(run_dir, "ttft_tbt_cdf.png"))]
+        made = [plot_cdfs([("run", read_csv(single))], os.path.join(run_dir, "ttft_tbt_cdf.png"),
+                          title_of(run_dir, "TTFT and TBT of completed requests"))]
     else:
         print(f"plot_run.py: no requests.csv or sweep.csv in {run_dir}", file=sys.stderr)
         return 1

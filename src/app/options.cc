@@ -26,7 +26,7 @@ struct RawOptions {
       block_size, rpc_timeout, phase_timeout;
   bool busy_poll = false;
   bool dry_run = false;
-  std::string mode, kv_scale, decode_buffer, job_deadline, progress_interval;
+  std::string mode, kv_scale, decode_buffer, job_deadline, progress_interval, plots;
   std::string ssd, ssd_dir, ssd_capacity, recover;
   int promote_after = 2;
   int replicas = 1;
@@ -140,7 +140,10 @@ po::options_description Serving(RawOptions* raw) {
       "job.deadline", po::value<std::string>(&raw->job_deadline)->default_value("30min"),
       "wall time after which unfinished requests are reported lost (1s..7d)")(
       "job.progress_interval", po::value<std::string>(&raw->progress_interval)->default_value("5s"),
-      "wall time between progress lines on long runs (100ms..1h)");
+      "wall time between progress lines on long runs (100ms..1h)")(
+      "job.plots", po::value<std::string>(&raw->plots)->default_value("on"),
+      "on: the conductor draws the run folder's plots at the end (tools/plot_run.py, needs "
+      "/usr/bin/python3 with matplotlib); off");
   return d;
 }
 
@@ -333,6 +336,10 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
   MC_RETURN_IF_ERROR(DurationOption("job.progress_interval", raw.progress_interval,
                                     Nanos(100'000'000), Nanos(3'600'000'000'000),
                                     &o->progress_interval));
+  if (raw.plots != "on" && raw.plots != "off") {
+    return InvalidArgument("job.plots = '" + raw.plots + "' (allowed: on, off)");
+  }
+  o->plots = raw.plots == "on";
   return Status::Ok();
 }
 

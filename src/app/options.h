@@ -57,6 +57,7 @@ struct JobOptions {
   bool store_recover = false;                // --store.recover DIR: ssd on over DIR, must exist
   Nanos job_deadline = Nanos(1'800'000'000'000);  // wall time after which requests are lost
   Nanos progress_interval = Nanos(5'000'000'000);
+  bool plots = true;  // job.plots: the run folder's plots at the end (tools/plot_run.py)
   // Failures (serve).
   Nanos heartbeat_interval = Nanos(100'000'000);
   Nanos failure_timeout = Nanos(1'000'000'000);

@@ -9,9 +9,11 @@
 #include "app/store_rank.h"
 #include "common/log.h"
 #include "common/units.h"
+#include "eval/eval_command.h"
 #include "serve/serve_node.h"
 #include "serve/summary.h"
 #include "store/net/topology.h"
+#include "trace/run_report.h"
 
 namespace mooncake::app {
 namespace {
@@ -136,6 +138,16 @@ void PrintSurvivalHint(const JobOptions& o) {
   }
 }
 
+// run.json (what produced the folder) and, with job.plots, the plots (after the others left).
+void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
+  if (run_dir.empty()) return;
+  Status s = trace::WriteRunInfo(
+      run_dir, trace::RunInfo{"mooncake", o.sched.trace_path, o.config_file, "mooncake",
+                              conductor::PrefillPolicyName(o.sched.scheduler.policy)});
+  if (!s.ok()) log::Warn("{}", s.ToString());
+  if (o.plots) eval::PlotRunFolder(run_dir);
+}
+
 // The conductor's summary: every live rank's report (over the RPC), the SSD tier's counters,
 // the dead ranks, the run folder.
 int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
@@ -207,6 +219,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     const serve::RankReport all = node.CollectReports(node.Finish());
     code = ConductorSummary(ctx, node, workload, all, ssd, run_dir);
     node.ShutdownOthers();
+    DescribeAndPlot(o, run_dir);
   } else {
     node.WaitForStop();
     serve::RankReport report = node.Finish();

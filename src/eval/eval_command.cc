@@ -99,7 +99,9 @@ Result<PointRun> RunPoint(const EvalOptions& o, TraceCache& traces) {
   return run;
 }
 
-void Plot(const std::string& dir) {
+}  // namespace
+
+void PlotRunFolder(const std::string& dir) {
   const std::string script = std::string(MOONCAKE_TOOLS_DIR) + "/plot_run.py";
   if (!std::filesystem::exists("/usr/bin/python3") || !std::filesystem::exists(script)) {
     std::cout << "plots: skipped (/usr/bin/python3 or " << script << " not found)\n";
@@ -107,6 +109,14 @@ void Plot(const std::string& dir) {
   }
   const std::string cmd = fmt::format("/usr/bin/python3 '{}' '{}'", script, dir);
   if (std::system(cmd.c_str()) != 0) std::cout << "plots: the plot script failed (see above)\n";
+}
+
+namespace {
+
+trace::RunInfo InfoOf(const EvalOptions& o) {
+  return trace::RunInfo{"mooncake eval", o.sched.trace_path, o.config_file,
+                        sim::SystemKindName(o.system),
+                        conductor::PrefillPolicyName(o.sched.scheduler.policy)};
 }
 
 }  // namespace
@@ -157,7 +167,8 @@ int RunEvalCommand(int argc, char** argv, const SweepComm& comm) {
         run->wall_s, run->result.model_span_s);
     std::cout << trace::SummaryTable(run->result.summary);
     std::cout << "run folder: " << base->out << "\n";
-    if (base->plots) Plot(base->out);
+    (void)trace::WriteRunInfo(base->out, InfoOf(*base));
+    if (base->plots) PlotRunFolder(base->out);
     return run->result.summary.lost == 0 ? kExitOk : kExitFailure;
   }
   std::string rows;
@@ -189,7 +200,8 @@ int RunEvalCommand(int argc, char** argv, const SweepComm& comm) {
       return kExitFailure;
     }
     std::cout << "sweep: " << points.size() << " points, " << base->out << "/sweep.csv\n";
-    if (base->plots) Plot(base->out);
+    (void)trace::WriteRunInfo(base->out, InfoOf(*base));
+    if (base->plots) PlotRunFolder(base->out);
   }
   return status;
 }

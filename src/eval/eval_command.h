@@ -11,6 +11,10 @@ namespace mooncake::eval {
 
 // argv[0] is "eval". Runs every sweep point in this process.
 int RunEvalCommand(int argc, char** argv);
+
+// Draws the plots of a run folder (live or eval) with tools/plot_run.py when /usr/bin/python3
+// and the script are there; says so and skips them otherwise.
+void PlotRunFolder(const std::string& dir);
 // Same, spreading sweep points over `comm` (rank 0 writes sweep.csv and the plots).
 int RunEvalCommand(int argc, char** argv, const SweepComm& comm);
 

@@ -132,6 +132,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
     return InvalidArgument(e.what());
   }
   EvalOptions o;
+  if (vm.count("config")) o.config_file = vm["config"].as<std::string>();
   Result<SchedulingSettings> sched = SchedulingFromVariables(vm);
   if (!sched.ok()) return sched.status();
   o.sched = *sched;

@@ -17,6 +17,7 @@ struct EvalOptions {
   sim::SystemKind system = sim::SystemKind::kMooncake;
   double load_scale = 1.0;
   std::string out;
+  std::string config_file;  // --config, "" without one (named in run.json)
   bool plots = true;
   trace::SyntheticConfig synthetic;
   std::string synthetic_write;  // also write the synthetic trace here

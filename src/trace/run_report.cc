@@ -136,4 +136,14 @@ Status WriteRunFolder(const std::string& dir, const std::vector<RequestRecord>& 
   return WriteTextFile(dir + "/summary.json", SummaryJson(summary));
 }
 
+Status WriteRunInfo(const std::string& dir, const RunInfo& info) {
+  nlohmann::ordered_json j;
+  j["command"] = info.command;
+  j["trace"] = info.trace.empty() ? "synthetic" : info.trace;
+  j["config"] = info.config;
+  j["system"] = info.system;
+  j["policy"] = info.policy;
+  return WriteTextFile(dir + "/run.json", j.dump(2) + "\n");
+}
+
 }  // namespace mooncake::trace

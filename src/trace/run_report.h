@@ -44,4 +44,12 @@ Status WriteRunFolder(const std::string& dir, const std::vector<RequestRecord>& 
 
 Status WriteTextFile(const std::string& path, const std::string& text);
 
+// What produced a run folder, for plot titles and for the reader: run.json with the command
+// ("mooncake" or "mooncake eval"), the trace ("synthetic" when generated), the config file
+// ("" without one), the system and the prefill policy.
+struct RunInfo {
+  std::string command, trace, config, system, policy;
+};
+Status WriteRunInfo(const std::string& dir, const RunInfo& info);
+
 }  // namespace mooncake::trace

@@ -22,15 +22,27 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-# Every series gets its own colour and line style: 10 colours x 4 styles before one repeats.
+# Every series gets its own colour and line style (styles()).
 COLOURS = plt.get_cmap("tab10").colors
 STYLES = ["-", "--", ":", "-."]
 PLAIN = FuncFormatter(lambda v, _: f"{v:g}")  # 20, not 2x10^1, on log axes
 
 
+def log_ticks(ax):
+    """Plain labels on a log x axis: 1, 2, 5 per decade over up to three decades (so a range
+    inside one decade is still labelled), one per decade beyond."""
+    lo, hi = ax.get_xlim()
+    subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo <= 1e3 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.xaxis.set_major_formatter(PLAIN)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def styles():
-    for style, colour in itertools.product(STYLES, COLOURS):
-        yield {"color": colour, "linestyle": style}
+    # Colour and style both change from one series to the next (20 distinct pairs), so curves
+    # that lie on top of each other still show both.
+    for i in itertools.count():
+        yield {"color": COLOURS[i % len(COLOURS)], "linestyle": STYLES[i % len(STYLES)]}
 
 
 def title_of(run_dir, what, rows=None):
@@ -44,9 +56,11 @@ def title_of(run_dir, what, rows=None):
     parts = [f"trace {os.path.basename(info.get('trace', '?'))}"]
     if info.get("config"):
         parts.append(f"config {os.path.basename(info['config'])}")
-    varies = rows is not None and len({r["system"] for r in rows}) > 1
-    if info.get("system") and not varies:
-        parts.append(f"{info['system']} {info.get('policy', '')}".strip())
+    def varies(key):
+        return rows is not None and len({r[key] for r in rows}) > 1
+    if info.get("system") and not varies("system"):
+        policy = "" if varies("policy") else info.get("policy", "")
+        parts.append(f"{info['system']} {policy}".strip())
     return f"{what}\n{', '.join(parts)} ({os.path.basename(os.path.normpath(run_dir))})"
 
 
@@ -85,10 +99,7 @@ def plot_cdfs(runs, out_png, title):
     for a in (a1, a2):
         a.set_ylabel("share of completed requests")
         a.set_xscale("log")
-        # 1, 2, 5 per decade: a range inside one decade still gets labelled ticks.
-        a.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        a.xaxis.set_major_formatter(PLAIN)
-        a.xaxis.set_minor_formatter(NullFormatter())
+        log_ticks(a)
         a.grid(True, alpha=0.3)
     return finish(fig, a2 if len(runs) > 1 else None, out_png, title)
 
@@ -152,7 +163,7 @@ def plot_sweep(run_dir, rows):
             pts.sort()
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label, **style)
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(PLAIN)
+        log_ticks(ax)
         ax.set_xlabel("cache capacity (512-token blocks)")
         ax.set_ylabel("prefix hit rate (% of blocks)")
         ax.grid(True, alpha=0.3)

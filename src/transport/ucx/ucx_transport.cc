@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <set>
 
 #include "common/log.h"
@@ -132,7 +133,23 @@ Status UcxTransport::Init() {
 }
 
 // The UCX context, configured from transport.tls / transport.devices (over UCX_* variables).
+// An RDMA transport pinned by the user needs an RDMA device here: without one UCX quietly uses
+// the other transports of the list (shared memory), which is not what was asked for.
+static Status CheckRdmaPin(const std::string& user_tls) {
+  const TlsFamilies families = ClassifyTls(ResolveTls(user_tls));
+  if (!families.pinned || !families.rdma) return Status::Ok();
+  std::error_code ec;
+  const std::filesystem::path ib = "/sys/class/infiniband";
+  if (std::filesystem::is_directory(ib, ec) && !std::filesystem::is_empty(ib, ec)) {
+    return Status::Ok();
+  }
+  return InvalidArgument("transport.tls = '" + user_tls +
+                         "' pins RDMA, but this host has no RDMA device (" + ib.string() +
+                         " is empty or missing); use auto to take what the host has, or shm / tcp");
+}
+
 Status UcxTransport::CreateContext() {
+  MC_RETURN_IF_ERROR(CheckRdmaPin(config_.tls));
   ucp_config_t* cfg = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
   if (st != UCS_OK) return UcxError("ucp_config_read", st);

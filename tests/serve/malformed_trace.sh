@@ -19,8 +19,8 @@ done
 out=$("$@" -np 4 "$mooncake" --trace "$trace" --time-scale 50 --out "$dir/run1" 2>&1)
 code=$?
 echo "$out" | tail -5
-if [[ $code -eq 0 ]] || ! grep -q "bad.jsonl:17: hash_ids" <<<"$out"; then
-  echo "FAIL: expected a non-zero exit naming bad.jsonl:17 (exit $code)"
+if [[ $code -ne 2 ]] || ! grep -q "bad.jsonl:17: hash_ids" <<<"$out"; then
+  echo "FAIL: expected exit 2 naming bad.jsonl:17 (exit $code)"
   exit 1
 fi
 if [[ -e $dir/run1 ]]; then

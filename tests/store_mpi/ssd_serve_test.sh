@@ -8,12 +8,9 @@
 set -u
 mooncake=$1 config=$2 trace=$3
 shift 3
-if [[ ! -f $trace ]]; then
-  echo "SKIP: no trace at $trace"
-  exit 0
-fi
 dir=$(mktemp -d /tmp/ssd_serve_XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' TERM  # num() ends the test this way when a counter is missing
 # Bad values of the tier's options: one line naming the option, exit 2, before MPI starts.
 for bad in "--store.ssd maybe" "--store.ssd_capacity 1MiB" "--store.promote_after -1" \
   "--store.recover $dir/missing"; do
@@ -25,12 +22,25 @@ for bad in "--store.ssd maybe" "--store.ssd_capacity 1MiB" "--store.promote_afte
     exit 1
   fi
 done
+if [[ ! -f $trace ]]; then
+  echo "SKIP: no trace at $trace (the option checks above ran)"
+  exit 77
+fi
 common=(--config "$config" --trace "$trace" --trace-limit 150 --time-scale 8 --store.dram 8MiB)
 out=$(timeout 240 "$@" -np 6 "$mooncake" "${common[@]}" --store.ssd on --out "$dir/run1" 2>&1)
 code=$?
 echo "$out" | grep -E "prefix +hit|^store|ssd tier|kv blocks|result"
 json=$dir/run1/summary.json
-num() { grep -o "\"$1\": [0-9.]*" "$json" | head -1 | awk '{print int($2)}'; }
+# A counter of summary.json; a missing key fails the test (an empty string would compare false).
+num() {
+  local v
+  v=$(grep -o "\"$1\": [0-9.]*" "$json" | head -1 | awk '{print int($2)}')
+  if [[ -z $v ]]; then
+    echo "FAIL: $json has no counter '$1'" >&2
+    kill -TERM $$
+  fi
+  echo "$v"
+}
 if [[ $code -ne 0 || ! -f $json ]]; then
   echo "FAIL: first run (exit $code)"
   exit 1

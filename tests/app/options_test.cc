@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -50,15 +51,26 @@ TEST(OptionsTest, CommandLineOverridesTheConfigFile) {
   EXPECT_EQ(p.options->block_size, 4096u);
 }
 
+// Each bad value exits 2 with one line that names the option it is about.
 TEST(OptionsTest, BadValuesExitTwo) {
-  EXPECT_EQ(Parse({"--store.dram", "2XB"}).exit_code, 2);
-  EXPECT_EQ(Parse({"--store.dram", "1KiB"}).exit_code, 2);      // below the range
-  EXPECT_EQ(Parse({"--job.rpc_timeout", "100"}).exit_code, 2);  // no unit
-  EXPECT_EQ(Parse({"--transport.data_path", "carrier-pigeon"}).exit_code, 2);
-  EXPECT_EQ(Parse({"--job.ping_rounds", "0"}).exit_code, 2);
-  EXPECT_EQ(Parse({"--no-such-option"}).exit_code, 2);
-  EXPECT_EQ(Parse({"--config", "/nonexistent/x.ini"}).exit_code, 2);
-  EXPECT_FALSE(Parse({"--store.dram", "2XB"}).options.has_value());
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--store.dram", "2XB"}, "store.dram"},
+      {{"--store.dram", "1KiB"}, "store.dram"},           // below the range
+      {{"--job.rpc_timeout", "100"}, "job.rpc_timeout"},  // no unit
+      {{"--transport.data_path", "carrier-pigeon"}, "transport.data_path"},
+      {{"--job.ping_rounds", "0"}, "job.ping_rounds"},
+      {{"--no-such-option"}, "no-such-option"},
+      {{"--config", "/nonexistent/x.ini"}, "/nonexistent/x.ini"},
+      {{"--job.plots", "maybe"}, "job.plots"}};
+  for (const auto& [args, option] : cases) {
+    testing::internal::CaptureStderr();
+    const ParseOutcome out = Parse(args);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(out.exit_code, 2) << args[0];
+    EXPECT_FALSE(out.options.has_value()) << args[0];
+    EXPECT_NE(err.find(option), std::string::npos) << args[0] << ": " << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
 }
 
 // A config file given without --config was once ignored in silence (the default ran instead).

@@ -138,7 +138,7 @@ void PrintSurvivalHint(const JobOptions& o) {
   }
 }
 
-// run.json (what produced the folder) and, with job.plots, the plots (after the others left).
+// run.json (what produced the folder) and, with job.plots, the plots (requests.csv is complete).
 void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
   if (run_dir.empty()) return;
   Status s = trace::WriteRunInfo(
@@ -217,9 +217,9 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     PrintSurvivalHint(o);
     RunConductor(ctx, node, workload, ssd);
     const serve::RankReport all = node.CollectReports(node.Finish());
+    DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
     code = ConductorSummary(ctx, node, workload, all, ssd, run_dir);
     node.ShutdownOthers();
-    DescribeAndPlot(o, run_dir);
   } else {
     node.WaitForStop();
     serve::RankReport report = node.Finish();

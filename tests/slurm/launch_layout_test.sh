@@ -70,9 +70,13 @@ for layout in "decode:2 store:1 conductor:1 prefill:2" ""; do
   want=$("${wrapper}" --dry-run "${args[@]}" --bin "${bin}" | awk '$1 ~ /^[0-9]+$/ {print $1, $2}')
   mpi_args=()
   [[ -n ${layout} ]] && mpi_args=(--roles "${layout}")
-  got=$(OMPI_MCA_rmaps_base_oversubscribe=1 timeout 60 mpirun --allow-run-as-root --oversubscribe \
-    --bind-to none -np 6 "${bin}" --dry-run "${mpi_args[@]}" 2>&1 |
-    awk '$1 ~ /^[0-9]+$/ && $2 ~ /^(conductor|store|prefill|decode)$/ {print $1, $2}')
+  # mpirun's own exit status counts: an empty table from a failed run must not equal an empty
+  # table from the wrapper.
+  table=$(OMPI_MCA_rmaps_base_oversubscribe=1 timeout 60 mpirun --allow-run-as-root --oversubscribe \
+    --bind-to none -np 6 "${bin}" --dry-run "${mpi_args[@]}" 2>&1)
+  check "mooncake --dry-run under mpirun exits 0 for '${layout:-default, 6 ranks}'" "$?" "0"
+  got=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^(conductor|store|prefill|decode)$/ {print $1, $2}' <<<"${table}")
+  check "the wrapper shows a role table for '${layout:-default, 6 ranks}'" "$([[ -n ${want} ]] && echo yes)" "yes"
   check "wrapper and binary agree on roles for '${layout:-default, 6 ranks}'" "${got}" "${want}"
 done
 

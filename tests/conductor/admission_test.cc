@@ -35,14 +35,22 @@ TEST(Admission, TtftSloRejectsWhenQueueIsTooLong) {
   c.ttft_slo = milliseconds(100);
   Scheduler s(c, &cost);
   const auto blocks = Range(0, 2);
-  int rejected = 0;
+  // Exactly the requests whose predicted TTFT (their queue wait included) fits the SLO are
+  // admitted: a prefix of the arrivals, since a rejected request does not lengthen the queue.
+  int rejected = 0, admitted = 0;
   for (uint64_t i = 0; i < 10; ++i) {
     Decision d = s.Decide(Req(i, blocks, Nanos(0)), Nanos(0));
     if (!d.accepted) {
       EXPECT_EQ(d.reason, RejectReason::kTtftSlo);
+      EXPECT_GT(d.predicted_ttft, c.ttft_slo) << "request " << i;
       ++rejected;
+    } else {
+      EXPECT_EQ(rejected, 0) << "request " << i << " admitted after a rejection";
+      EXPECT_LE(d.predicted_ttft, c.ttft_slo) << "request " << i;
+      ++admitted;
     }
   }
+  EXPECT_GT(admitted, 0);
   EXPECT_GT(rejected, 0);
   EXPECT_EQ(s.rejected(RejectReason::kTtftSlo), static_cast<uint64_t>(rejected));
 }

@@ -49,17 +49,27 @@ void AddSchedulingOptions(po::options_description& desc, const std::string& pres
   po::options_description tr("Trace");
   tr.add_options()("trace", po::value<std::string>()->default_value(""),
                    "Mooncake JSONL trace (empty: a seeded synthetic workload)")(
-      "trace.limit", po::value<uint64_t>()->default_value(0), "requests to replay (0 = all)")(
-      "trace.offset", po::value<uint64_t>()->default_value(0), "valid requests to skip first")(
+      "trace.limit", po::value<int64_t>()->default_value(0), "requests to replay (0 = all)")(
+      "trace.offset", po::value<int64_t>()->default_value(0), "valid requests to skip first")(
       "trace.skip_invalid", po::value<bool>()->default_value(false)->implicit_value(true),
       "count and skip malformed lines instead of failing")(
       "time_scale", po::value<double>()->default_value(1.0),
       "live runs: wall time = model time / time_scale (the simulator runs in model time)")(
-      "seed", po::value<uint64_t>()->default_value(1), "seed of random choices and workloads");
+      "seed", po::value<int64_t>()->default_value(1), "seed of random choices and workloads");
   desc.add(model).add(cond).add(slo).add(store).add(tr);
 }
 
 namespace {
+
+// Counts are read as signed: Boost reads "-1" into an unsigned as 2^64 - 1, which made
+// `--trace.limit -1` mean "all requests" without a word.
+template <typename Out>
+Status NonNegative(const po::variables_map& vm, const char* key, Out* out) {
+  const int64_t v = vm[key].as<int64_t>();
+  if (v < 0) return InvalidArgument(fmt::format("{} = {}: must be >= 0", key, v));
+  *out = static_cast<Out>(v);
+  return Status::Ok();
+}
 
 Result<Nanos> DurationOpt(const po::variables_map& vm, const char* key) {
   const std::string text = vm[key].as<std::string>();
@@ -140,12 +150,12 @@ Result<SchedulingSettings> SchedulingFromVariables(const po::variables_map& vm) 
     return InvalidArgument(fmt::format("prefill.chunk_tokens = {}: must be >= 0", s.chunk_tokens));
   }
   s.trace_path = vm["trace"].as<std::string>();
-  s.trace_read.limit = vm["trace.limit"].as<uint64_t>();
-  s.trace_read.offset = vm["trace.offset"].as<uint64_t>();
+  MC_RETURN_IF_ERROR(NonNegative(vm, "trace.limit", &s.trace_read.limit));
+  MC_RETURN_IF_ERROR(NonNegative(vm, "trace.offset", &s.trace_read.offset));
   s.trace_read.skip_invalid = vm["trace.skip_invalid"].as<bool>();
   s.time_scale = vm["time_scale"].as<double>();
   if (!(s.time_scale > 0)) return InvalidArgument("time_scale: must be > 0");
-  s.seed = vm["seed"].as<uint64_t>();
+  MC_RETURN_IF_ERROR(NonNegative(vm, "seed", &s.seed));
   c.seed = s.seed;
   MC_RETURN_IF_ERROR(conductor::ValidateSchedulerConfig(c));
   return s;

@@ -38,7 +38,10 @@ Nanos ConductorRole::ModelNow() const {
 
 ConductorTotals ConductorRole::totals() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return totals_;
+  ConductorTotals t = totals_;
+  t.scheduler_fetches = scheduler_.fetches();
+  t.scheduler_fetched_blocks = scheduler_.fetched_blocks();
+  return t;
 }
 
 std::vector<uint64_t> ConductorRole::LostRequests() const {

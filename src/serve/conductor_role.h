@@ -27,6 +27,9 @@ struct ConductorTotals {
   uint64_t dispatch_failures = 0;
   uint64_t redispatched = 0;   // requests re-dispatched after their prefill or decode rank died
   uint64_t stale_reports = 0;  // reports of an attempt that was superseded (ignored)
+  // kvcache_centric: prefixes fetched from another instance's cache, and their blocks (the
+  // scheduler's counts, as in the simulator's summary).
+  uint64_t scheduler_fetches = 0, scheduler_fetched_blocks = 0;
 };
 
 class ConductorRole {

@@ -42,14 +42,21 @@ TEST(Scheduler, CacheAwarePicksInstanceWithLongestLocalPrefix) {
 TEST(Scheduler, LoadBalanceIgnoresCacheAndPicksShortestQueue) {
   const auto cost = Llama70bA800();
   Scheduler s(Config(PrefillPolicy::kLoadBalance, 2), &cost);
-  s.OnBlocksStored(0, Range(0, 12), Nanos(0));
-  // Load instance 0 with a long prefill first.
-  const auto other = Range(1000, 16);
-  Decision first = s.Decide(Req(1, other, 16 * 512), Nanos(0));
-  const auto blocks = Range(0, 16);
-  Decision d = s.Decide(Req(2, blocks, 16 * 512), Nanos(0));
-  EXPECT_NE(d.prefill, first.prefill);
-  EXPECT_GT(s.PrefillFreeAt(first.prefill), Nanos(0));
+  // A short prefill makes one instance busy; then that instance is given the cache of the next
+  // request. load_balance must still send it to the idle instance, reusing nothing and fetching
+  // nothing (cache_aware would wait the short queue to reuse the 12 cached blocks).
+  Decision first = s.Decide(Req(1, Range(1000, 1), 512), Nanos(0));
+  ASSERT_TRUE(first.accepted);
+  const int busy = first.prefill, idle = 1 - first.prefill;
+  s.OnBlocksStored(busy, Range(0, 12), Nanos(0));
+  Decision d = s.Decide(Req(2, Range(0, 16), 16 * 512), Nanos(0));
+  EXPECT_TRUE(d.accepted);
+  EXPECT_EQ(d.prefill, idle);
+  EXPECT_EQ(d.local_prefix_blocks, 0);
+  EXPECT_EQ(d.prefix_blocks, 0);
+  EXPECT_EQ(d.fetch_from, -1);
+  EXPECT_EQ(s.PrefillFreeAt(busy), first.t_prefill);
+  EXPECT_EQ(s.PrefillFreeAt(idle), d.t_prefill);
 }
 
 TEST(Scheduler, RandomIsSeededAndSpreads) {

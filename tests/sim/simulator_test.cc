@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unordered_set>
+
 #include "sim_test_util.h"
 #include "trace/run_report.h"
 #include "trace/synthetic.h"
@@ -68,14 +70,45 @@ TEST(Simulator, EveryRequestIsAccountedForInEverySystem) {
   }
 }
 
+// The share of prompt blocks an infinite global cache would reuse: each request's longest prefix
+// seen in any earlier request. No policy can beat it.
+double InfiniteCacheHitRate(const std::vector<trace::TraceRequest>& reqs) {
+  std::unordered_set<uint64_t> seen;
+  uint64_t hit = 0, total = 0;
+  for (const auto& r : reqs) {
+    bool prefix = true;
+    for (BlockHash b : r.hash_ids) {
+      ++total;
+      prefix = prefix && seen.count(b.value) > 0;
+      hit += prefix ? 1 : 0;
+    }
+    for (BlockHash b : r.hash_ids) seen.insert(b.value);
+  }
+  return total ? static_cast<double>(hit) / static_cast<double>(total) : 0.0;
+}
+
+// Seeded and deterministic, so the bounds are tight (measured: oracle 0.589, kvcache_centric
+// 0.573, cache_aware 0.552, load_balance 0.395, random 0.407).
 TEST(Simulator, CacheAwarePoliciesHitMoreAndPrefillFaster) {
   const auto cost = Llama70bA800();
   const auto reqs = Synthetic(7);
-  auto lb = RunSimulation(Mooncake(conductor::PrefillPolicy::kLoadBalance), cost, reqs);
-  auto kv = RunSimulation(Mooncake(conductor::PrefillPolicy::kKvCacheCentric), cost, reqs);
-  ASSERT_TRUE(lb.ok() && kv.ok());
-  EXPECT_GT(kv->summary.BlockHitRate(), lb->summary.BlockHitRate());
-  EXPECT_LT(kv->summary.prefill_compute_s, lb->summary.prefill_compute_s);
+  auto run = [&](conductor::PrefillPolicy p) {
+    auto r = RunSimulation(Mooncake(p), cost, reqs);
+    EXPECT_TRUE(r.ok());
+    return r->summary;
+  };
+  const auto lb = run(conductor::PrefillPolicy::kLoadBalance);
+  const auto ca = run(conductor::PrefillPolicy::kCacheAware);
+  const auto kv = run(conductor::PrefillPolicy::kKvCacheCentric);
+  const double oracle = InfiniteCacheHitRate(reqs);
+  for (const auto* s : {&lb, &ca, &kv}) EXPECT_LE(s->BlockHitRate(), oracle);
+  // Algorithm 1 fetches remote prefixes: it comes within 3 points of the global cache, and
+  // above cache_aware, which only reuses what the chosen instance holds.
+  EXPECT_GE(kv.BlockHitRate(), oracle - 0.03);
+  EXPECT_GE(kv.BlockHitRate(), ca.BlockHitRate());
+  EXPECT_GE(ca.BlockHitRate(), lb.BlockHitRate() + 0.1);  // load_balance ignores the cache
+  EXPECT_LT(kv.prefill_compute_s, ca.prefill_compute_s);
+  EXPECT_LT(ca.prefill_compute_s, lb.prefill_compute_s);
 }
 
 TEST(Simulator, ChunkedPrefillStoresBlocksWithoutChangingTtft) {

@@ -59,9 +59,13 @@ Result<uint64_t> ParseBytes(std::string_view text) {
   MC_RETURN_IF_ERROR(SplitNumber(text, &number, &unit));
   for (const Suffix& s : kSuffixes) {
     if (unit == s.name) {
-      double bytes = number * s.factor;
-      if (bytes > 1.8e19) return OutOfRange("'" + std::string(text) + "' is too large");
-      return static_cast<uint64_t>(std::llround(bytes));
+      // Rounded in double and range-checked before the cast: llround would overflow int64
+      // past 2^63 (undefined; LLONG_MIN on x86), and the cast is undefined from 2^64 on.
+      double bytes = std::round(number * s.factor);
+      if (!(bytes < 18446744073709551616.0)) {
+        return OutOfRange("'" + std::string(text) + "' is too large");
+      }
+      return static_cast<uint64_t>(bytes);
     }
   }
   return InvalidArgument("'" + std::string(text) +
@@ -80,7 +84,13 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
   }
   for (const Suffix& s : kSuffixes) {
     if (unit == s.name) {
-      return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(number * s.factor)));
+      // Range-checked before the cast, which is undefined past INT64_MAX (a huge duration
+      // used to come back negative). 2^63 ns is about 292 years.
+      double ns = std::round(number * s.factor);
+      if (!(ns < 9223372036854775808.0)) {
+        return OutOfRange("'" + std::string(text) + "' is too long (at most 292 years)");
+      }
+      return std::chrono::nanoseconds(static_cast<int64_t>(ns));
     }
   }
   return InvalidArgument("'" + std::string(text) +

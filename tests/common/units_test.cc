@@ -30,6 +30,24 @@ TEST(ParseDurationTest, UnitsAreRequired) {
   EXPECT_FALSE(ParseDuration("5 parsecs").ok());
 }
 
+// Found by fuzz_units: llround of a value past INT64_MAX is undefined (LLONG_MIN on x86), so a
+// huge duration came back negative and a size between 2^63 and 1.8e19 bytes came back as 2^63.
+TEST(ParseDurationTest, HugeValuesAreOutOfRangeNotNegative) {
+  EXPECT_EQ(ParseDuration("22222111112111111s").status().code(), ErrorCode::kOutOfRange);
+  EXPECT_EQ(ParseDuration("9223372036854775808ns").status().code(), ErrorCode::kOutOfRange);
+  EXPECT_EQ(ParseDuration("2562048h").status().code(), ErrorCode::kOutOfRange);
+  EXPECT_EQ(ParseDuration("2562047h")->count(), 2562047LL * 3600 * 1'000'000'000);
+  std::string inf = "1" + std::string(400, '0') + "s";  // strtod gives infinity
+  EXPECT_EQ(ParseDuration(inf).status().code(), ErrorCode::kOutOfRange);
+}
+
+TEST(ParseBytesTest, SizesPastInt64AreExactOrOutOfRange) {
+  EXPECT_EQ(*ParseBytes("10000000000000000000"), 10'000'000'000'000'000'000ULL);
+  EXPECT_EQ(*ParseBytes("8388608TiB"), 1ULL << 63);
+  EXPECT_EQ(ParseBytes("16777216TiB").status().code(), ErrorCode::kOutOfRange);  // 2^64
+  EXPECT_EQ(ParseBytes("1" + std::string(400, '0')).status().code(), ErrorCode::kOutOfRange);
+}
+
 TEST(FormatTest, HumanReadable) {
   EXPECT_EQ(FormatBytes(512), "512 B");
   EXPECT_EQ(FormatBytes(3 * kMiB / 2), "1.50 MiB");

@@ -116,21 +116,22 @@ Result<std::vector<TraceRequest>> ReadTrace(const std::string& path, TraceReadOp
   return out;
 }
 
+std::string FormatTraceLine(const TraceRequest& r) {
+  std::string line = fmt::format(
+      "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [",
+      r.timestamp_ms, r.input_length, r.output_length);
+  for (size_t i = 0; i < r.hash_ids.size(); ++i) {
+    if (i > 0) line += ", ";
+    line += std::to_string(r.hash_ids[i].value);
+  }
+  line += "]}";
+  return line;
+}
+
 Status WriteTraceJsonl(const std::string& path, const std::vector<TraceRequest>& requests) {
   std::ofstream out(path);
   if (!out.is_open()) return IoError(fmt::format("{}: cannot open for writing", path));
-  std::string line;
-  for (const TraceRequest& r : requests) {
-    line = fmt::format(
-        "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [",
-        r.timestamp_ms, r.input_length, r.output_length);
-    for (size_t i = 0; i < r.hash_ids.size(); ++i) {
-      if (i > 0) line += ", ";
-      line += std::to_string(r.hash_ids[i].value);
-    }
-    line += "]}\n";
-    out << line;
-  }
+  for (const TraceRequest& r : requests) out << FormatTraceLine(r) << '\n';
   out.flush();
   if (!out) return IoError(fmt::format("{}: write failed", path));
   return Status::Ok();

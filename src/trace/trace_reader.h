@@ -59,6 +59,9 @@ class TraceReader {
 Result<std::vector<TraceRequest>> ReadTrace(const std::string& path, TraceReadOptions options,
                                             TraceReadStats* stats = nullptr);
 
+// One request as a Mooncake JSONL line (no newline): what ParseTraceLine reads back.
+std::string FormatTraceLine(const TraceRequest& request);
+
 // Writes requests as Mooncake JSONL (timestamp, input_length, output_length, hash_ids).
 Status WriteTraceJsonl(const std::string& path, const std::vector<TraceRequest>& requests);
 

@@ -374,7 +374,7 @@ int ReadArguments(int argc, char** argv, const po::options_description& all,
       std::ifstream in(file);
       if (!in) return UsageError("config = '" + file + "': cannot open the file");
       try {
-        po::store(po::parse_config_file(in, all, /*allow_unregistered=*/false), *vm);
+        po::store(eval::ParseConfigFile(in, all), *vm);
       } catch (const po::error& e) {
         return UsageError(file + ": " + e.what());
       }

@@ -112,6 +112,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
     if (!overrides.empty()) {
       std::vector<std::string> o;
       for (const auto& [k, v] : overrides) o.push_back("--" + k + "=" + v);
+      for (const std::string& a : o) RefusePlaceholders(a);
       po::store(po::command_line_parser(o).options(desc).run(), vm);
     }
     po::store(ParseCommandLine(args, desc), vm);
@@ -125,7 +126,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
       const std::string file = vm["config"].as<std::string>();
       std::ifstream in(file);
       if (!in) return InvalidArgument(fmt::format("config = '{}': cannot open the file", file));
-      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
+      po::store(ParseConfigFile(in, desc), vm);
     }
     po::notify(vm);
   } catch (const po::error& e) {

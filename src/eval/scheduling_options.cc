@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <sstream>
 
 #include "common/units.h"
@@ -190,8 +191,31 @@ Result<trace::SyntheticConfig> SyntheticFromVariables(const po::variables_map& v
   return s;
 }
 
+void RefusePlaceholders(const std::string& text) {
+  for (size_t open = text.find('%'); open != std::string::npos; open = text.find('%', open + 1)) {
+    size_t end = open + 1;
+    while (end < text.size() &&
+           (std::islower(static_cast<unsigned char>(text[end])) || text[end] == '_')) {
+      ++end;
+    }
+    if (end > open + 1 && end < text.size() && text[end] == '%') {
+      throw po::error("'" + text.substr(open, end + 1 - open) +
+                      "' is not allowed in an option, a value or a config file");
+    }
+  }
+}
+
+po::parsed_options ParseConfigFile(std::istream& in, const po::options_description& desc) {
+  std::ostringstream text;
+  text << in.rdbuf();
+  RefusePlaceholders(text.str());
+  std::istringstream copy(text.str());
+  return po::parse_config_file(copy, desc, /*allow_unregistered=*/false);
+}
+
 po::parsed_options ParseCommandLine(const std::vector<std::string>& args,
                                     const po::options_description& desc) {
+  for (const std::string& a : args) RefusePlaceholders(a);
   po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
   for (const auto& o : parsed.options) {
     if (o.position_key < 0) continue;

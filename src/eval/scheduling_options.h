@@ -12,6 +12,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <istream>
 #include <string>
 
 #include "common/status.h"
@@ -54,6 +55,15 @@ Result<trace::SyntheticConfig> SyntheticFromVariables(
 // --config would otherwise be ignored in silence): throws po::error naming it.
 boost::program_options::parsed_options ParseCommandLine(
     const std::vector<std::string>& args, const boost::program_options::options_description& desc);
+
+// Boost's error text replaces "%name%" placeholders until none is left, so an unknown key, a bad
+// line or a bad value that itself holds one ("%original_token%") looped forever. Text holding
+// "%word%" is refused first: throws po::error naming it. ParseCommandLine checks every argument.
+void RefusePlaceholders(const std::string& text);
+
+// po::parse_config_file after RefusePlaceholders on the whole text.
+boost::program_options::parsed_options ParseConfigFile(
+    std::istream& in, const boost::program_options::options_description& desc);
 
 // Rewrites the spellings the issues and users type into the canonical keys: --trace-limit ->
 // --trace.limit, --trace-offset, --trace-skip-invalid, --time-scale -> --time_scale.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -97,6 +99,29 @@ TEST(OptionsTest, RecoverFromARunFolderNamesItsSsdFolder) {
 TEST(OptionsTest, UnknownKeyInConfigFileExitsTwo) {
   std::string ini = WriteIni("store.dramm = 1GiB\n");
   EXPECT_EQ(Parse({"--config", ini}).exit_code, 2);
+}
+
+// Found by fuzz_job_options: Boost's error text substitutes "%name%" placeholders until none is
+// left, so an unknown key, a bad line or a bad value that itself holds one (say
+// "%original_token%") looped forever. Each must exit 2 promptly; alarm() turns a hang into a
+// failure of the child instead of a hung test.
+TEST(OptionsTest, PlaceholderTextExitsTwoInsteadOfHanging) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"--config", WriteIni("%original_token%\n")},
+      {"--config", WriteIni("x%canonical_option% = 1\n")},
+      {"--config", WriteIni("job.ping_rounds = %value%\n")},
+      {"--job.ping_rounds", "%value%"},
+      {"--%canonical_option%", "1"},
+  };
+  for (const auto& args : cases) {
+    EXPECT_EXIT(
+        {
+          alarm(5);
+          std::exit(Parse(args).exit_code);
+        },
+        ::testing::ExitedWithCode(2), "")
+        << args.back();
+  }
 }
 
 TEST(OptionsTest, HelpAndVersionExitZero) {

@@ -1,0 +1,267 @@
+// make_fuzz_seeds OUT_DIR CONFIGS_DIR: writes the seed corpora of the fuzz targets (one folder
+// per target under OUT_DIR) from real encoded messages: each seed is what the project's own
+// encoder writes (selector byte first for the targets that fuzz several message types), the
+// INI seeds are the project's config files and the HDF5 seed is a bucket file written by the
+// tier itself. Regenerate after a wire format change (tests/fuzz/README.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/checksum.h"
+#include "common/units.h"
+#include "serve/membership.h"
+#include "serve/messages.h"
+#include "serve/rank_report.h"
+#include "store/hdf5/tier.h"
+#include "store/net/messages.h"
+#include "store/net/ssd_messages.h"
+#include "trace/trace_reader.h"
+#include "transport/rpc.h"
+
+using namespace mooncake;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path out_root;
+
+void Write(const std::string& target, const std::string& name, std::span<const std::byte> bytes,
+           int selector = -1) {
+  fs::create_directories(out_root / target);
+  std::ofstream out(out_root / target / name, std::ios::binary);
+  if (selector >= 0) out.put(static_cast<char>(selector));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+}
+
+void WriteText(const std::string& target, const std::string& name, const std::string& text,
+               int selector = -1) {
+  Write(target, name, std::as_bytes(std::span<const char>(text.data(), text.size())), selector);
+}
+
+std::vector<std::string> Keys(int n) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; ++i) keys.push_back("req42/block" + std::to_string(i));
+  return keys;
+}
+
+store::ObjectView View() {
+  store::ObjectView v;
+  v.size = 4096;
+  v.checksum = 0x1234abcd5678ef01ull;
+  v.replicas = {{Rank{1}, store::Tier::kDram, 0, 4096}, {Rank{2}, store::Tier::kSsd, 7, 4096}};
+  v.lease = Nanos(2'000'000'000);
+  return v;
+}
+
+void StoreSeeds() {
+  const char* t = "fuzz_store_messages";
+  store::PutStartRequest put;
+  put.config.replicas = 2;
+  put.config.preferred_ranks = {Rank{1}};
+  put.keys = Keys(3);
+  put.sizes = {4096, 4096, 100};
+  Write(t, "put_start_request", store::Encode(put), 0);
+  store::PutEndRequest end;
+  end.keys = Keys(2);
+  end.checksums = {1, 2};
+  Write(t, "put_end_request", store::Encode(end), 1);
+  store::KeysRequest keys;
+  keys.keys = Keys(4);
+  Write(t, "keys_request", store::Encode(keys), 2);
+  store::StatusResponse status;
+  status.entries = {store::ToEntry(Status::Ok()), store::ToEntry(NotFound("no such key"))};
+  Write(t, "status_response", store::Encode(status), 3);
+  store::PutStartResponse start;
+  start.entries = {{store::ToEntry(Status::Ok()), View().replicas},
+                   {store::ToEntry(NoSpace("store full")), {}}};
+  Write(t, "put_start_response", store::Encode(start), 4);
+  store::GetResponse get;
+  get.entries = {{store::ToEntry(Status::Ok()), View()}, {store::ToEntry(NotFound("gone")), {}}};
+  Write(t, "get_response", store::Encode(get), 5);
+  store::ExistsResponse exists;
+  exists.exists = {1, 0, 1};
+  Write(t, "exists_response", store::Encode(exists), 6);
+  store::StatsResponse stats;
+  stats.objects = 12;
+  stats.requests = 99;
+  Write(t, "stats_response", store::Encode(stats), 7);
+}
+
+void SsdSeeds() {
+  const char* t = "fuzz_ssd_messages";
+  store::SpillRequest spill;
+  spill.entries = {{7, "req42/block0", 0, 4096, 11}, {8, "req42/block1", 4096, 4096, 12}};
+  Write(t, "spill_request", store::Encode(spill), 0);
+  store::SpillResponse spilled;
+  spilled.entries = {{store::ToEntry(Status::Ok()), (1ull << 32) | 3},
+                     {store::ToEntry(Status{ErrorCode::kBusy, "queue full"}), 0}};
+  Write(t, "spill_response", store::Encode(spilled), 1);
+  store::PromoteRequest promote;
+  promote.entries = {{"req42/block0", 8192, 4096}};
+  Write(t, "promote_request", store::Encode(promote), 2);
+  store::SsdReadResponse read;
+  read.entries = {{store::ToEntry(Status::Ok()), std::vector<std::byte>(64, std::byte{0x5a})},
+                  {store::ToEntry(NotFound("dropped")), {}}};
+  Write(t, "ssd_read_response", store::Encode(read), 3);
+  store::SsdDropNotice drop;
+  drop.blocks = {{"req42/block0", 4096, 11, 3}};
+  Write(t, "ssd_drop_notice", store::Encode(drop), 4);
+  store::RecoveredBlocks recovered;
+  recovered.dropped = 1;
+  recovered.files = 2;
+  recovered.blocks = {{"req42/block0", 4096, 11, 3}, {"req42/block1", 100, 12, (1ull << 32)}};
+  Write(t, "recovered_blocks", store::Encode(recovered), 5);
+}
+
+void ServeSeeds() {
+  const char* t = "fuzz_serve_messages";
+  serve::PrefillTask task;
+  task.request = 42;
+  task.input_length = 1500;
+  task.output_length = 100;
+  task.decode_rank = 3;
+  task.local_prefix_blocks = 1;
+  task.prefix_blocks = 2;
+  task.prefix_tokens = 1024;
+  task.arrival_wall_ns = 123456789;
+  task.hash_ids = {10, 11, 12};
+  Write(t, "prefill_task", task.Encode(), 0);
+  Write(t, "kv_offer", serve::KvOffer{{}, 42, 3 << 20}.Encode(), 1);
+  Write(t, "kv_offer_reply", serve::KvOfferReply{{}, 0x7f0000001000}.Encode(), 2);
+  serve::KvDone done;
+  done.request = 42;
+  done.prefill_rank = 2;
+  done.input_length = 1500;
+  done.remote_addr = 0x7f0000001000;
+  done.hash_ids = {10, 11, 12};
+  Write(t, "kv_done", done.Encode(), 3);
+  serve::PrefillDone pd;
+  pd.request = 42;
+  pd.blocks_loaded = 2;
+  pd.compute_model_s = 0.125;
+  Write(t, "prefill_done", pd.Encode(), 4);
+  Write(t, "kv_arrived", serve::KvArrived{{}, 42, 0, 3, 3, 0}.Encode(), 5);
+  Write(t, "kv_arrived_reply", serve::KvArrivedReply{{}, 1}.Encode(), 6);
+  serve::DecodeDone dd;
+  dd.request = 42;
+  dd.decode_rank = 3;
+  dd.tokens = 100;
+  dd.tbt_model_s = 0.03;
+  Write(t, "decode_done", dd.Encode(), 7);
+  serve::MembershipView view;
+  view.epoch = 2;
+  view.dead = {4};
+  Write(t, "membership_view", view.Encode(), 8);
+  serve::RankReport report;
+  report.blocks_verified = 30;
+  report.tokens = 1000;
+  report.ssd = {1, 2, 3};
+  Write(t, "rank_report", report.Encode(), 9);
+}
+
+void TransportSeeds() {
+  store::KeysRequest keys;
+  keys.keys = Keys(2);
+  auto payload = store::Encode(keys);
+  using transport::FrameKind;
+  Write("fuzz_rpc_frame", "request",
+        transport::EncodeFrame(FrameKind::kRequest, 0x0404, ErrorCode::kOk, 7, payload));
+  Write("fuzz_rpc_frame", "response_error",
+        transport::EncodeFrame(FrameKind::kResponse, 0x0404, ErrorCode::kNotFound, 7, {}));
+  Write("fuzz_rpc_frame", "one_way",
+        transport::EncodeFrame(FrameKind::kOneWay, 0x0202, ErrorCode::kOk, 0, payload));
+  transport::RemoteDescriptor d;
+  d.addr = 0x7f0000000000;
+  d.length = 64 << 20;
+  d.packed_key = std::vector<std::byte>(40, std::byte{0x11});
+  Write("fuzz_remote_descriptor", "host", d.Encode());
+  d.type = transport::MemoryType::kCuda;
+  d.packed_key.clear();
+  Write("fuzz_remote_descriptor", "cuda_no_key", d.Encode());
+}
+
+void TextSeeds(const fs::path& configs) {
+  trace::TraceRequest r;
+  r.timestamp_ms = 27482;
+  r.input_length = 1500;
+  r.output_length = 12;
+  r.hash_ids = {BlockHash{46}, BlockHash{47}, BlockHash{48}};
+  WriteText("fuzz_trace_line", "three_blocks", trace::FormatTraceLine(r));
+  r.input_length = 0;
+  r.hash_ids.clear();
+  WriteText("fuzz_trace_line", "empty_prompt", trace::FormatTraceLine(r));
+  const std::string sizes[] = {"2GiB", "64KiB", "1.5GB", "4096", FormatBytes(3 << 20)};
+  const std::string times[] = {"100ms", "30s", "250us", "2min", FormatDuration(Nanos(1500000))};
+  int i = 0;
+  for (const auto& s : sizes) WriteText("fuzz_units", "size" + std::to_string(i++), s, 0);
+  for (const auto& s : times) WriteText("fuzz_units", "time" + std::to_string(i++), s, 1);
+  for (const char* sub : {"models", "hardware"}) {
+    for (const auto& e : fs::directory_iterator(configs / sub)) {
+      fs::create_directories(out_root / "fuzz_ini");
+      fs::copy_file(e.path(),
+                    out_root / "fuzz_ini" / (std::string(sub) + "_" + e.path().filename().string()),
+                    fs::copy_options::overwrite_existing);
+    }
+  }
+  for (const char* name : {"serve/small.ini", "serve/faults.ini", "serve/policies.ini"}) {
+    fs::create_directories(out_root / "fuzz_job_options");
+    fs::path p = configs / name;
+    fs::copy_file(p, out_root / "fuzz_job_options" / p.filename(),
+                  fs::copy_options::overwrite_existing);
+  }
+}
+
+// A bucket file as the tier writes it: three blocks, small enough for the fuzzer's max_len.
+int HdfSeed() {
+  std::string dir = (fs::temp_directory_path() / "mooncake-seed-XXXXXX").string();
+  if (mkdtemp(dir.data()) == nullptr) return 1;
+  {
+    store::hdf5::Hdf5TierOptions opts;
+    opts.dir = dir;
+    opts.capacity = 64ull << 10;
+    opts.bucket_bytes = 4096;
+    opts.bucket_entries = 4;
+    opts.queue_bytes = 64ull << 10;
+    opts.cluster_id = "seed";
+    auto tier = store::hdf5::Hdf5Tier::Open(opts, nullptr);
+    if (!tier.ok()) {
+      std::cerr << tier.status().ToString() << "\n";
+      return 1;
+    }
+    for (int i = 0; i < 3; ++i) {
+      std::vector<std::byte> block(100 * (i + 1), std::byte(0x30 + i));
+      Status s = (*tier)->Spill("req42/block" + std::to_string(i), block,
+                                Checksum64(block.data(), block.size()), nullptr);
+      if (!s.ok()) return 1;
+    }
+    (*tier)->Drain();
+  }
+  fs::create_directories(out_root / "fuzz_hdf5_recovery");
+  fs::copy_file(fs::path(dir) / "bucket-00000000.h5",
+                out_root / "fuzz_hdf5_recovery" / "three_blocks.h5",
+                fs::copy_options::overwrite_existing);
+  fs::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: make_fuzz_seeds OUT_DIR CONFIGS_DIR\n";
+    return 2;
+  }
+  out_root = argv[1];
+  StoreSeeds();
+  SsdSeeds();
+  ServeSeeds();
+  TransportSeeds();
+  TextSeeds(argv[2]);
+  return HdfSeed();
+}

@@ -1,8 +1,9 @@
 // make_fuzz_seeds OUT_DIR CONFIGS_DIR: writes the seed corpora of the fuzz targets (one folder
 // per target under OUT_DIR) from real encoded messages: each seed is what the project's own
 // encoder writes (selector byte first for the targets that fuzz several message types), the
-// INI seeds are the project's config files and the HDF5 seed is a bucket file written by the
-// tier itself. Regenerate after a wire format change (tests/fuzz/README.md).
+// INI seeds are the project's config files and the HDF5 seed is the raw index and block
+// bytes of a bucket file written by the tier itself. Regenerate after a wire format change
+// (tests/fuzz/README.md).
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "common/checksum.h"
 #include "common/units.h"
+#include "hdf5_template.h"
 #include "serve/membership.h"
 #include "serve/messages.h"
 #include "serve/rank_report.h"
@@ -217,36 +219,21 @@ void TextSeeds(const fs::path& configs) {
   }
 }
 
-// A bucket file as the tier writes it: three blocks, small enough for the fuzzer's max_len.
+// The raw /index and /blocks bytes of a bucket file the tier wrote (hdf5_template.h).
 int HdfSeed() {
   std::string dir = (fs::temp_directory_path() / "mooncake-seed-XXXXXX").string();
   if (mkdtemp(dir.data()) == nullptr) return 1;
-  {
-    store::hdf5::Hdf5TierOptions opts;
-    opts.dir = dir;
-    opts.capacity = 64ull << 10;
-    opts.bucket_bytes = 4096;
-    opts.bucket_entries = 4;
-    opts.queue_bytes = 64ull << 10;
-    opts.cluster_id = "seed";
-    auto tier = store::hdf5::Hdf5Tier::Open(opts, nullptr);
-    if (!tier.ok()) {
-      std::cerr << tier.status().ToString() << "\n";
-      return 1;
-    }
-    for (int i = 0; i < 3; ++i) {
-      std::vector<std::byte> block(100 * (i + 1), std::byte(0x30 + i));
-      Status s = (*tier)->Spill("req42/block" + std::to_string(i), block,
-                                Checksum64(block.data(), block.size()), nullptr);
-      if (!s.ok()) return 1;
-    }
-    (*tier)->Drain();
-  }
-  fs::create_directories(out_root / "fuzz_hdf5_recovery");
-  fs::copy_file(fs::path(dir) / "bucket-00000000.h5",
-                out_root / "fuzz_hdf5_recovery" / "three_blocks.h5",
-                fs::copy_options::overwrite_existing);
+  auto t = fuzz::MakeBucketTemplate(dir);
   fs::remove_all(dir);
+  if (!t.ok()) {
+    std::cerr << t.status().ToString() << "\n";
+    return 1;
+  }
+  std::vector<std::byte> seed(t->file.begin() + t->index_at,
+                              t->file.begin() + t->index_at + t->index_bytes);
+  seed.insert(seed.end(), t->file.begin() + t->blocks_at,
+              t->file.begin() + t->blocks_at + t->blocks_bytes);
+  Write("fuzz_hdf5_recovery", "three_blocks", seed);
   return 0;
 }
 

@@ -7,7 +7,7 @@ if [[ $# -ne 4 ]]; then
   echo "usage: run_fuzz.sh BINARY CORPUS_DIR SECONDS MAX_LEN" >&2
   exit 2
 fi
-binary=$1 corpus=$2 seconds=$3 max_len=$4
+binary=$(realpath "$1") corpus=$2 seconds=$3 max_len=$4
 if [[ ! -d $corpus ]] || [[ -z $(ls -A "$corpus") ]]; then
   echo "SKIP: no seed corpus at $corpus (run make_fuzz_seeds, see tests/fuzz/README.md)" >&2
   exit 77
@@ -22,12 +22,14 @@ export TMPDIR=$work
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
+# libFuzzer's own default failure status is 77, which CTest would read as a skip: use 1.
 "$binary" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
-  -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" || status=$?
+  -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" || status=$?
 if [[ $status -ne 0 ]]; then
   for f in "$work"/artifacts/*; do
     [[ -e $f ]] || continue
     echo "reproducer $(basename "$f") (base64): $(base64 -w0 "$f" | head -c 4096)"
   done
 fi
+[[ $status -eq 77 ]] && status=1  # never a skip once the fuzzer ran
 exit $status

@@ -1,5 +1,10 @@
 #include "app/bootstrap.h"
 
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+
 #include "common/wire.h"
 
 namespace mooncake::app {
@@ -13,6 +18,8 @@ std::vector<std::byte> EncodePeerRecord(const PeerInfo& info, std::span<const st
   w.Put<uint32_t>(kRecordMagic);
   w.Put<uint8_t>(static_cast<uint8_t>(info.role));
   w.PutString(info.host);
+  w.Put<uint64_t>(info.token.hi);
+  w.Put<uint64_t>(info.token.lo);
   w.PutBytes(address);
   w.Put<uint32_t>(static_cast<uint32_t>(info.regions.size()));
   for (const auto& r : info.regions) w.PutBytes(r.Encode());
@@ -29,6 +36,8 @@ Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
   r.Get(&magic);
   r.Get(&role);
   r.GetString(&info.host, 4096);
+  r.Get(&info.token.hi);
+  r.Get(&info.token.lo);
   r.GetBytes(&addr, 1 << 20);
   r.Get(&regions);
   if (!r.ok() || magic != kRecordMagic || role > 3 || regions > kMaxRegions) {
@@ -48,12 +57,33 @@ Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
   return info;
 }
 
+namespace {
+
+// Written beside and renamed, so a reader polling for the file never sees half of it.
+Status WriteAddressFile(const std::string& path, const std::vector<std::vector<std::byte>>& all) {
+  const std::string partial = path + ".partial";
+  std::ofstream out(partial);
+  for (const auto& address : all) {
+    for (std::byte b : address) out << fmt::format("{:02x}", static_cast<unsigned>(b));
+    out << "\n";
+  }
+  out.close();
+  if (!out || std::rename(partial.c_str(), path.c_str()) != 0) {
+    return IoError("cannot write the address file " + path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
-                                        cluster::Role my_role,
-                                        const std::vector<transport::MemoryRegion>& exported) {
+                                        transport::Rpc* rpc, cluster::Role my_role,
+                                        const std::vector<transport::MemoryRegion>& exported,
+                                        const std::string& address_file) {
   PeerInfo mine;
   mine.role = my_role;
   mine.host = mpi.hostname();
+  if (mpi.rank() == 0) mine.token = transport::DrawJobToken();
   for (const auto& region : exported) {
     auto d = t.Export(region);
     if (!d.ok()) return d.status();
@@ -68,7 +98,11 @@ Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transpor
       return info.status().WithContext("bootstrap record of rank " + std::to_string(r));
     peers[r] = std::move(*info);
   }
+  if (rpc != nullptr) rpc->SetJobToken(peers[0].token);
   MC_RETURN_IF_ERROR(t.ConnectAll(addresses));
+  if (mpi.rank() == 0 && !address_file.empty()) {
+    MC_RETURN_IF_ERROR(WriteAddressFile(address_file, addresses));
+  }
   for (size_t r = 0; r < peers.size(); ++r) {
     for (const auto& d : peers[r].regions) {
       MC_RETURN_IF_ERROR(t.Import(Rank{static_cast<int32_t>(r)}, d));

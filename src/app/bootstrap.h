@@ -1,6 +1,7 @@
 // Bootstrap over MPI (the only use of MPI besides barriers and the final metrics gather):
 // every rank publishes its role, host, UCX worker address and the remote descriptors of the
-// memory it registered; every rank connects to all others and imports all descriptors.
+// memory it registered; every rank connects to all others and imports all descriptors. Rank 0's
+// record also carries the job token it drew, which every rank's Rpc then requires.
 #pragma once
 
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "cluster/mpi_session.h"
 #include "cluster/role.h"
+#include "transport/rpc.h"
 #include "transport/transport.h"
 
 namespace mooncake::app {
@@ -16,6 +18,7 @@ struct PeerInfo {
   cluster::Role role = cluster::Role::kConductor;
   std::string host;
   std::vector<transport::RemoteDescriptor> regions;
+  transport::JobToken token;  // rank 0's is the job's; the others send zeros
 };
 
 // Encoded form of one rank's record (bounds-checked decode; a malformed record names its rank).
@@ -23,9 +26,13 @@ std::vector<std::byte> EncodePeerRecord(const PeerInfo& info, std::span<const st
 Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
                                   std::vector<std::byte>* address);
 
-// Collective: every rank must call it. Returns all ranks' records (index = rank).
+// Collective: every rank must call it. Returns all ranks' records (index = rank); `rpc` (if any:
+// a tool without RPC passes nullptr) has the job token before any endpoint exists. With
+// `address_file`, rank 0 writes every rank's worker address there (hex, one line per rank) for
+// tools that attach to a running job.
 Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
-                                        cluster::Role my_role,
-                                        const std::vector<transport::MemoryRegion>& exported);
+                                        transport::Rpc* rpc, cluster::Role my_role,
+                                        const std::vector<transport::MemoryRegion>& exported,
+                                        const std::string& address_file = "");
 
 }  // namespace mooncake::app

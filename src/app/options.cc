@@ -32,7 +32,8 @@ struct RawOptions {
   int replicas = 1;
   int ping_rounds = 20;
   int silent_rank = -1;
-  std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file;
+  std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file,
+      address_file;
 };
 
 po::options_description General(std::string* config, RawOptions* raw) {
@@ -72,6 +73,9 @@ po::options_description Faults(RawOptions* raw) {
       "job.status_file", po::value<std::string>(&raw->status_file)->value_name("FILE"),
       "rank 0 writes the job's exit status here (mpirun with orte_enable_recovery exits 0 "
       "whatever its ranks return; launch/mooncake-mpirun reads this file)")(
+      "job.address_file", po::value<std::string>(&raw->address_file)->value_name("FILE"),
+      "rank 0 writes every rank's UCX worker address here after the bootstrap (hex, a line per "
+      "rank), for tools that attach to a running job; frames without the job token are refused")(
       "fault.kill", po::value<std::string>(&raw->fault_kill)->value_name("RANK@TIME"),
       "test hook: rank RANK kills itself (SIGKILL) TIME of wall time after the replay starts")(
       "fault.stop", po::value<std::string>(&raw->fault_stop)->value_name("RANK@TIME"),
@@ -254,6 +258,7 @@ Status FailureOptions(const RawOptions& raw, JobOptions* o) {
   }
   o->survive_rank_loss = raw.survive == "on";
   o->status_file = raw.status_file;
+  o->address_file = raw.address_file;
   MC_RETURN_IF_ERROR(FaultSpecOption("fault.kill", raw.fault_kill, &o->fault_kill));
   return FaultSpecOption("fault.stop", raw.fault_stop, &o->fault_stop);
 }

@@ -62,7 +62,8 @@ struct JobOptions {
   Nanos heartbeat_interval = Nanos(100'000'000);
   Nanos failure_timeout = Nanos(1'000'000'000);
   bool survive_rank_loss = true;
-  std::string status_file;  // rank 0 writes the exit status here (empty: nowhere)
+  std::string status_file;   // rank 0 writes the exit status here (empty: nowhere)
+  std::string address_file;  // rank 0 writes the worker addresses here (empty: nowhere)
   FaultSpec fault_kill, fault_stop;
 };
 

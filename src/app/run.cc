@@ -182,7 +182,7 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   AlignedBuffer buffer;
   auto exported = RegisterBuffer(options, role, mpi, transport, &buffer);
   transport::Rpc rpc(transport);
-  auto peers = Bootstrap(mpi, transport, role, exported);
+  auto peers = Bootstrap(mpi, transport, &rpc, role, exported, options.address_file);
   if (!peers.ok()) {
     log::Error("bootstrap failed: {}", peers.status().ToString());
     mpi.Abort(1);

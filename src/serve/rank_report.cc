@@ -12,6 +12,7 @@ void RankReport::Add(const RankReport& other) {
   max_batch = std::max(max_batch, other.max_batch);
   store_put_failures += other.store_put_failures;
   peer_loss_aborts += other.peer_loss_aborts;
+  rpc_refused_frames += other.rpc_refused_frames;
   if (ssd.size() < other.ssd.size()) ssd.resize(other.ssd.size(), 0);
   for (size_t i = 0; i < other.ssd.size(); ++i) ssd[i] += other.ssd[i];
   if (first_error.empty()) first_error = other.first_error;

@@ -17,8 +17,9 @@ struct RankReport : WireMessage<RankReport> {
   static constexpr size_t kMaxSsdCounters = 64;
   uint64_t errors = 0, blocks_verified = 0, blocks_corrupt = 0, tokens = 0, max_batch = 0;
   uint64_t store_put_failures = 0;
-  uint64_t peer_loss_aborts = 0;  // work dropped because a peer was declared dead
-  std::vector<uint64_t> ssd;      // a store rank's SSD tier counters (store.ssd = on), summed
+  uint64_t peer_loss_aborts = 0;    // work dropped because a peer was declared dead
+  uint64_t rpc_refused_frames = 0;  // frames without the job token (transport/rpc.h)
+  std::vector<uint64_t> ssd;        // a store rank's SSD tier counters (store.ssd = on), summed
   std::string first_error;
 
   // Adds `other`'s counters; keeps the first error seen.
@@ -28,7 +29,7 @@ struct RankReport : WireMessage<RankReport> {
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.errors, m.blocks_verified, m.blocks_corrupt, m.tokens, m.max_batch,
-          m.store_put_failures, m.peer_loss_aborts, m.ssd, m.first_error);
+          m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.ssd, m.first_error);
   }
   Status Validate() const;
 };

@@ -255,6 +255,8 @@ void ServeNode::WaitForStop() {
 }
 
 RankReport ServeNode::Finish() {
+  // Frames refused for a wrong or missing job token (transport/rpc.h), up to now.
+  report_.rpc_refused_frames = deps_.rpc.refused_frames();
   if (prefill_) {
     prefill_->Stop();
     PrefillStats ps = prefill_->stats();

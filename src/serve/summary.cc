@@ -39,6 +39,7 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["requests_redispatched"] = static_cast<double>(totals.redispatched);
   e["stale_reports"] = static_cast<double>(totals.stale_reports);
   e["peer_loss_aborts"] = static_cast<double>(all.peer_loss_aborts);
+  e["rpc_refused_frames"] = static_cast<double>(all.rpc_refused_frames);
   e["scheduler_fetches"] = static_cast<double>(totals.scheduler_fetches);
   e["scheduler_fetched_blocks"] = static_cast<double>(totals.scheduler_fetched_blocks);
   for (const auto& [k, v] : in.ssd_extra) e[k] = v;

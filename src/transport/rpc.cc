@@ -1,8 +1,12 @@
 #include "transport/rpc.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <string>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "common/log.h"
 #include "common/wire.h"
@@ -10,8 +14,9 @@
 namespace mooncake::transport {
 namespace {
 
-constexpr uint16_t kFrameMagic = 0x4d52;  // "MR"
-constexpr size_t kHeaderSize = 2 + 1 + 2 + 2 + 8 + 4;
+constexpr uint16_t kFrameMagic = 0x4d54;           // "MT": frames with a job token
+constexpr uint16_t kTokenlessFrameMagic = 0x4d52;  // "MR": the format before the token
+constexpr size_t kHeaderSize = 2 + 1 + 2 + 2 + 8 + 16 + 4;
 
 std::string FormatMs(Nanos d) { return std::to_string(d.count() / 1'000'000) + " ms"; }
 
@@ -21,16 +26,38 @@ std::span<const std::byte> AsBytes(const std::string& s) {
 
 }  // namespace
 
+std::string JobToken::Hex() const { return fmt::format("{:016x}{:016x}", hi, lo); }
+
+JobToken DrawJobToken() {
+  uint64_t words[2] = {0, 0};
+  size_t got = 0;
+  while (got < sizeof words) {
+    ssize_t n = getrandom(reinterpret_cast<char*>(words) + got, sizeof words - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  return JobToken{words[0], words[1]};
+}
+
 std::vector<std::byte> EncodeFrame(FrameKind kind, uint16_t type, ErrorCode status,
-                                   uint64_t call_id, std::span<const std::byte> payload) {
+                                   uint64_t call_id, std::span<const std::byte> payload,
+                                   JobToken token) {
   WireWriter w;
   w.Put<uint16_t>(kFrameMagic);
   w.Put<uint8_t>(static_cast<uint8_t>(kind));
   w.Put<uint16_t>(type);
   w.Put<uint16_t>(static_cast<uint16_t>(status));
   w.Put<uint64_t>(call_id);
+  w.Put<uint64_t>(token.hi);
+  w.Put<uint64_t>(token.lo);
   w.PutBytes(payload);
   return w.Take();
+}
+
+bool FrameLacksToken(std::span<const std::byte> bytes) {
+  if (bytes.size() < 2) return false;
+  uint16_t magic = 0;
+  WireReader(bytes).Get(&magic);
+  return magic == kTokenlessFrameMagic;
 }
 
 Result<RpcFrame> DecodeFrame(std::span<const std::byte> bytes) {
@@ -47,6 +74,8 @@ Result<RpcFrame> DecodeFrame(std::span<const std::byte> bytes) {
   r.Get(&type);
   r.Get(&status);
   r.Get(&f.call_id);
+  r.Get(&f.token.hi);
+  r.Get(&f.token.lo);
   if (magic != kFrameMagic) return ProtocolError("rpc frame has a bad magic");
   if (kind < 1 || kind > 3)
     return ProtocolError("rpc frame has unknown kind " + std::to_string(kind));
@@ -75,9 +104,13 @@ void Responder::Fail(const Status& status) {
 
 Rpc::Rpc(Transport& transport)
     : transport_(transport),
+      refused_by_peer_(new std::atomic<uint64_t>[std::max(1, transport.world_size())]),
       dead_(new std::atomic<bool>[std::max(1, transport.world_size())]),
       world_size_(std::max(1, transport.world_size())) {
-  for (int r = 0; r < world_size_; ++r) dead_[r] = false;
+  for (int r = 0; r < world_size_; ++r) {
+    dead_[r] = false;
+    refused_by_peer_[r] = 0;
+  }
   transport_.SetMessageHandler(
       [this](Rank from, std::span<const std::byte> bytes) { OnMessage(from, bytes); });
   dispatcher_ = std::thread([this] { DispatchLoop(); });
@@ -108,13 +141,36 @@ void Rpc::RegisterInline(uint16_t type, Handler handler) {
   handlers_[type] = Entry{std::move(handler), true};
 }
 
+void Rpc::SetJobToken(JobToken token) {
+  token_hi_ = token.hi;
+  token_lo_ = token.lo;
+}
+
+uint64_t Rpc::refused_frames_from(Rank peer) const {
+  if (peer.value < 0 || peer.value >= world_size_) return 0;
+  return refused_by_peer_[peer.value].load();
+}
+
+void Rpc::Refuse(Rank from, const char* why) {
+  refused_frames_.fetch_add(1);
+  const bool known = from.value >= 0 && from.value < world_size_;
+  // Once per sender, not per frame: a flood must not become a flood of log lines.
+  if (known && refused_by_peer_[from.value].fetch_add(1) != 0) return;
+  log::Warn(
+      "refusing rpc frames that claim to come from rank {}: {} (further ones are counted, "
+      "not logged)",
+      from.value, why);
+}
+
 void Rpc::OnMessage(Rank from, std::span<const std::byte> bytes) {
+  if (FrameLacksToken(bytes)) return Refuse(from, "no job token");
   auto frame = DecodeFrame(bytes);
   if (!frame.ok()) {
     malformed_frames_.fetch_add(1);
     log::Warn("dropping message from rank {}: {}", from.value, frame.status().ToString());
     return;
   }
+  if (!(frame->token == job_token())) return Refuse(from, "wrong job token");
   if (Fence(from, *frame)) return;
   if (frame->kind == FrameKind::kResponse) {
     std::lock_guard<std::mutex> lock(calls_mutex_);
@@ -178,7 +234,7 @@ void Rpc::DispatchLoop() {
 
 void Rpc::SendResponse(Rank peer, uint16_t type, uint64_t call_id, ErrorCode status,
                        std::span<const std::byte> payload) {
-  auto frame = EncodeFrame(FrameKind::kResponse, type, status, call_id, payload);
+  auto frame = EncodeFrame(FrameKind::kResponse, type, status, call_id, payload, job_token());
   Status s = transport_.SendMessage(peer, frame);
   if (!s.ok()) log::Warn("response to rank {} lost: {}", peer.value, s.ToString());
 }
@@ -221,7 +277,7 @@ bool Rpc::Fence(Rank from, const RpcFrame& frame) {
     const std::string msg = "rank " + std::to_string(transport_.self().value) + " fenced rank " +
                             std::to_string(from.value) + ": it was declared dead";
     auto reply = EncodeFrame(FrameKind::kResponse, frame.type, ErrorCode::kPeerFailure,
-                             frame.call_id, AsBytes(msg));
+                             frame.call_id, AsBytes(msg), job_token());
     (void)transport_.SendMessage(from, reply);
   }
   return true;
@@ -243,7 +299,7 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
     calls_.erase(id);
   };
   Status sent = transport_.SendMessage(
-      peer, EncodeFrame(FrameKind::kRequest, type, ErrorCode::kOk, id, request));
+      peer, EncodeFrame(FrameKind::kRequest, type, ErrorCode::kOk, id, request, job_token()));
   if (!sent.ok()) {
     erase();
     return sent.WithContext("rpc type " + std::to_string(type) + " to rank " +
@@ -294,8 +350,8 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
 
 Status Rpc::Notify(Rank peer, uint16_t type, std::span<const std::byte> payload) {
   if (IsDead(peer)) return DeadPeer(peer, type);
-  return transport_.SendMessage(peer,
-                                EncodeFrame(FrameKind::kOneWay, type, ErrorCode::kOk, 0, payload));
+  return transport_.SendMessage(
+      peer, EncodeFrame(FrameKind::kOneWay, type, ErrorCode::kOk, 0, payload, job_token()));
 }
 
 }  // namespace mooncake::transport

@@ -1,8 +1,12 @@
 // Typed request/response calls between ranks over Transport messages (the control plane).
 //
-// Wire frame: RpcHeader (magic, kind, type, status code, call id, payload length) then the payload;
-// DecodeFrame bounds-checks it before anything reads the payload. Every Call has a deadline: a peer
-// that never answers yields Timeout naming the peer and the message type, never a hang.
+// Wire frame: header (magic, kind, type, status code, call id, job token, payload length) then
+// the payload; DecodeFrame bounds-checks it before anything reads the payload. The job token
+// (docs/RELIABILITY.md): rank 0 draws 128 random bits at start and the bootstrap hands them to
+// every rank; an Rpc drops, counts per peer and logs once every frame that does not carry its
+// token (a process outside the job that learnt a worker address is not obeyed). Every Call has a
+// deadline: a peer that never answers yields Timeout naming the peer and the message type, never a
+// hang.
 //
 // Threading: handlers run on the Rpc's dispatcher thread, one at a time, in arrival order; they may
 // block briefly and may make nested Calls (responses bypass the dispatcher). Handlers registered
@@ -33,21 +37,36 @@ namespace mooncake::transport {
 
 enum class FrameKind : uint8_t { kRequest = 1, kResponse = 2, kOneWay = 3 };
 
+// 128 random bits shared by the ranks of one job. Not a secret from anyone who can read the
+// bootstrap or the wire: it keeps out processes that only know an address.
+struct JobToken {
+  uint64_t hi = 0;
+  uint64_t lo = 0;
+  bool operator==(const JobToken&) const = default;
+  std::string Hex() const;
+};
+// 16 bytes from the kernel's random source (getrandom); never a fixed seed.
+JobToken DrawJobToken();
+
 struct RpcFrame {
   FrameKind kind = FrameKind::kRequest;
   uint16_t type = 0;
   ErrorCode status = ErrorCode::kOk;  // responses only
   uint64_t call_id = 0;
+  JobToken token;
   std::span<const std::byte> payload;  // view into the decoded buffer
 };
 
 inline constexpr uint32_t kMaxRpcPayload = 64u << 20;  // a peer cannot make us accept more
 
 std::vector<std::byte> EncodeFrame(FrameKind kind, uint16_t type, ErrorCode status,
-                                   uint64_t call_id, std::span<const std::byte> payload);
+                                   uint64_t call_id, std::span<const std::byte> payload,
+                                   JobToken token = {});
 // Rejects truncated frames, a bad magic or kind, a payload length that disagrees with the
-// buffer, and payloads over kMaxRpcPayload.
+// buffer, and payloads over kMaxRpcPayload. The token is returned, not checked (Rpc checks it).
 Result<RpcFrame> DecodeFrame(std::span<const std::byte> bytes);
+// True for a frame of the format before the job token (its magic): it carries no token.
+bool FrameLacksToken(std::span<const std::byte> bytes);
 
 class Rpc;
 
@@ -107,6 +126,16 @@ class Rpc {
   uint64_t fenced_frames() const { return fenced_frames_.load(); }
 
   uint64_t malformed_frames() const { return malformed_frames_.load(); }
+
+  // The job's token: frames are sent with it, and a frame with another or none is dropped before
+  // any handler runs, counted for its sender and logged once per sender. Set it before any
+  // traffic (the bootstrap does, before ConnectAll); the default (all zero) is what tests and
+  // tools without a job use on both sides.
+  void SetJobToken(JobToken token);
+  JobToken job_token() const { return {token_hi_.load(), token_lo_.load()}; }
+  uint64_t refused_frames() const { return refused_frames_.load(); }
+  // Refused frames by the rank their transport header claimed (a foreign process claims one).
+  uint64_t refused_frames_from(Rank peer) const;
   void set_spin_budget(Nanos spin) { spin_budget_ = spin; }
   Nanos spin_budget() const { return spin_budget_; }
 
@@ -129,6 +158,8 @@ class Rpc {
   void OnMessage(Rank from, std::span<const std::byte> bytes);
   // Drops a frame of a dead rank (answering its requests "fenced"); true when it did.
   bool Fence(Rank from, const RpcFrame& frame);
+  // Counts and (once per sender) logs a frame without the job's token.
+  void Refuse(Rank from, const char* why);
   Status DeadPeer(Rank peer, uint16_t type);
   void DispatchLoop();
   void SendResponse(Rank peer, uint16_t type, uint64_t call_id, ErrorCode status,
@@ -154,6 +185,9 @@ class Rpc {
   bool stopping_ = false;
   std::atomic<uint64_t> malformed_frames_{0};
   std::atomic<uint64_t> fenced_frames_{0};
+  std::atomic<uint64_t> token_hi_{0}, token_lo_{0};
+  std::atomic<uint64_t> refused_frames_{0};
+  std::unique_ptr<std::atomic<uint64_t>[]> refused_by_peer_;
   // dead_[r] is set once rank r was declared dead; its reason under calls_mutex_.
   std::unique_ptr<std::atomic<bool>[]> dead_;
   int world_size_ = 0;

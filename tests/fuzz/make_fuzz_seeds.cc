@@ -173,8 +173,9 @@ void TransportSeeds() {
   keys.keys = Keys(2);
   auto payload = store::Encode(keys);
   using transport::FrameKind;
+  const transport::JobToken token{0x0123456789abcdefull, 0xfedcba9876543210ull};
   Write("fuzz_rpc_frame", "request",
-        transport::EncodeFrame(FrameKind::kRequest, 0x0404, ErrorCode::kOk, 7, payload));
+        transport::EncodeFrame(FrameKind::kRequest, 0x0404, ErrorCode::kOk, 7, payload, token));
   Write("fuzz_rpc_frame", "response_error",
         transport::EncodeFrame(FrameKind::kResponse, 0x0404, ErrorCode::kNotFound, 7, {}));
   Write("fuzz_rpc_frame", "one_way",

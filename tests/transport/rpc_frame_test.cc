@@ -39,7 +39,7 @@ TEST(RpcFrameTest, OversizedLengthAndTrailingBytesAndBadKindAreRejected) {
 
   auto oversized = frame;
   const uint32_t huge = kMaxRpcPayload + 1;
-  std::memcpy(oversized.data() + 15, &huge, 4);  // the payload length field
+  std::memcpy(oversized.data() + 31, &huge, 4);  // the payload length field
   EXPECT_EQ(DecodeFrame(oversized).status().code(), ErrorCode::kProtocolError);
 
   auto bad_kind = frame;

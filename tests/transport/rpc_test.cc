@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "transport/loopback/loopback_transport.h"
 
 namespace mooncake::transport {
@@ -62,6 +64,54 @@ TEST(RpcTest, MalformedFramesAreCountedAndDropped) {
   b.Register(2, [](Rank, std::span<const std::byte>, Responder r) { r.Reply({}); });
   EXPECT_TRUE(a.Call(Rank{1}, 2, {}, milliseconds(1000)).ok());
   EXPECT_EQ(b.malformed_frames(), 1u);
+}
+
+// The job token (docs/RELIABILITY.md): a frame with another token, or the older format without
+// one, reaches no handler; it is counted for the rank it claims and logged once per rank.
+TEST(RpcTest, FramesWithoutTheJobTokenReachNoHandler) {
+  std::shared_ptr<LoopbackHub> hub;
+  auto ranks = CreateLoopbackCluster(3, &hub);
+  Rpc a(*ranks[0]), b(*ranks[1]), foreign(*ranks[2]);
+  const JobToken job = DrawJobToken();
+  a.SetJobToken(job);
+  b.SetJobToken(job);
+  foreign.SetJobToken(JobToken{job.hi, job.lo ^ 1});  // one bit off
+  std::atomic<int> handled{0};
+  b.Register(5, [&](Rank, std::span<const std::byte>, Responder r) {
+    ++handled;
+    r.Reply({});
+  });
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(foreign.Notify(Rank{1}, 5, AsBytes("stop")).ok());
+  auto refused_call = foreign.Call(Rank{1}, 5, {}, milliseconds(50));
+  EXPECT_EQ(refused_call.status().code(), ErrorCode::kTimeout)
+      << "a refused call is never answered";
+  // The format before the token: magic "MR", no token field.
+  std::vector<std::byte> old_format = {std::byte{0x52}, std::byte{0x4d}, std::byte{3}};
+  old_format.resize(19, std::byte{0});
+  ASSERT_TRUE(ranks[2]->SendMessage(Rank{1}, old_format).ok());
+  // The job's own traffic goes on.
+  ASSERT_TRUE(a.Call(Rank{1}, 5, {}, milliseconds(1000)).ok());
+  EXPECT_EQ(handled.load(), 1) << "only the call with the job's token was handled";
+  EXPECT_EQ(b.refused_frames(), 12u);
+  EXPECT_EQ(b.refused_frames_from(Rank{2}), 12u);
+  EXPECT_EQ(b.refused_frames_from(Rank{0}), 0u);
+  EXPECT_EQ(b.malformed_frames(), 0u);
+}
+
+TEST(RpcTest, JobTokensAreDrawnNotFixed) {
+  const JobToken x = DrawJobToken(), y = DrawJobToken();
+  EXPECT_FALSE(x == y);
+  EXPECT_FALSE(x == JobToken{});
+  EXPECT_EQ(x.Hex().size(), 32u);
+}
+
+TEST(RpcFrameTokenTest, TheTokenTravelsInTheFrame) {
+  const JobToken t{0x1122334455667788ull, 0x99aabbccddeeff00ull};
+  auto frame = EncodeFrame(FrameKind::kOneWay, 3, ErrorCode::kOk, 0, AsBytes("x"), t);
+  auto decoded = DecodeFrame(frame);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_TRUE(decoded->token == t);
+  EXPECT_FALSE(FrameLacksToken(frame));
 }
 
 }  // namespace

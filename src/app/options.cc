@@ -1,5 +1,6 @@
 #include "app/options.h"
 
+#include <fmt/format.h>
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
@@ -26,7 +27,8 @@ struct RawOptions {
       block_size, rpc_timeout, phase_timeout;
   bool busy_poll = false;
   bool dry_run = false;
-  std::string mode, kv_scale, decode_buffer, job_deadline, progress_interval, plots;
+  std::string mode, kv_scale, decode_buffer, prefill_staging, admission_margin, job_deadline,
+      progress_interval, plots;
   std::string ssd, ssd_dir, ssd_capacity, recover;
   int promote_after = 2;
   int replicas = 1;
@@ -141,6 +143,12 @@ po::options_description Serving(RawOptions* raw) {
       "replicas of each KV block, on distinct store ranks (1..store ranks)")(
       "decode.buffer", po::value<std::string>(&raw->decode_buffer)->default_value("64MiB"),
       "KV receive buffer registered by each decode rank (1MiB..1TiB)")(
+      "conductor.admission_margin",
+      po::value<std::string>(&raw->admission_margin)->default_value("25ms"),
+      "wall time of the live job's own overhead on a TTFT (dispatch, clocks, wake-ups): "
+      "admission keeps this headroom under slo.ttft (0ns..10s)")(
+      "prefill.staging", po::value<std::string>(&raw->prefill_staging)->default_value("256MiB"),
+      "KV staging a prefill rank holds at once; it loads no further prefix above it (1MiB..1TiB)")(
       "job.deadline", po::value<std::string>(&raw->job_deadline)->default_value("30min"),
       "wall time after which unfinished requests are reported lost (1s..7d)")(
       "job.progress_interval", po::value<std::string>(&raw->progress_interval)->default_value("5s"),
@@ -334,6 +342,10 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
   o->replicas = raw.replicas;
   MC_RETURN_IF_ERROR(
       SizeOption("decode.buffer", raw.decode_buffer, 1ull << 20, 1ull << 40, &o->decode_buffer));
+  MC_RETURN_IF_ERROR(DurationOption("conductor.admission_margin", raw.admission_margin, Nanos(0),
+                                    Nanos(10'000'000'000), &o->admission_margin));
+  MC_RETURN_IF_ERROR(SizeOption("prefill.staging", raw.prefill_staging, 1ull << 20, 1ull << 40,
+                                &o->prefill_staging));
   MC_RETURN_IF_ERROR(SsdOptions(raw, o));
   MC_RETURN_IF_ERROR(FailureOptions(raw, o));
   MC_RETURN_IF_ERROR(DurationOption("job.deadline", raw.job_deadline, Nanos(1'000'000'000),
@@ -402,6 +414,10 @@ Status ConvertShared(const po::variables_map& vm, JobOptions* opts) {
   auto synthetic = eval::SyntheticFromVariables(vm, opts->sched.seed);
   if (!synthetic.ok()) return synthetic.status();
   opts->synthetic = *synthetic;
+  opts->load_scale = vm["load.scale"].as<double>();
+  if (!(opts->load_scale > 0) || opts->load_scale > 1e6) {
+    return InvalidArgument(fmt::format("load.scale = {}: allowed (0, 1e6]", opts->load_scale));
+  }
   return Status::Ok();
 }
 

@@ -46,9 +46,10 @@ struct JobOptions {
   // Serving (job.mode = serve). Scheduling keys are shared with `mooncake eval`.
   eval::SchedulingSettings sched;
   trace::SyntheticConfig synthetic;
-  double kv_scale = 1.0 / 8192;          // bytes moved = kv_scale x the model's real KV bytes
-  int replicas = 1;                      // store replicas of each KV block
-  uint64_t decode_buffer = 64ull << 20;  // KV receive buffer of each decode rank (bytes)
+  double kv_scale = 1.0 / 8192;             // bytes moved = kv_scale x the model's real KV bytes
+  int replicas = 1;                         // store replicas of each KV block
+  uint64_t decode_buffer = 64ull << 20;     // KV receive buffer of each decode rank (bytes)
+  uint64_t prefill_staging = 256ull << 20;  // KV staging a prefill rank holds at once (bytes)
   // SSD tier (store ranks). Files live in <ssd_dir>/rank<r>; empty ssd_dir: <run folder>/ssd.
   bool store_ssd = false;
   std::string store_ssd_dir;
@@ -62,8 +63,13 @@ struct JobOptions {
   Nanos heartbeat_interval = Nanos(100'000'000);
   Nanos failure_timeout = Nanos(1'000'000'000);
   bool survive_rank_loss = true;
-  std::string status_file;   // rank 0 writes the exit status here (empty: nowhere)
-  std::string address_file;  // rank 0 writes the worker addresses here (empty: nowhere)
+  std::string status_file;  // rank 0 writes the exit status here (empty: nowhere)
+  std::string address_file;
+  double load_scale = 1.0;
+  Nanos admission_margin =
+      Nanos(25'000'000);  // conductor.admission_margin (wall time)  // load.scale: arrival times
+                          // divided by it (benchmarks/overload.sh)  // rank 0 writes the worker
+                          // addresses here (empty: nowhere)
   FaultSpec fault_kill, fault_stop;
 };
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "app/memory_bounds.h"
 #include "app/run_folder.h"
 #include "app/store_rank.h"
 #include "common/log.h"
@@ -62,6 +63,9 @@ serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
 serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workload& workload) {
   serve::ConductorSetup c;
   c.scheduler = o.sched.scheduler;
+  // The margin is wall time; the scheduler predicts in model time.
+  c.scheduler.ttft_margin = Nanos(
+      static_cast<int64_t>(static_cast<double>(o.admission_margin.count()) * o.sched.time_scale));
   c.requests = &workload.requests;
   c.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
   return c;
@@ -161,6 +165,14 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
   in.kv_scale = o.kv_scale;
   in.run_dir = run_dir;
   in.dead = node.dead_ranks();
+  const RoleMemoryBounds bounds =
+      ComputeMemoryBounds(o, workload, node.context().layout.block_bytes(),
+                          static_cast<int>(node.context().peers.prefill_ranks.size()));
+  in.extra["rss_bound_conductor_bytes"] = static_cast<double>(bounds.conductor);
+  in.extra["rss_bound_store_bytes"] = static_cast<double>(bounds.store);
+  in.extra["rss_bound_prefill_bytes"] = static_cast<double>(bounds.prefill);
+  in.extra["rss_bound_decode_bytes"] = static_cast<double>(bounds.decode);
+  in.extra["workload_bytes"] = static_cast<double>(bounds.workload);
   return serve::WriteServeSummary(node, all, in);
 }
 
@@ -172,6 +184,7 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   c.chunk_tokens = o.sched.chunk_tokens;
   c.time_scale = o.sched.time_scale;
   c.replicas = o.replicas;
+  c.prefill_staging = o.prefill_staging;
   c.rpc_timeout = o.rpc_timeout;
   c.phase_timeout = o.phase_timeout;
   c.job_deadline = o.job_deadline;
@@ -182,7 +195,7 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
 }
 
 serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
-  return serve::WorkloadSpec{o.sched.trace_path, o.sched.trace_read, o.synthetic};
+  return serve::WorkloadSpec{o.sched.trace_path, o.sched.trace_read, o.synthetic, o.load_scale};
 }
 
 int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lost) {

@@ -146,7 +146,9 @@ Decision Scheduler::Decide(const Request& r, Nanos now, bool admission) {
     if (d.decode < 0) return Reject(d, RejectReason::kNoLiveInstance);
   }
   if (config_.admission && admission) {
-    if (d.predicted_ttft > config_.ttft_slo) return Reject(d, RejectReason::kTtftSlo);
+    if (d.predicted_ttft + config_.ttft_margin > config_.ttft_slo) {
+      return Reject(d, RejectReason::kTtftSlo);
+    }
     if (config_.early_rejection == EarlyRejection::kCurrent && d.predicted_tbt > config_.tbt_slo) {
       return Reject(d, RejectReason::kTbtSloCurrent);
     }

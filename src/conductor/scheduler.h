@@ -36,6 +36,9 @@ struct SchedulerConfig {
   bool admission = true;  // reject requests whose predicted TTFT/TBT breaks the SLO
   Nanos ttft_slo = std::chrono::seconds(30);
   Nanos tbt_slo = std::chrono::milliseconds(100);
+  // Admission keeps this much headroom under ttft_slo: the live job's own overhead (dispatch,
+  // clock offsets, thread wake-ups) that the cost model does not see. 0 in the simulator.
+  Nanos ttft_margin{0};
   bool prefix_cache = true;            // instances keep the KV they computed
   uint64_t cache_capacity_blocks = 0;  // per instance (or of the shared pool); 0 = unbounded
   bool shared_pool = false;            // one global LRU pool instead of per-instance caches

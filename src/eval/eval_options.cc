@@ -24,8 +24,6 @@ po::options_description EvalOptionsDescription() {
       "run folder (default runs/eval-<UTC time>)")(
       "system", po::value<std::string>()->default_value("mooncake"),
       "mooncake | vllm | vllm_prefix | vllm_chunked")(
-      "load.scale", po::value<double>()->default_value(1.0),
-      "divide arrival times by this (2 = twice the request rate)")(
       "plots", po::value<bool>()->default_value(true),
       "write PNG plots with /usr/bin/python3 + matplotlib when present (true | false)");
   all.add(general);

@@ -54,6 +54,8 @@ void AddSchedulingOptions(po::options_description& desc, const std::string& pres
       "trace.offset", po::value<int64_t>()->default_value(0), "valid requests to skip first")(
       "trace.skip_invalid", po::value<bool>()->default_value(false)->implicit_value(true),
       "count and skip malformed lines instead of failing")(
+      "load.scale", po::value<double>()->default_value(1.0),
+      "divide arrival times by this (2 = twice the request rate; 10 = overload)")(
       "time_scale", po::value<double>()->default_value(1.0),
       "live runs: wall time = model time / time_scale (the simulator runs in model time)")(
       "seed", po::value<int64_t>()->default_value(1), "seed of random choices and workloads");

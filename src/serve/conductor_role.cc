@@ -58,6 +58,7 @@ void ConductorRole::Resolve(uint64_t id, trace::Outcome outcome, const std::stri
   Pending& p = pending_[id];
   if (p.resolved) return;
   p.resolved = true;
+  if (p.decision.accepted && totals_.open_requests > 0) --totals_.open_requests;
   records_[id].outcome = outcome;
   records_[id].reject_reason = reason;
   ++resolved_;
@@ -237,6 +238,9 @@ std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) 
       i, d.prefill, d.decode, engine::NanosToSeconds(d.predicted_ttft),
       engine::NanosToSeconds(d.t_queue), engine::NanosToSeconds(d.t_prefill),
       engine::NanosToSeconds(d.t_transfer), d.prefix_blocks, t.hash_ids.size());
+  ++totals_.open_requests;
+  totals_.open_requests_high_water =
+      std::max(totals_.open_requests_high_water, totals_.open_requests);
   return TaskFor(i, d);
 }
 

@@ -30,6 +30,8 @@ struct ConductorTotals {
   // kvcache_centric: prefixes fetched from another instance's cache, and their blocks (the
   // scheduler's counts, as in the simulator's summary).
   uint64_t scheduler_fetches = 0, scheduler_fetched_blocks = 0;
+  // Admitted requests not yet resolved: now, and the most at once (benchmarks/overload.sh).
+  uint64_t open_requests = 0, open_requests_high_water = 0;
 };
 
 class ConductorRole {

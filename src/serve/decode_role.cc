@@ -123,6 +123,7 @@ void DecodeRole::Arrive(const KvDone& kv) {
            ctx_.ToLocal(Nanos(kv.first_token_wall_ns)),
            trace::TbtAccumulator(kv.output_length - 1)};
   waiting_.push_back(std::move(a));
+  stats_.waiting_high_water = std::max<uint64_t>(stats_.waiting_high_water, waiting_.size());
 }
 
 void DecodeRole::AdmitWaiting() {

@@ -23,7 +23,8 @@ struct DecodeStats {
   uint64_t requests = 0, tokens = 0, steps = 0;
   uint64_t blocks_verified = 0, blocks_corrupt = 0, rejected_at_join = 0;
   uint64_t max_batch = 0, errors = 0;
-  uint64_t peer_loss_aborts = 0;  // work dropped because a peer was declared dead
+  uint64_t waiting_high_water = 0;  // the most requests waiting to join the batch at once
+  uint64_t peer_loss_aborts = 0;    // work dropped because a peer was declared dead
   std::string first_error;
 };
 

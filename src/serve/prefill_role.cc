@@ -46,8 +46,34 @@ void PrefillRole::Stop() {
 }
 
 PrefillStats PrefillRole::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  PrefillStats s;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s = stats_;
+  }
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  s.staging_high_water_bytes = staging_high_water_;
+  return s;
+}
+
+std::shared_ptr<std::vector<std::byte>> PrefillRole::AcquireStaging(uint64_t bytes) {
+  {
+    std::unique_lock<std::mutex> lock(staging_mutex_);
+    staging_cv_.wait(lock, [&] {
+      return staging_bytes_ == 0 || staging_bytes_ + bytes <= ctx_.config.prefill_staging;
+    });
+    staging_bytes_ += bytes;
+    staging_high_water_ = std::max(staging_high_water_, staging_bytes_);
+  }
+  return std::shared_ptr<std::vector<std::byte>>(
+      new std::vector<std::byte>(bytes), [this, bytes](std::vector<std::byte>* v) {
+        delete v;
+        {
+          std::lock_guard<std::mutex> lock(staging_mutex_);
+          staging_bytes_ -= bytes;
+        }
+        staging_cv_.notify_all();
+      });
 }
 
 void PrefillRole::Fail(const Status& s) {
@@ -80,10 +106,7 @@ void PrefillRole::LoadLoop() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    Loaded l{
-        task,
-        std::make_shared<std::vector<std::byte>>(task->hash_ids.size() * ctx_.layout.block_bytes()),
-        0, 0};
+    Loaded l{task, AcquireStaging(task->hash_ids.size() * ctx_.layout.block_bytes()), 0, 0};
     l.present = LoadPrefix(*task, *l.staging, &l.bytes_loaded);
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -26,7 +26,8 @@ namespace mooncake::serve {
 struct PrefillStats {
   uint64_t tasks = 0, blocks_loaded = 0, blocks_missing = 0, blocks_computed = 0;
   uint64_t store_put_failures = 0, errors = 0;
-  uint64_t peer_loss_aborts = 0;  // work dropped because a peer was declared dead
+  uint64_t peer_loss_aborts = 0;          // work dropped because a peer was declared dead
+  uint64_t staging_high_water_bytes = 0;  // the most KV staging held at once
   std::string first_error;
 };
 
@@ -71,6 +72,9 @@ class PrefillRole {
   // Puts blocks [from, to) of `staging` into the store; returns bytes written.
   uint64_t StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from, int to);
   void Fail(const Status& s);
+  // A staging buffer of `bytes`, counted against config.prefill_staging until its last owner
+  // drops it; waits while the budget is spent (unless nothing is held).
+  std::shared_ptr<std::vector<std::byte>> AcquireStaging(uint64_t bytes);
 
   ServeContext& ctx_;
   mutable std::mutex mutex_;
@@ -87,6 +91,10 @@ class PrefillRole {
   std::vector<std::unique_ptr<transport::TransferBatch>> writes_;
   bool stopping_ = false;
   PrefillStats stats_;
+  // The staging budget: its own lock, because a buffer's last owner may drop it anywhere.
+  mutable std::mutex staging_mutex_;
+  std::condition_variable staging_cv_;
+  uint64_t staging_bytes_ = 0, staging_high_water_ = 0;
   std::thread loader_, worker_, sender_;
 };
 

@@ -13,6 +13,15 @@ void RankReport::Add(const RankReport& other) {
   store_put_failures += other.store_put_failures;
   peer_loss_aborts += other.peer_loss_aborts;
   rpc_refused_frames += other.rpc_refused_frames;
+  prefill_staging_high_water =
+      std::max(prefill_staging_high_water, other.prefill_staging_high_water);
+  decode_waiting_high_water = std::max(decode_waiting_high_water, other.decode_waiting_high_water);
+  if (peak_rss_bytes.size() < other.peak_rss_bytes.size()) {
+    peak_rss_bytes.resize(other.peak_rss_bytes.size(), 0);
+  }
+  for (size_t i = 0; i < other.peak_rss_bytes.size(); ++i) {
+    peak_rss_bytes[i] = std::max(peak_rss_bytes[i], other.peak_rss_bytes[i]);
+  }
   if (ssd.size() < other.ssd.size()) ssd.resize(other.ssd.size(), 0);
   for (size_t i = 0; i < other.ssd.size(); ++i) ssd[i] += other.ssd[i];
   if (first_error.empty()) first_error = other.first_error;
@@ -25,6 +34,7 @@ void RankReport::AddError(const std::string& message) {
 
 Status RankReport::Validate() const {
   if (ssd.size() > kMaxSsdCounters) return ProtocolError("malformed RankReport: SSD counters");
+  if (peak_rss_bytes.size() > kServeParts) return ProtocolError("malformed RankReport: peak RSS");
   return Status::Ok();
 }
 

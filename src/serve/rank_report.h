@@ -15,11 +15,16 @@ namespace mooncake::serve {
 struct RankReport : WireMessage<RankReport> {
   static constexpr const char* kWireName = "RankReport";
   static constexpr size_t kMaxSsdCounters = 64;
+  static constexpr size_t kServeParts = 4;  // conductor, store, prefill, decode
   uint64_t errors = 0, blocks_verified = 0, blocks_corrupt = 0, tokens = 0, max_batch = 0;
   uint64_t store_put_failures = 0;
   uint64_t peer_loss_aborts = 0;    // work dropped because a peer was declared dead
   uint64_t rpc_refused_frames = 0;  // frames without the job token (transport/rpc.h)
-  std::vector<uint64_t> ssd;        // a store rank's SSD tier counters (store.ssd = on), summed
+  // Peak resident set (getrusage ru_maxrss) by ServePart: the largest over that part's ranks.
+  std::vector<uint64_t> peak_rss_bytes;
+  uint64_t prefill_staging_high_water = 0;  // bytes, the largest over prefill ranks
+  uint64_t decode_waiting_high_water = 0;   // requests, the largest over decode ranks
+  std::vector<uint64_t> ssd;  // a store rank's SSD tier counters (store.ssd = on), summed
   std::string first_error;
 
   // Adds `other`'s counters; keeps the first error seen.
@@ -29,7 +34,8 @@ struct RankReport : WireMessage<RankReport> {
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.errors, m.blocks_verified, m.blocks_corrupt, m.tokens, m.max_batch,
-          m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.ssd, m.first_error);
+          m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.peak_rss_bytes,
+          m.prefill_staging_high_water, m.decode_waiting_high_water, m.ssd, m.first_error);
   }
   Status Validate() const;
 };

@@ -17,11 +17,15 @@ struct MembershipConfig {
 };
 
 struct ServeConfig {
-  trace::Thresholds thresholds;              // TTFT SLO and the TBT thresholds reported
-  int64_t chunk_tokens = 0;                  // prefill chunk (0: the whole uncached part at once)
-  double time_scale = 1.0;                   // wall time = model time / time_scale
-  int replicas = 1;                          // store replicas of each new KV block
-  Nanos rpc_timeout = Nanos(2'000'000'000);  // one control-plane call
+  trace::Thresholds thresholds;  // TTFT SLO and the TBT thresholds reported
+  int64_t chunk_tokens = 0;      // prefill chunk (0: the whole uncached part at once)
+  double time_scale = 1.0;       // wall time = model time / time_scale
+  int replicas = 1;              // store replicas of each new KV block
+  // Bytes of KV staging a prefill rank holds at once (prefixes loaded ahead, the request being
+  // computed, blocks waiting for the writer); the loader waits above it, so a prefill rank's
+  // memory stays bounded however fast requests arrive. A single larger request runs alone.
+  uint64_t prefill_staging = 256ull << 20;
+  Nanos rpc_timeout = Nanos(2'000'000'000);       // one control-plane call
   Nanos phase_timeout = Nanos(60'000'000'000);    // a transfer, a store call, a stop
   Nanos job_deadline = Nanos(1'800'000'000'000);  // after it, open requests are lost
   Nanos progress_interval = Nanos(5'000'000'000);

@@ -1,5 +1,7 @@
 #include "serve/serve_node.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
@@ -257,12 +259,19 @@ void ServeNode::WaitForStop() {
 RankReport ServeNode::Finish() {
   // Frames refused for a wrong or missing job token (transport/rpc.h), up to now.
   report_.rpc_refused_frames = deps_.rpc.refused_frames();
+  // This process's peak resident set so far (benchmarks/overload.sh holds it to a bound).
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  report_.peak_rss_bytes.assign(RankReport::kServeParts, 0);
+  report_.peak_rss_bytes[static_cast<size_t>(part_)] =
+      static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   if (prefill_) {
     prefill_->Stop();
     PrefillStats ps = prefill_->stats();
     report_.errors += ps.errors;
     report_.store_put_failures = ps.store_put_failures;
     report_.peer_loss_aborts += ps.peer_loss_aborts;
+    report_.prefill_staging_high_water = ps.staging_high_water_bytes;
     if (report_.first_error.empty()) report_.first_error = ps.first_error;
   }
   if (decode_) {
@@ -274,6 +283,7 @@ RankReport ServeNode::Finish() {
     report_.blocks_corrupt = ds.blocks_corrupt;
     report_.tokens = ds.tokens;
     report_.max_batch = ds.max_batch;
+    report_.decode_waiting_high_water = ds.waiting_high_water;
     if (report_.first_error.empty()) report_.first_error = ds.first_error;
   }
   return report_;

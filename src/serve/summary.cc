@@ -28,6 +28,7 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["bytes_store_written"] = static_cast<double>(totals.bytes_stored);
   e["bytes_prefill_to_decode"] = static_cast<double>(totals.bytes_to_decode);
   e["store_objects"] = static_cast<double>(st.objects);
+  e["store_pending_puts_high_water"] = static_cast<double>(ms.in_flight_puts_high_water);
   e["store_evicted_replicas"] = static_cast<double>(st.evicted_replicas);
   e["store_put_failures"] = static_cast<double>(all.store_put_failures);
   e["store_objects_rereplicated"] = static_cast<double>(ms.rereplicated);
@@ -42,7 +43,15 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["rpc_refused_frames"] = static_cast<double>(all.rpc_refused_frames);
   e["scheduler_fetches"] = static_cast<double>(totals.scheduler_fetches);
   e["scheduler_fetched_blocks"] = static_cast<double>(totals.scheduler_fetched_blocks);
+  static const char* kParts[RankReport::kServeParts] = {"conductor", "store", "prefill", "decode"};
+  for (size_t i = 0; i < all.peak_rss_bytes.size() && i < RankReport::kServeParts; ++i) {
+    e[std::string("peak_rss_") + kParts[i] + "_bytes"] = static_cast<double>(all.peak_rss_bytes[i]);
+  }
+  e["prefill_staging_high_water_bytes"] = static_cast<double>(all.prefill_staging_high_water);
+  e["decode_waiting_high_water"] = static_cast<double>(all.decode_waiting_high_water);
+  e["open_requests_high_water"] = static_cast<double>(totals.open_requests_high_water);
   for (const auto& [k, v] : in.ssd_extra) e[k] = v;
+  for (const auto& [k, v] : in.extra) e[k] = v;
 }
 
 void PrintDead(const std::vector<trace::RankLoss>& dead) {

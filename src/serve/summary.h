@@ -22,6 +22,7 @@ struct SummaryInputs {
   std::string ssd_line;                     // its line of the table
   std::string run_dir;                      // the run folder (created), or empty: none
   std::vector<DeadRank> dead;               // ranks declared dead during the run
+  std::map<std::string, double> extra;      // more counters for summary.json's extra
 };
 
 // Conductor only. `all` is the sum of every rank's report (this one's included).

@@ -1,5 +1,7 @@
 #include "serve/workload.h"
 
+#include <cmath>
+
 namespace mooncake::serve {
 
 Result<Workload> LoadWorkload(const WorkloadSpec& spec) {
@@ -15,8 +17,14 @@ Result<Workload> LoadWorkload(const WorkloadSpec& spec) {
                std::to_string(w.requests.size()) + " requests)";
   }
   if (w.requests.empty()) return InvalidArgument("the workload has no requests (" + w.source + ")");
-  // Requests are numbered by position: the conductor indexes its records by id.
-  for (size_t i = 0; i < w.requests.size(); ++i) w.requests[i].id = RequestId{i};
+  // Requests are numbered by position: the conductor indexes its records by id. Faster replays
+  // divide the arrival times (rounded to the trace's millisecond).
+  for (size_t i = 0; i < w.requests.size(); ++i) {
+    w.requests[i].id = RequestId{i};
+    if (spec.load_scale != 1.0) {
+      w.requests[i].timestamp_ms = std::llround(w.requests[i].timestamp_ms / spec.load_scale);
+    }
+  }
   return w;
 }
 

@@ -24,6 +24,7 @@ struct WorkloadSpec {
   std::string trace_path;
   trace::TraceReadOptions trace_read;
   trace::SyntheticConfig synthetic;
+  double load_scale = 1.0;  // arrival times divided by it (as `mooncake eval --load.scale`)
 };
 
 Result<Workload> LoadWorkload(const WorkloadSpec& spec);

@@ -66,6 +66,8 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
   }
   o.put_id = next_put_id_++;
   o.put_deadline = clock_.Now() + cfg_.put_timeout;
+  o.counted_in_flight = true;
+  stats_.in_flight_puts_high_water = std::max(stats_.in_flight_puts_high_water, ++in_flight_now_);
   put_deadlines_.push_back({o.put_deadline, {key, o.put_id}});
   std::vector<ReplicaLocation> out;
   for (const Replica& r : o.replicas) out.push_back(r.loc);

@@ -50,9 +50,10 @@ struct MasterConfig {
 struct MasterStats {
   uint64_t objects = 0;  // visible
   uint64_t in_flight_puts = 0;
-  uint64_t evicted_replicas = 0;  // DRAM replicas evicted (dropped or spilled)
-  uint64_t spilled_replicas = 0;  // of those, taken by the sink
-  uint64_t revoked_puts = 0;      // by PutRevoke or timeout
+  uint64_t in_flight_puts_high_water = 0;  // the most puts in flight at once
+  uint64_t evicted_replicas = 0;           // DRAM replicas evicted (dropped or spilled)
+  uint64_t spilled_replicas = 0;           // of those, taken by the sink
+  uint64_t revoked_puts = 0;               // by PutRevoke or timeout
   uint64_t timed_out_puts = 0;
   uint64_t ssd_hits = 0;            // gets answered with SSD replicas only
   uint64_t promotions_started = 0;  // orders the sink took
@@ -155,10 +156,11 @@ class MetadataMaster {
     uint64_t put_id = 0;  // unique per object: names this incarnation of the key
     Nanos put_deadline{0};
     uint32_t pending_spills = 0;
-    uint32_t ssd_hits = 0;         // since the last promotion
-    bool promoting = false;        // a PromotionOrder is out
-    bool copying = false;          // a CopyOrder is out
-    uint32_t target_replicas = 1;  // what its put asked for (re-replication restores it)
+    uint32_t ssd_hits = 0;           // since the last promotion
+    bool promoting = false;          // a PromotionOrder is out
+    bool copying = false;            // a CopyOrder is out
+    uint32_t target_replicas = 1;    // what its put asked for (re-replication restores it)
+    bool counted_in_flight = false;  // in in_flight_now_ (a put started, not yet visible)
     std::vector<Replica> replicas;
   };
   struct Segment {
@@ -204,6 +206,7 @@ class MetadataMaster {
   std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
   uint32_t removed_segments_ = 0;
   uint64_t next_put_id_ = 1;
+  uint64_t in_flight_now_ = 0;  // puts started and not yet visible or gone
   uint64_t next_ticket_ = 1;
   MasterStats stats_;
 };

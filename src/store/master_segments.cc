@@ -251,6 +251,7 @@ void MetadataMaster::FreeReplica(Object& o, Replica& r) {
 }
 
 void MetadataMaster::EraseObject(Object& o) {
+  if (o.counted_in_flight) --in_flight_now_;
   for (Replica& r : o.replicas) FreeReplica(o, r);
   std::string key = o.key;  // o dies with the erase
   objects_.erase(key);
@@ -262,6 +263,8 @@ void MetadataMaster::EraseIfEmpty(Object& o) {
 
 void MetadataMaster::MakeVisible(Object& o) {
   o.visible = true;
+  if (o.counted_in_flight) --in_flight_now_;
+  o.counted_in_flight = false;
   for (Replica& r : o.replicas) LinkDram(o, r);
 }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <vector>
+#include "../support/scratch_dir.h"
 
 namespace mooncake::app {
 namespace {
@@ -22,7 +23,7 @@ ParseOutcome Parse(std::vector<std::string> args) {
 }
 
 std::string WriteIni(const std::string& text) {
-  std::string path = ::testing::TempDir() + "/opts_" +
+  std::string path = test_support::BinaryScratchDir().path() + "/opts_" +
                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".ini";
   std::ofstream(path) << text;
   return path;
@@ -86,7 +87,7 @@ TEST(OptionsTest, BareArgumentExitsTwoSuggestingConfig) {
 
 // --store.recover given a run folder instead of its ssd/ recovered nothing without a word.
 TEST(OptionsTest, RecoverFromARunFolderNamesItsSsdFolder) {
-  const std::string run = ::testing::TempDir() + "/recover_run";
+  const std::string run = test_support::BinaryScratchDir() / "recover_run";
   std::filesystem::create_directories(run + "/ssd/rank1");
   testing::internal::CaptureStderr();
   EXPECT_EQ(Parse({"--store.recover", run}).exit_code, 2);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../support/scratch_dir.h"
 #include "eval/eval_command.h"
 
 namespace mooncake::eval {
@@ -14,10 +15,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string TempDir(const std::string& name) {
-  const fs::path p =
-      fs::temp_directory_path() / ("mc_eval_" + std::to_string(::getpid()) + "_" + name);
+  const std::string p = test_support::BinaryScratchDir() / name;
   fs::remove_all(p);
-  return p.string();
+  return p;
 }
 
 std::string Slurp(const std::string& path) {

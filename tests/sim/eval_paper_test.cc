@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "../support/scratch_dir.h"
 #include "eval/eval_command.h"
 
 namespace mooncake::eval {
@@ -19,9 +20,7 @@ const std::string kTrace = kRoot + "/../shared/traces/conversation_trace.jsonl";
 // Runs a sweep and returns sweep.csv as rows of column -> value.
 std::vector<std::map<std::string, std::string>> Sweep(std::vector<std::string> args,
                                                       const std::string& name) {
-  const std::string out =
-      (fs::temp_directory_path() / ("mc_paper_" + std::to_string(::getpid()) + "_" + name))
-          .string();
+  const std::string out = test_support::BinaryScratchDir() / name;
   args.insert(args.begin(), "eval");
   for (std::string a : {"--trace", kTrace.c_str(), "--out", out.c_str(), "--plots=false"}) {
     args.push_back(a);

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "../support/scratch_dir.h"
 #include "common/checksum.h"
 #include "store/hdf5/inspect.h"
 
@@ -27,12 +28,8 @@ std::vector<std::byte> RandomBytes(size_t n, uint64_t seed) {
 
 class Hdf5TierTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/mooncake-hdf5-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  test_support::ScratchDir scratch_{"mooncake-hdf5-test"};  // removed after each test
+  std::string dir_ = scratch_.path();
 
   Hdf5TierOptions Options() {
     Hdf5TierOptions o;
@@ -77,7 +74,6 @@ class Hdf5TierTest : public ::testing::Test {
     std::string needle(reinterpret_cast<const char*>(block.data()), 256);
     return file.find(needle);
   }
-  std::string dir_;
 };
 
 TEST_F(Hdf5TierTest, SpilledBlocksReadBackWithVerifiedBytes) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "../support/scratch_dir.h"
 #include "loopback_store.h"
 #include "store/hdf5/tier.h"
 #include "store/ssd/ssd_coordinator.h"
@@ -70,13 +71,8 @@ struct SsdStore {
 
 class SsdLiveTierTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ssd_live_tier_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string dir_;
+  test_support::ScratchDir scratch_{"ssd_live_tier"};  // removed after each test
+  std::string dir_ = scratch_.path();
 };
 
 TEST_F(SsdLiveTierTest, EvictedBlocksSpillAndAreServedFromSsdWithVerifiedBytes) {

@@ -5,7 +5,7 @@
 set -u
 exe=$1
 shift
-dir=$(mktemp -d /tmp/ssd_crash_XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}"/ssd_crash_XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 out=$(timeout 120 "$@" -np 3 "$exe" --mode crash "$dir" 2>&1)
 code=$?

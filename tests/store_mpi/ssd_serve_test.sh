@@ -8,7 +8,7 @@
 set -u
 mooncake=$1 config=$2 trace=$3
 shift 3
-dir=$(mktemp -d /tmp/ssd_serve_XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}"/ssd_serve_XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 1' TERM  # num() ends the test this way when a counter is missing
 # Bad values of the tier's options: one line naming the option, exit 2, before MPI starts.

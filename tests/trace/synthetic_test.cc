@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "../support/scratch_dir.h"
 #include "trace/trace_reader.h"
 
 namespace mooncake::trace {
@@ -22,9 +23,8 @@ std::string Slurp(const std::string& path) {
 TEST(Synthetic, SameSeedGivesIdenticalJsonl) {
   SyntheticConfig c;
   c.num_requests = 200;
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string a = (dir / ("mc_syn_a_" + std::to_string(::getpid()))).string();
-  const std::string b = (dir / ("mc_syn_b_" + std::to_string(::getpid()))).string();
+  test_support::ScratchDir dir("mc_syn");
+  const std::string a = dir / "a.jsonl", b = dir / "b.jsonl";
   ASSERT_TRUE(WriteTraceJsonl(a, GenerateSynthetic(c)).ok());
   ASSERT_TRUE(WriteTraceJsonl(b, GenerateSynthetic(c)).ok());
   EXPECT_EQ(Slurp(a), Slurp(b));
@@ -37,9 +37,8 @@ TEST(Synthetic, SameSeedGivesIdenticalJsonl) {
 TEST(Synthetic, OutputPassesTheTraceValidator) {
   SyntheticConfig c;
   c.num_requests = 500;
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("mc_syn_v_" + std::to_string(::getpid())))
-          .string();
+  test_support::ScratchDir dir("mc_syn_v");
+  const std::string path = dir / "v.jsonl";
   ASSERT_TRUE(WriteTraceJsonl(path, GenerateSynthetic(c)).ok());
   auto r = ReadTrace(path, {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();

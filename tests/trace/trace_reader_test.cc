@@ -4,14 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include "../support/scratch_dir.h"
 
 namespace mooncake::trace {
 namespace {
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("mc_trace_" + std::to_string(::getpid()) + "_" + name))
-                               .string();
+  const std::string path = test_support::BinaryScratchDir() / name;
   std::ofstream(path) << text;
   return path;
 }

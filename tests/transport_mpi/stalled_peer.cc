@@ -29,7 +29,7 @@ using transport::TransferRequest;
 
 constexpr size_t kBytes = 256 * 1024;
 constexpr Nanos kDeadline(1'000'000'000);
-constexpr int kWatchdogSeconds = 30;
+constexpr int kWatchdogSeconds = 90;  // past every wait below, even on a loaded machine
 
 char ProcessState(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -80,8 +80,12 @@ int Run(int argc, char** argv) {
     }
   } else {
     SteadyClock clock;
-    for (int i = 0; i < 1000 && ProcessState(stalled_pid) != 'T'; ++i) {
+    for (int i = 0; i < 3000 && ProcessState(stalled_pid) != 'T'; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (ProcessState(stalled_pid) != 'T') {  // else a batch to it could complete
+      ++errors;
+      std::fprintf(stderr, "rank %d: rank %d did not stop within 30 s\n", me, stalled);
     }
     TransferRequest to_stalled[2] = {
         {OpKind::kWrite, mem, Rank{stalled}, conn->remote[stalled][0].addr, kBytes},

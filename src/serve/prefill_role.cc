@@ -139,6 +139,15 @@ void PrefillRole::Enqueue(WriteJob job) {
   cv_.notify_all();
 }
 
+void PrefillRole::RetireWrites() {
+  for (PendingWrite& w : writes_) {
+    if (w.batch->Poll() != transport::BatchState::kCompleted) {
+      ctx_.transport.RetainUntilClosed(std::make_shared<PendingWrite>(std::move(w)));
+    }
+  }
+  writes_.clear();
+}
+
 void PrefillRole::SendLoop() {
   for (;;) {
     WriteJob job;
@@ -160,7 +169,7 @@ void PrefillRole::Write(WriteJob& job) {
   if (writing_request_ != task.request) {
     // A new request: get its slot in the decode rank's receive buffer (retry while full).
     writing_request_ = task.request;
-    writes_.clear();
+    RetireWrites();
     slot_ok_ = false;
     if (to_decode) {
       KvOffer offer;
@@ -189,14 +198,18 @@ void PrefillRole::Write(WriteJob& job) {
     }
   }
   std::span<std::byte> staging(*job.staging);
-  if (job.store_from < job.to) StoreBlocks(task, staging, job.store_from, job.to);
+  if (job.store_from < job.to) {
+    bool unfinished = false;
+    StoreBlocks(task, staging, job.store_from, job.to, &unfinished);
+    if (unfinished) ctx_.transport.RetainUntilClosed(job.staging);
+  }
   if (slot_ok_ && job.from < job.to) {
     transport::TransferRequest w{transport::OpKind::kWrite, staging.data() + job.from * bb,
                                  Rank{task.decode_rank}, slot_ + job.from * bb,
                                  static_cast<size_t>(job.to - job.from) * bb};
     auto batch = ctx_.transport.Submit(std::span(&w, 1));
     if (batch.ok()) {
-      writes_.push_back(std::move(*batch));
+      writes_.push_back(PendingWrite{std::move(*batch), job.staging});
     } else {
       Fail(batch.status());
     }
@@ -204,13 +217,13 @@ void PrefillRole::Write(WriteJob& job) {
   if (!job.last) return;
   bool streamed = slot_ok_;
   for (auto& w : writes_) {
-    Status s = w->Wait(ctx_.config.phase_timeout);
+    Status s = w.batch->Wait(ctx_.config.phase_timeout);
     if (!s.ok()) {
       streamed = false;
       Fail(s.WithContext("streaming KV of request " + std::to_string(task.request)));
     }
   }
-  writes_.clear();
+  RetireWrites();
   writing_request_ = UINT64_MAX;
   if (!to_decode || !streamed) return;  // a request that could not stream is reported lost
   SleepUntil(job.due);
@@ -260,7 +273,7 @@ int PrefillRole::LoadPrefix(const PrefillTask& task, std::span<std::byte> stagin
 }
 
 uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from,
-                                  int to) {
+                                  int to, bool* unfinished) {
   const uint64_t bb = ctx_.layout.block_bytes();
   uint64_t written = 0;
   for (int first = from; first < to; first += 128) {
@@ -281,6 +294,11 @@ uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> 
         written += bb;
       } else if (results[k].code() != ErrorCode::kAlreadyExists &&
                  results[k].code() != ErrorCode::kBusy) {
+        // A put that ran out of time (a stalled store rank) may still be reading the staging.
+        if (results[k].code() == ErrorCode::kTimeout ||
+            results[k].code() == ErrorCode::kPeerFailure) {
+          *unfinished = true;
+        }
         std::lock_guard<std::mutex> lock(mutex_);
         ++stats_.store_put_failures;
       }

@@ -69,8 +69,10 @@ class PrefillRole {
   // Reads prefix blocks [0, task.prefix_blocks) into `staging`; returns how many leading blocks
   // were present and verified (the rest must be recomputed).
   int LoadPrefix(const PrefillTask& task, std::span<std::byte> staging, uint64_t* bytes);
-  // Puts blocks [from, to) of `staging` into the store; returns bytes written.
-  uint64_t StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from, int to);
+  // Puts blocks [from, to) of `staging` into the store; returns bytes written. `*unfinished`:
+  // a put ran out of time, so UCX may still read `staging` (it must outlive the transport).
+  uint64_t StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from, int to,
+                       bool* unfinished);
   void Fail(const Status& s);
   // A staging buffer of `bytes`, counted against config.prefill_staging until its last owner
   // drops it; waits while the budget is spent (unless nothing is held).
@@ -88,7 +90,15 @@ class PrefillRole {
   uint64_t writing_request_ = UINT64_MAX;
   uint64_t slot_ = 0;
   bool slot_ok_ = false;
-  std::vector<std::unique_ptr<transport::TransferBatch>> writes_;
+  // A KV write and the staging it reads. One that did not complete (a decode rank stalled past
+  // the deadline) may still be read by UCX: RetireWrites hands it to the transport, which keeps
+  // it until it closes (Transport::RetainUntilClosed); freeing it was a use-after-free.
+  struct PendingWrite {
+    std::unique_ptr<transport::TransferBatch> batch;
+    std::shared_ptr<std::vector<std::byte>> staging;
+  };
+  void RetireWrites();
+  std::vector<PendingWrite> writes_;
   bool stopping_ = false;
   PrefillStats stats_;
   // The staging budget: its own lock, because a buffer's last owner may drop it anywhere.

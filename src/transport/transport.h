@@ -163,6 +163,13 @@ class Transport {
   // fails fast with PeerFailure naming it, and waits on batches that still have requests to it
   // return PeerFailure instead of running into their deadline. Messages still go out (Rpc
   // refuses calls to a dead rank itself, and tells a fenced rank that wakes up so).
+  // Keeps `keepalive` (memory that requests still in flight may read or write: the source of a
+  // batch that failed its deadline to a stalled peer, and the batch) until Close. UCX cannot
+  // cancel a send in progress; freeing its buffer earlier lets the progress thread read freed
+  // memory when the peer wakes (found by AddressSanitizer in mpi_fault_store_stop). Backends
+  // that finish every request inside Wait keep nothing.
+  virtual void RetainUntilClosed(std::shared_ptr<void> keepalive) { (void)keepalive; }
+
   virtual void MarkPeerDead(Rank peer, const std::string& why) {
     (void)peer;
     (void)why;

@@ -138,6 +138,10 @@ class UcxTransport final : public Transport {
   void EndCallerProgress() override { callers_waiting_.fetch_sub(1, std::memory_order_relaxed); }
   std::string DescribePath(Rank peer) const override;
   void MarkPeerDead(Rank peer, const std::string& why) override;
+  void RetainUntilClosed(std::shared_ptr<void> keepalive) override {
+    std::lock_guard<std::mutex> lock(retained_mutex_);
+    retained_.push_back(std::move(keepalive));
+  }
   void SetPeerFailureHandler(PeerFailureHandler handler) override;
   bool PeerDead(Rank peer) const override {
     return peer.value >= 0 && peer.value < world_size_ && TransfersRefused(peer.value);
@@ -180,6 +184,10 @@ class UcxTransport final : public Transport {
   UcxConfig config_;
   Rank self_;
   int world_size_;
+  // RetainUntilClosed: released in Close once the progress thread stopped; declared before the
+  // worker so that, without Close, it is destroyed after it too.
+  std::mutex retained_mutex_;
+  std::vector<std::shared_ptr<void>> retained_;
   UcpContext context_;  // declared before worker_: destroyed after it
   UcpWorker worker_;
   std::vector<std::byte> local_address_;

@@ -633,6 +633,10 @@ Status UcxTransport::Close(Nanos timeout) {
   retired_holders_.clear();
   imported_.clear();
   {
+    std::lock_guard<std::mutex> lock(retained_mutex_);
+    retained_.clear();  // nothing progresses any more: no request can touch them
+  }
+  {
     std::lock_guard<std::mutex> lock(tokens_mutex_);
     tokens_.clear();
   }

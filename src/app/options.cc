@@ -271,6 +271,20 @@ Status FailureOptions(const RawOptions& raw, JobOptions* o) {
   return FaultSpecOption("fault.stop", raw.fault_stop, &o->fault_stop);
 }
 
+// Replicas, buffers and headroom of the serving roles (docs/RELIABILITY.md: their memory bounds).
+Status ServingBudgets(const RawOptions& raw, JobOptions* o) {
+  if (raw.replicas < 1 || raw.replicas > 64) {
+    return OutOfRange("store.replicas = " + std::to_string(raw.replicas) + " (allowed 1 to 64)");
+  }
+  o->replicas = raw.replicas;
+  MC_RETURN_IF_ERROR(
+      SizeOption("decode.buffer", raw.decode_buffer, 1ull << 20, 1ull << 40, &o->decode_buffer));
+  MC_RETURN_IF_ERROR(DurationOption("conductor.admission_margin", raw.admission_margin, Nanos(0),
+                                    Nanos(10'000'000'000), &o->admission_margin));
+  return SizeOption("prefill.staging", raw.prefill_staging, 1ull << 20, 1ull << 40,
+                    &o->prefill_staging);
+}
+
 Status Convert(const RawOptions& raw, JobOptions* o) {
   o->out_dir = raw.out;
   o->roles = raw.roles;
@@ -336,16 +350,7 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
   if (end == raw.kv_scale.c_str() || *end != '\0' || !(o->kv_scale >= 1e-6 && o->kv_scale <= 1)) {
     return OutOfRange("kv_scale = '" + raw.kv_scale + "' (allowed: a number from 1e-6 to 1)");
   }
-  if (raw.replicas < 1 || raw.replicas > 64) {
-    return OutOfRange("store.replicas = " + std::to_string(raw.replicas) + " (allowed 1 to 64)");
-  }
-  o->replicas = raw.replicas;
-  MC_RETURN_IF_ERROR(
-      SizeOption("decode.buffer", raw.decode_buffer, 1ull << 20, 1ull << 40, &o->decode_buffer));
-  MC_RETURN_IF_ERROR(DurationOption("conductor.admission_margin", raw.admission_margin, Nanos(0),
-                                    Nanos(10'000'000'000), &o->admission_margin));
-  MC_RETURN_IF_ERROR(SizeOption("prefill.staging", raw.prefill_staging, 1ull << 20, 1ull << 40,
-                                &o->prefill_staging));
+  MC_RETURN_IF_ERROR(ServingBudgets(raw, o));
   MC_RETURN_IF_ERROR(SsdOptions(raw, o));
   MC_RETURN_IF_ERROR(FailureOptions(raw, o));
   MC_RETURN_IF_ERROR(DurationOption("job.deadline", raw.job_deadline, Nanos(1'000'000'000),

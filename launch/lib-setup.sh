@@ -92,9 +92,9 @@ mooncake_sanitizer_env() {
   export ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=0:strict_string_checks=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   export LSAN_OPTIONS=suppressions=$supp:print_suppressions=0
-  # Open MPI unloads its components at MPI_Finalize; a leak inside one would print '<unknown
-  # module>' and escape the suppressions.
-  export OMPI_MCA_mca_base_component_disable_dlclose=1
+  # Open MPI 4.1 unloads its components at MPI_Finalize (it has no setting to keep them), so their
+  # frames in a leak report read '<unknown module>'; the libmpi / libopen-pal frames under them
+  # still match the suppressions.
   # UCX patches malloc/mmap to see memory being freed (its registration cache); ASan owns those
   # symbols. Without these the UCX memory hooks fight ASan's interceptors.
   export UCX_MEM_MALLOC_HOOKS=n UCX_MEM_MALLOC_RELOC=n UCX_MEM_EVENTS=n

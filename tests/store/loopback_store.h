@@ -70,9 +70,13 @@ class LoopbackStore {
                                                        topology_, o_.client));
     }
   }
+  // Quiesces before members die: the master's inline handlers run on rank 0's delivery thread,
+  // which could still be delivering a request (ThreadSanitizer saw ~MasterService race with
+  // PutStart after CallsFailAtTheirDeadlineWhenTheMasterIsSilent).
   ~LoopbackStore() {
     service_->Stop();
     for (auto& r : rpcs_) r->Stop();
+    for (auto& t : transports_) (void)t->Close(Nanos(0));
   }
 
   StoreClient& client(int i) { return *clients_[i]; }

@@ -5,21 +5,23 @@
 namespace mooncake {
 
 std::string_view ErrorCodeName(ErrorCode code) {
-  static constexpr EnumName<ErrorCode> kCodes[] = {{ErrorCode::kOk, "OK"},
-                                                   {ErrorCode::kInvalidArgument, "InvalidArgument"},
-                                                   {ErrorCode::kOutOfRange, "OutOfRange"},
-                                                   {ErrorCode::kNotFound, "NotFound"},
-                                                   {ErrorCode::kAlreadyExists, "AlreadyExists"},
-                                                   {ErrorCode::kNotSupported, "NotSupported"},
-                                                   {ErrorCode::kNoSpace, "NoSpace"},
-                                                   {ErrorCode::kTimeout, "Timeout"},
-                                                   {ErrorCode::kBusy, "Busy"},
-                                                   {ErrorCode::kLeaseExpired, "LeaseExpired"},
-                                                   {ErrorCode::kPeerFailure, "PeerFailure"},
-                                                   {ErrorCode::kCorrupt, "Corrupt"},
-                                                   {ErrorCode::kIoError, "IoError"},
-                                                   {ErrorCode::kProtocolError, "ProtocolError"},
-                                                   {ErrorCode::kInternal, "Internal"}};
+  static constexpr EnumName<ErrorCode> kCodes[] = {
+      {ErrorCode::kOk, "OK"},
+      {ErrorCode::kInvalidArgument, "InvalidArgument"},
+      {ErrorCode::kOutOfRange, "OutOfRange"},
+      {ErrorCode::kNotFound, "NotFound"},
+      {ErrorCode::kAlreadyExists, "AlreadyExists"},
+      {ErrorCode::kNotSupported, "NotSupported"},
+      {ErrorCode::kPermissionDenied, "PermissionDenied"},
+      {ErrorCode::kNoSpace, "NoSpace"},
+      {ErrorCode::kTimeout, "Timeout"},
+      {ErrorCode::kBusy, "Busy"},
+      {ErrorCode::kLeaseExpired, "LeaseExpired"},
+      {ErrorCode::kPeerFailure, "PeerFailure"},
+      {ErrorCode::kCorrupt, "Corrupt"},
+      {ErrorCode::kIoError, "IoError"},
+      {ErrorCode::kProtocolError, "ProtocolError"},
+      {ErrorCode::kInternal, "Internal"}};
   return NameIn(kCodes, code, "Unknown");
 }
 

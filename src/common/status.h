@@ -24,6 +24,7 @@ enum class ErrorCode : uint16_t {
   kNotFound = 3,
   kAlreadyExists = 4,
   kNotSupported = 5,
+  kPermissionDenied = 6,  // a credential (the job token) was missing or wrong
   // A resource ran out or a deadline passed; retrying later may succeed.
   kNoSpace = 10,
   kTimeout = 11,
@@ -64,6 +65,9 @@ inline Status InvalidArgument(std::string m) { return {ErrorCode::kInvalidArgume
 inline Status OutOfRange(std::string m) { return {ErrorCode::kOutOfRange, std::move(m)}; }
 inline Status NotFound(std::string m) { return {ErrorCode::kNotFound, std::move(m)}; }
 inline Status NotSupported(std::string m) { return {ErrorCode::kNotSupported, std::move(m)}; }
+inline Status PermissionDenied(std::string m) {
+  return {ErrorCode::kPermissionDenied, std::move(m)};
+}
 inline Status NoSpace(std::string m) { return {ErrorCode::kNoSpace, std::move(m)}; }
 inline Status Timeout(std::string m) { return {ErrorCode::kTimeout, std::move(m)}; }
 inline Status PeerFailure(std::string m) { return {ErrorCode::kPeerFailure, std::move(m)}; }

@@ -154,8 +154,10 @@ uint64_t Rpc::refused_frames_from(Rank peer) const {
 void Rpc::Refuse(Rank from, const char* why) {
   refused_frames_.fetch_add(1);
   const bool known = from.value >= 0 && from.value < world_size_;
-  // Once per sender, not per frame: a flood must not become a flood of log lines.
-  if (known && refused_by_peer_[from.value].fetch_add(1) != 0) return;
+  // Once per sender, not per frame: a flood must not become a flood of log lines. Senders
+  // outside the job's ranks (attached processes) share one count.
+  std::atomic<uint64_t>& count = known ? refused_by_peer_[from.value] : refused_unknown_;
+  if (count.fetch_add(1) != 0) return;
   log::Warn(
       "refusing rpc frames that claim to come from rank {}: {} (further ones are counted, "
       "not logged)",

@@ -188,6 +188,7 @@ class Rpc {
   std::atomic<uint64_t> token_hi_{0}, token_lo_{0};
   std::atomic<uint64_t> refused_frames_{0};
   std::unique_ptr<std::atomic<uint64_t>[]> refused_by_peer_;
+  std::atomic<uint64_t> refused_unknown_{0};  // from ranks outside the job (attached processes)
   // dead_[r] is set once rank r was declared dead; its reason under calls_mutex_.
   std::unique_ptr<std::atomic<bool>[]> dead_;
   int world_size_ = 0;

@@ -87,6 +87,20 @@ class TransferBatch {
 
 // Called for every control message that arrives: sender and payload (valid during the call).
 using MessageHandler = std::function<void(Rank from, std::span<const std::byte> payload)>;
+
+// Processes outside the job (DESIGN.md "Attaching from outside the job"). One rank of the job
+// listens on a TCP socket address; a process the launcher did not start (a store client)
+// attaches to it there, presenting a credential that the listener checks before anything the
+// process sends is delivered. An attached peer is numbered from world_size() up, in arrival
+// order and never reused: the message handler sees its messages under that rank, SendMessage
+// answers it, and the peer-failure handler hears when it detached or its connection failed.
+struct ListenConfig {
+  std::string address = "0.0.0.0";  // IPv4 address to bind; 0.0.0.0 binds every interface
+  uint16_t port = 0;                // 0: the kernel picks a free port
+};
+// Admits (true) or refuses an attaching process by its credential. Runs on a transport thread;
+// must not block.
+using AttachCheck = std::function<bool(std::span<const std::byte> credential)>;
 // Called when the backend itself sees a peer fail (a tcp or rdma endpoint reports the peer
 // gone), with the reason. Runs on a transport thread; must not block.
 using PeerFailureHandler = std::function<void(Rank peer, const std::string& why)>;
@@ -178,6 +192,44 @@ class Transport {
   virtual bool PeerDead(Rank peer) const {
     (void)peer;
     return false;
+  }
+
+  // Listener side of attaching (see ListenConfig): starts accepting processes outside the job;
+  // `check` decides on each one's credential. Returns the bound port. Call once, after
+  // ConnectAll. Backends that cannot accept outside processes return NotSupported.
+  virtual Result<uint16_t> Listen(const ListenConfig& config, AttachCheck check) {
+    (void)config;
+    (void)check;
+    return NotSupported(backend_name() + " does not accept processes outside the job");
+  }
+  // Attached peers connected now (the listener's count, for logs).
+  virtual size_t attached_peers() const { return 0; }
+
+  // Attaching side, on a transport made for a process outside the job (its self() is unknown
+  // until then): connects to the listener at host:port, which is rank `listener` of the job,
+  // and presents `credential`. On success self() is the number the listener gave this process.
+  // PermissionDenied when the listener refused the credential; PeerFailure when nothing listens
+  // there; Timeout when no answer came within `timeout`; InvalidArgument when the listener's
+  // job has another number of ranks than this transport was made for. `*job_size` (if given)
+  // receives the listener's number of ranks whenever it answered, so a process that did not
+  // know it can make a transport of the right size and attach again.
+  virtual Status Attach(Rank listener, const std::string& host, uint16_t port,
+                        std::span<const std::byte> credential, Nanos timeout,
+                        int* job_size = nullptr) {
+    (void)listener;
+    (void)host;
+    (void)port;
+    (void)credential;
+    (void)timeout;
+    (void)job_size;
+    return NotSupported(backend_name() + " cannot attach to a job");
+  }
+  // Connects to one rank of the job by that rank's LocalAddress() (a process outside the job
+  // connects only to the ranks it moves bytes with, after Attach).
+  virtual Status Connect(Rank peer, std::span<const std::byte> address) {
+    (void)peer;
+    (void)address;
+    return NotSupported(backend_name() + " cannot connect to a single rank");
   }
 
   // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).

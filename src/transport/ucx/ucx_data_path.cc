@@ -152,11 +152,11 @@ Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
       tracker->SetSlices(i, 0);
       continue;
     }
-    if (r.peer.value < 0 || r.peer.value >= world_size_ || eps_.empty()) {
+    if (r.peer.value < 0 || r.peer.value >= world_size_ || eps_[r.peer.value] == nullptr) {
       tracker->SetSlices(i, 1);
       tracker->CompleteSlice(
           i, InvalidArgument("request names rank " + std::to_string(r.peer.value) + " of " +
-                             std::to_string(world_size_)));
+                             std::to_string(world_size_) + ", which is not connected"));
       continue;
     }
     Status s = UsesAm(r.peer.value) ? PostAm(tracker, i) : PostRma(tracker, i, &writes_by_peer);
@@ -173,7 +173,7 @@ std::byte* UcxTransport::MappedAddress(Rank peer, uint64_t remote_addr, size_t l
   // is requested (families without it refuse that error mode), so a peer that died still
   // answers here with its orphaned segment: the store notices it through leases and the
   // master, not through the copy. Callers must not race Close, as for Submit.
-  if (closing_ || peer.value < 0 || peer.value >= world_size_ || eps_.empty() ||
+  if (closing_ || peer.value < 0 || peer.value >= world_size_ || eps_[peer.value] == nullptr ||
       TransfersRefused(peer.value) || config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
     return nullptr;
   }
@@ -280,9 +280,16 @@ Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t
     uint64_t token = RegisterToken(
         std::make_unique<SliceOp>(SliceOp{tracker, index, {}, peer, local, slice.length}));
     auto* ctx = new AmSendContext{
-        this, token, DataHeader{token, r.remote_addr + slice.offset, slice.length, self_.value, 0}};
+        this, token,
+        DataHeader{token, r.remote_addr + slice.offset, slice.length, SourceFor(peer), 0}};
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    if (!attached_as_.empty()) {
+      // A process outside the job: the target checks the number in the header against the
+      // connection it arrived on (its reply endpoint).
+      rp.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+      rp.flags = UCP_AM_SEND_FLAG_REPLY;
+    }
     rp.cb.send = OnAmSent;
     rp.user_data = ctx;
     DataHeader* h = &ctx->header;
@@ -302,13 +309,15 @@ Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t
 
 void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status_t status,
                            const void* data, size_t length) {
-  if (peer < 0 || peer >= static_cast<int32_t>(eps_.size()) || eps_[peer] == nullptr) return;
+  std::shared_ptr<AttachedPeer> keep;  // an attached peer's endpoint stays open while we post
+  ucp_ep_h ep = EndpointOf(peer, &keep);
+  if (ep == nullptr) return;
   auto* h = new AckHeader{token, static_cast<int32_t>(status), 0};
   ucp_request_param_t rp{};
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   rp.cb.send = OnAckSent;
   rp.user_data = h;
-  ucs_status_ptr_t req = ucp_am_send_nbx(eps_[peer].get(), id, h, sizeof *h, data, length, &rp);
+  ucs_status_ptr_t req = ucp_am_send_nbx(ep, id, h, sizeof *h, data, length, &rp);
   if (req == nullptr) {
     delete h;
   } else if (UCS_PTR_IS_ERR(req)) {
@@ -322,7 +331,7 @@ ucs_status_t UcxTransport::OnWrite(const void* header, size_t header_length, voi
   if (header_length != sizeof(DataHeader)) return UCS_ERR_INVALID_PARAM;
   DataHeader h;
   std::memcpy(&h, header, sizeof h);
-  if (h.src_rank < 0 || h.src_rank >= world_size_) return UCS_ERR_INVALID_PARAM;
+  if (!KnownSender(h.src_rank, param)) return UCS_ERR_INVALID_PARAM;
   if (h.length != length || !local_ranges_.Find(h.remote_addr, h.length)) {
     // Outside every registered region: never touch memory; tell the writer why.
     SendAck(h.src_rank, kAmWriteAck, h.token, UCS_ERR_INVALID_ADDR, nullptr, 0);
@@ -353,11 +362,12 @@ ucs_status_t UcxTransport::OnWrite(const void* header, size_t header_length, voi
   return UCS_INPROGRESS;
 }
 
-ucs_status_t UcxTransport::OnReadReq(const void* header, size_t header_length) {
+ucs_status_t UcxTransport::OnReadReq(const void* header, size_t header_length,
+                                     const ucp_am_recv_param_t* param) {
   if (header_length != sizeof(DataHeader)) return UCS_OK;
   DataHeader h;
   std::memcpy(&h, header, sizeof h);
-  if (h.src_rank < 0 || h.src_rank >= world_size_) return UCS_OK;
+  if (!KnownSender(h.src_rank, param)) return UCS_OK;
   if (!local_ranges_.Find(h.remote_addr, h.length)) {
     SendAck(h.src_rank, kAmReadResp, h.token, UCS_ERR_INVALID_ADDR, nullptr, 0);
     return UCS_OK;

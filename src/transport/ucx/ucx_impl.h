@@ -5,6 +5,7 @@
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,11 +22,13 @@ namespace mooncake::transport {
 
 // Active-message ids. Headers are fixed-size structs, checked for length before use.
 enum AmId : unsigned {
-  kAmControl = 1,   // header: ControlHeader; payload: an Rpc frame
-  kAmWrite = 2,     // header: DataHeader; payload: bytes to place at remote_addr
-  kAmWriteAck = 3,  // header: AckHeader
-  kAmReadReq = 4,   // header: DataHeader; no payload
-  kAmReadResp = 5,  // header: AckHeader; payload: the bytes read
+  kAmControl = 1,      // header: ControlHeader; payload: an Rpc frame
+  kAmWrite = 2,        // header: DataHeader; payload: bytes to place at remote_addr
+  kAmWriteAck = 3,     // header: AckHeader
+  kAmReadReq = 4,      // header: DataHeader; no payload
+  kAmReadResp = 5,     // header: AckHeader; payload: the bytes read
+  kAmAttach = 6,       // header: AttachHeader; payload: the credential (ucx_attach.cc)
+  kAmAttachReply = 7,  // header: AttachReplyHeader
 };
 
 struct ControlHeader {
@@ -43,6 +46,23 @@ struct AckHeader {
   int32_t status;  // ucs_status_t of the target's handling
   int32_t pad;
 };
+// A process outside the job attaching to a listening rank (sent with UCP_AM_SEND_FLAG_REPLY,
+// so the listener knows which of its connections it came on).
+struct AttachHeader {
+  uint32_t magic;      // kAttachMagic
+  uint32_t version;    // kAttachVersion
+  int32_t world_size;  // the job size the process expects (from its connection file)
+  int32_t pad;
+};
+struct AttachReplyHeader {
+  int32_t status;  // ErrorCode: kOk, kPermissionDenied, kInvalidArgument (wrong job size)
+  int32_t rank;    // the attached process's number at this rank (>= world size)
+  int32_t world_size;
+  int32_t listener;  // the answering rank (an attaching process may wait on several)
+};
+inline constexpr uint32_t kAttachMagic = 0x4d434154;  // "MCAT"
+inline constexpr uint32_t kAttachVersion = 1;
+inline constexpr size_t kMaxCredentialBytes = 4096;
 
 // Owners of the UCX handles with a plain destructor. Endpoints are not among them: they are
 // closed with a flush that needs a deadline and the progress engine (Close), not a destructor.
@@ -104,9 +124,35 @@ struct SliceOp {
 };
 
 class UcxTransport;
+struct AttachedPeer;
 struct PeerErrorArg {
   UcxTransport* transport;
-  int32_t peer;
+  int32_t peer;                      // a job rank, or -1 for an attached peer
+  AttachedPeer* attached = nullptr;  // the attached peer (listener side)
+};
+
+// The error handler of every endpoint (ucx_transport.cc): `arg` is its PeerErrorArg.
+void PeerErrorCallback(void* arg, ucp_ep_h ep, ucs_status_t status);
+// The UCX transports of an endpoint's lanes ("posix/memory,sysv/memory"), for logs and for
+// choosing the data path.
+std::string LaneTransports(ucp_ep_h ep);
+
+struct UcpListenerDeleter {
+  void operator()(ucp_listener_h listener) const { ucp_listener_destroy(listener); }
+};
+using UcpListener = std::unique_ptr<std::remove_pointer_t<ucp_listener_h>, UcpListenerDeleter>;
+
+// Listener side: one process outside the job, connected through the listener. Shared (the table
+// and a sender posting on its endpoint) so that the endpoint is never closed under a sender;
+// it is closed when the last owner lets go, never under attached_mutex_.
+struct AttachedPeer {
+  UcpEndpoint ep;
+  PeerErrorArg error_arg;
+  int32_t rank = -1;  // -1 until its credential was admitted
+  Nanos since{0};     // when it connected (steady clock): unadmitted ones are reaped
+  std::atomic<bool> gone{false};
+  bool use_am = false;
+  std::string path;
 };
 
 class UcxTransport final : public Transport {
@@ -146,6 +192,10 @@ class UcxTransport final : public Transport {
   bool PeerDead(Rank peer) const override {
     return peer.value >= 0 && peer.value < world_size_ && TransfersRefused(peer.value);
   }
+  Result<uint16_t> Listen(const ListenConfig& config, AttachCheck check) override;
+  size_t attached_peers() const override;
+  Status Attach(Rank listener, const std::string& host, uint16_t port,
+                std::span<const std::byte> credential, Nanos timeout, int* job_size) override;
   void BeginShutdown() override { shutting_down_ = true; }
   Status Close(Nanos timeout) override;
 
@@ -156,8 +206,15 @@ class UcxTransport final : public Transport {
                        const ucp_am_recv_param_t* param);
   ucs_status_t OnAck(unsigned id, const void* header, size_t header_length, void* data,
                      size_t length, const ucp_am_recv_param_t* param);
-  ucs_status_t OnReadReq(const void* header, size_t header_length);
+  ucs_status_t OnReadReq(const void* header, size_t header_length,
+                         const ucp_am_recv_param_t* param);
   void OnPeerError(int32_t peer, ucs_status_t status);
+  // Attaching (ucx_attach.cc).
+  void OnConnRequest(ucp_conn_request_h request);
+  ucs_status_t OnAttach(const void* header, size_t header_length, void* data, size_t length,
+                        const ucp_am_recv_param_t* param);
+  ucs_status_t OnAttachReply(const void* header, size_t header_length);
+  void OnAttachedError(AttachedPeer* peer, ucs_status_t status);
   // Completes every active-message slice still waiting on it.
   void FailPeer(int32_t peer, const Status& status);
   void CompleteToken(uint64_t token, const Status& status);
@@ -176,6 +233,29 @@ class UcxTransport final : public Transport {
   void SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status_t status, const void* data,
                size_t length);
   bool UsesAm(int32_t peer) const;
+  // The endpoint's lanes and data path of job rank `peer` (paths_, use_am_).
+  void DescribeEndpoint(int32_t peer);
+  // The number this process goes by at `peer`: self_, or on a process outside the job the
+  // number the listener `peer` gave it.
+  int32_t SourceFor(int32_t peer) const {
+    return attached_as_.empty() ? self_.value : attached_as_[peer];
+  }
+  // Listener side: the admitted attached peer `rank`, or null (gone or never admitted).
+  std::shared_ptr<AttachedPeer> FindAttached(int32_t rank) const;
+  bool IsAttached(int32_t rank) const { return rank >= world_size_ && FindAttached(rank); }
+  // A control message from attached peer `rank`: true when it came on that peer's connection
+  // (its reply endpoint), so one attached process cannot speak as another.
+  bool AttachedSenderMatches(int32_t rank, const ucp_am_recv_param_t* param) const;
+  // A job rank, or an attached peer on its own connection.
+  bool KnownSender(int32_t rank, const ucp_am_recv_param_t* param) const {
+    return rank >= 0 && (rank < world_size_ || AttachedSenderMatches(rank, param));
+  }
+  // The endpoint of `peer` (job rank or attached), kept alive by `*keep` (attached peers).
+  ucp_ep_h EndpointOf(int32_t peer, std::shared_ptr<AttachedPeer>* keep) const;
+  // Listener side: closes attached peers that are gone, refused, or never presented a
+  // credential. Called by the progress thread outside ucp_worker_progress, and by Close.
+  void ReapAttached(bool all);
+  Status SendAttachReply(ucp_ep_h ep, ErrorCode status, int32_t rank);
   // The imported region of `peer` containing [addr, +length), or null. Lock-free on a repeat
   // hit (a per-thread cache checked against imports_version_); valid until Close.
   const RkeyHolder* FindImported(int32_t peer, uint64_t addr, uint64_t length);
@@ -229,6 +309,30 @@ class UcxTransport final : public Transport {
   std::atomic<int> callers_posting_{0};  // threads inside Submit (posting may copy bytes inline)
   std::atomic<int> callers_waiting_{0};  // threads in a CallerProgressScope
   int efd_ = -1;  // the worker's event fd (UCP_FEATURE_WAKEUP), -1 when UCX has none
+  // Listener side of attaching (ucx_attach.cc). attached_mutex_ is never held across a UCX
+  // call: UCX callbacks take it while UCX holds the worker lock.
+  UcpListener listener_;                // set by Listen, destroyed first by Close
+  std::atomic<bool> listening_{false};  // the progress thread's view of listener_
+  mutable std::mutex attached_mutex_;
+  AttachCheck attach_check_;
+  std::vector<std::shared_ptr<AttachedPeer>> unadmitted_;
+  std::unordered_map<int32_t, std::shared_ptr<AttachedPeer>> attached_;  // by rank
+  std::vector<std::shared_ptr<AttachedPeer>> doomed_;                    // closed by ReapAttached
+  int32_t next_attached_rank_ = 0;
+  std::atomic<bool> reap_wanted_{false};
+  Nanos next_reap_{0};
+  // Attaching side: the number each listening rank gave this process (-1: not attached there).
+  std::vector<int32_t> attached_as_;
+  struct AttachWait {
+    bool done = false;
+    ErrorCode status = ErrorCode::kOk;
+    int32_t rank = -1;
+    int32_t world_size = 0;
+  };
+  std::mutex attach_wait_mutex_;
+  std::condition_variable attach_wait_cv_;
+  std::unordered_map<int32_t, AttachWait> attach_waits_;  // by listener rank
+
   std::atomic<bool> running_{false};
   std::atomic<bool> closing_{false};
   std::atomic<bool> shutting_down_{false};

@@ -35,13 +35,16 @@ ucs_status_t ReadRespTrampoline(void* arg, const void* header, size_t header_len
                                                 param);
 }
 ucs_status_t ReadReqTrampoline(void* arg, const void* header, size_t header_length, void*, size_t,
-                               const ucp_am_recv_param_t*) {
-  return static_cast<UcxTransport*>(arg)->OnReadReq(header, header_length);
+                               const ucp_am_recv_param_t* param) {
+  return static_cast<UcxTransport*>(arg)->OnReadReq(header, header_length, param);
 }
-
-void PeerErrorTrampoline(void* arg, ucp_ep_h, ucs_status_t status) {
-  auto* a = static_cast<PeerErrorArg*>(arg);
-  a->transport->OnPeerError(a->peer, status);
+ucs_status_t AttachTrampoline(void* arg, const void* header, size_t header_length, void* data,
+                              size_t length, const ucp_am_recv_param_t* param) {
+  return static_cast<UcxTransport*>(arg)->OnAttach(header, header_length, data, length, param);
+}
+ucs_status_t AttachReplyTrampoline(void* arg, const void* header, size_t header_length, void*,
+                                   size_t, const ucp_am_recv_param_t*) {
+  return static_cast<UcxTransport*>(arg)->OnAttachReply(header, header_length);
 }
 
 // A control message in flight: UCX 1.13 reads the header and payload until the send completes.
@@ -72,6 +75,17 @@ struct InCallback {
   ~InCallback() { t_in_callback = saved; }
 };
 
+}  // namespace
+
+void PeerErrorCallback(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* a = static_cast<PeerErrorArg*>(arg);
+  if (a->attached != nullptr) {
+    a->transport->OnAttachedError(a->attached, status);
+  } else {
+    a->transport->OnPeerError(a->peer, status);
+  }
+}
+
 // The UCX transports of an endpoint's lanes, read from ucp_ep_print_info ("posix/memory").
 std::string LaneTransports(ucp_ep_h ep) {
   char* text = nullptr;
@@ -101,8 +115,6 @@ std::string LaneTransports(ucp_ep_h ep) {
   return out.empty() ? "unknown" : out;
 }
 
-}  // namespace
-
 namespace {
 uint64_t NextInstanceId() {
   static std::atomic<uint64_t> next{1};
@@ -127,6 +139,10 @@ Status UcxTransport::Init() {
   for (int i = 0; i < world_size_; ++i) {
     imported_.push_back(std::make_unique<RegionTable<std::shared_ptr<RkeyHolder>>>());
   }
+  // Sized once: ConnectAll fills every slot, Attach (a process outside the job) only some.
+  eps_.resize(world_size_);
+  use_am_.assign(world_size_, 0);
+  paths_.assign(world_size_, "");
   running_ = true;
   progress_thread_ = std::thread([this] { ProgressLoop(); });
   return Status::Ok();
@@ -224,11 +240,11 @@ Status UcxTransport::RegisterAmHandlers() {
     unsigned id;
     ucp_am_recv_callback_t cb;
   };
-  const Handler handlers[] = {{kAmControl, ControlTrampoline},
-                              {kAmWrite, WriteTrampoline},
-                              {kAmWriteAck, WriteAckTrampoline},
-                              {kAmReadReq, ReadReqTrampoline},
-                              {kAmReadResp, ReadRespTrampoline}};
+  const Handler handlers[] = {
+      {kAmControl, ControlTrampoline},        {kAmWrite, WriteTrampoline},
+      {kAmWriteAck, WriteAckTrampoline},      {kAmReadReq, ReadReqTrampoline},
+      {kAmReadResp, ReadRespTrampoline},      {kAmAttach, AttachTrampoline},
+      {kAmAttachReply, AttachReplyTrampoline}};
   for (const Handler& h : handlers) {
     ucp_am_handler_param_t hp{};
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -259,6 +275,10 @@ void UcxTransport::ProgressLoop() {
   Nanos aside = kAsideMin;
   uint64_t seen_calls = caller_progress_calls_.load(std::memory_order_relaxed);
   while (running_.load(std::memory_order_acquire)) {
+    if (listening_.load(std::memory_order_relaxed) &&
+        (reap_wanted_.load(std::memory_order_relaxed) || clock.Now() > next_reap_)) {
+      ReapAttached(false);
+    }
     const uint64_t calls = caller_progress_calls_.load(std::memory_order_relaxed);
     if (callers_posting_.load(std::memory_order_relaxed) > 0 ||
         callers_waiting_.load(std::memory_order_relaxed) > 0 || calls != seen_calls) {
@@ -319,10 +339,6 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
     return InvalidArgument("ConnectAll got " + std::to_string(addresses.size()) +
                            " addresses for " + std::to_string(world_size_) + " ranks");
   }
-  eps_.clear();
-  eps_.resize(world_size_);
-  use_am_.assign(world_size_, 0);
-  paths_.assign(world_size_, "");
   // UCX 1.13's shared-memory transports have no peer-failure handler, and asking for one makes
   // UCX refuse them; so peer-failure callbacks are requested only where every transport can
   // honour them (tcp, rdma). Elsewhere a dead peer is detected by deadlines, which every wait has.
@@ -336,7 +352,7 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
     if (peer_errors) {
       ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
       ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-      ep.err_handler.cb = PeerErrorTrampoline;
+      ep.err_handler.cb = PeerErrorCallback;
       ep.err_handler.arg = error_args_.back().get();
     }
     ucp_ep_h created = nullptr;
@@ -346,25 +362,34 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
       return PeerFailure("cannot create an endpoint to " + PeerName(r) + ": " +
                          ucs_status_string(st));
     }
-    paths_[r] = LaneTransports(eps_[r].get());
-    switch (config_.data_path) {
-      case DataPath::kRma:
-        use_am_[r] = 0;
-        break;
-      case DataPath::kActiveMessage:
-        use_am_[r] = 1;
-        break;
-      case DataPath::kAuto:
-        use_am_[r] = paths_[r].find("tcp") != std::string::npos;
-        break;
-    }
-    log::Debug("endpoint to rank {}: {} ({})", r, paths_[r], use_am_[r] ? "am" : "rma");
+    DescribeEndpoint(r);
   }
   return Status::Ok();
 }
 
+void UcxTransport::DescribeEndpoint(int32_t r) {
+  paths_[r] = LaneTransports(eps_[r].get());
+  switch (config_.data_path) {
+    case DataPath::kRma:
+      use_am_[r] = 0;
+      break;
+    case DataPath::kActiveMessage:
+      use_am_[r] = 1;
+      break;
+    case DataPath::kAuto:
+      use_am_[r] = paths_[r].find("tcp") != std::string::npos;
+      break;
+  }
+  log::Debug("endpoint to rank {}: {} ({})", r, paths_[r], use_am_[r] ? "am" : "rma");
+}
+
 std::string UcxTransport::DescribePath(Rank peer) const {
-  if (peer.value < 0 || peer.value >= static_cast<int>(paths_.size())) return "not connected";
+  if (peer.value >= world_size_) {
+    auto attached = FindAttached(peer.value);
+    if (attached == nullptr) return "not connected";
+    return attached->path + (attached->use_am ? " (am rendezvous)" : " (rma)");
+  }
+  if (peer.value < 0 || eps_[peer.value] == nullptr) return "not connected";
   return paths_[peer.value] + (use_am_[peer.value] ? " (am rendezvous)" : " (rma)");
 }
 
@@ -466,7 +491,7 @@ void PopulateMapping(void* addr, size_t length) {
 }  // namespace
 
 Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
-  if (owner.value < 0 || owner.value >= world_size_ || eps_.empty()) {
+  if (owner.value < 0 || owner.value >= world_size_ || eps_[owner.value] == nullptr) {
     return InvalidArgument("cannot import a descriptor of rank " + std::to_string(owner.value) +
                            " (not connected)");
   }
@@ -497,22 +522,25 @@ void UcxTransport::SetMessageHandler(MessageHandler handler) {
 }
 
 Status UcxTransport::SendMessage(Rank peer, std::span<const std::byte> payload) {
-  if (peer.value < 0 || peer.value >= static_cast<int>(eps_.size())) {
-    return InvalidArgument("no endpoint to rank " + std::to_string(peer.value));
+  std::shared_ptr<AttachedPeer> keep;  // an attached peer's endpoint stays open while we post
+  ucp_ep_h ep = EndpointOf(peer.value, &keep);
+  if (ep == nullptr) return PeerFailure("no endpoint to rank " + std::to_string(peer.value));
+  if (peer.value < world_size_ && peer_failed_[peer.value]) {
+    return PeerFailure(PeerName(peer.value) + " has failed");
   }
-  if (peer_failed_[peer.value]) return PeerFailure(PeerName(peer.value) + " has failed");
   // The payload must live until UCX is done with it: a heap copy freed by the callback.
-  auto* copy = new OutgoingControl{ControlHeader{self_.value},
+  auto* copy = new OutgoingControl{ControlHeader{SourceFor(peer.value)},
                                    std::vector<std::byte>(payload.begin(), payload.end())};
   ucp_request_param_t rp{};
   rp.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_AM_SEND_FLAG_EAGER;
+  // A process outside the job sends with its reply endpoint, which is how the listener checks
+  // that the number in the header is the one it gave this connection.
+  rp.flags = UCP_AM_SEND_FLAG_EAGER | (attached_as_.empty() ? 0 : UCP_AM_SEND_FLAG_REPLY);
   rp.cb.send = FreeOnSend;
   rp.user_data = copy;
-  ucs_status_ptr_t req =
-      ucp_am_send_nbx(eps_[peer.value].get(), kAmControl, &copy->header, sizeof copy->header,
-                      copy->payload.data(), copy->payload.size(), &rp);
+  ucs_status_ptr_t req = ucp_am_send_nbx(ep, kAmControl, &copy->header, sizeof copy->header,
+                                         copy->payload.data(), copy->payload.size(), &rp);
   if (req == nullptr) {
     delete copy;
   } else if (UCS_PTR_IS_ERR(req)) {
@@ -545,7 +573,7 @@ ucs_status_t UcxTransport::OnControl(const void* header, size_t header_length, v
   InCallback in_callback;
   ControlHeader h;
   std::memcpy(&h, header, sizeof h);
-  if (h.src_rank < 0 || h.src_rank >= world_size_) {
+  if (!KnownSender(h.src_rank, param)) {
     log::Warn("dropping a control message that claims to come from rank {}", h.src_rank);
     return UCS_OK;
   }
@@ -563,6 +591,17 @@ ucs_status_t UcxTransport::OnControl(const void* header, size_t header_length, v
 
 void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
   if (closing_ || shutting_down_) return;  // peers closing at shutdown is not a failure
+  if (peer < 0 || peer >= world_size_) return;
+  {
+    // A process outside the job waiting to attach to `peer`: nothing listens there.
+    std::lock_guard<std::mutex> lock(attach_wait_mutex_);
+    auto it = attach_waits_.find(peer);
+    if (it != attach_waits_.end() && !it->second.done) {
+      it->second.done = true;
+      it->second.status = ErrorCode::kPeerFailure;
+      attach_wait_cv_.notify_all();
+    }
+  }
   log::Warn("endpoint to rank {} failed: {}", peer, ucs_status_string(status));
   peer_failed_[peer] = true;
   FailPeer(peer, PeerFailure(PeerName(peer) + " failed: " + ucs_status_string(status)));
@@ -601,6 +640,8 @@ void UcxTransport::FailPeer(int32_t peer, const Status& status) {
 
 Status UcxTransport::Close(Nanos timeout) {
   if (closing_.exchange(true)) return Status::Ok();
+  listening_ = false;
+  listener_.reset();  // no more processes attach
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   Status result;
@@ -626,6 +667,11 @@ Status UcxTransport::Close(Nanos timeout) {
     ucp_request_free(req);
   }
   eps_.clear();
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    attach_check_ = nullptr;  // conn requests still queued are rejected (ucx_attach.cc)
+  }
+  ReapAttached(true);
   running_ = false;
   if (efd_ >= 0) ucp_worker_signal(worker_.get());  // wake a progress thread sleeping in poll
   if (progress_thread_.joinable()) progress_thread_.join();

@@ -1,0 +1,401 @@
+// Processes outside the job (transport.h, "Attaching"): the listener side (Listen, the
+// connection requests, the credential check, the table of attached peers and its reaping) and
+// the attaching side (Attach).
+//
+// Endpoints made through the listener keep UCX's default error mode where shared memory may be
+// used (shared-memory transports refuse the peer error mode, and a process on the same host
+// should move bytes through shared memory), but always carry an error handler: the connection
+// manager's socket reports a refused connection, and a process that left or died, through it
+// (measured with UCX 1.13: "Connection reset by remote peer" on the listener within
+// milliseconds of the client's exit, with sysv/posix/cma lanes kept).
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/log.h"
+#include "common/tcp_probe.h"
+#include "transport/ucx/ucx_impl.h"
+
+namespace mooncake::transport {
+namespace {
+
+// An attached connection that has not presented an admitted credential is closed after this.
+constexpr Nanos kUnadmittedGrace = std::chrono::seconds(10);
+// A refused one is closed after this (its refusal must leave first).
+constexpr Nanos kRefusedGrace = std::chrono::seconds(1);
+constexpr Nanos kReapInterval = std::chrono::seconds(1);
+
+void ConnRequestTrampoline(ucp_conn_request_h request, void* arg) {
+  static_cast<UcxTransport*>(arg)->OnConnRequest(request);
+}
+
+void FreeAttachReply(void* request, ucs_status_t, void* user_data) {
+  delete static_cast<AttachReplyHeader*>(user_data);
+  ucp_request_free(request);
+}
+
+struct OutgoingAttach {
+  AttachHeader header;
+  std::vector<std::byte> credential;
+};
+void FreeAttachSend(void* request, ucs_status_t, void* user_data) {
+  delete static_cast<OutgoingAttach*>(user_data);
+  ucp_request_free(request);
+}
+
+// Why a listener refused an attaching process, for its log.
+std::string RefusalReason(ErrorCode code, int32_t claimed_world, int32_t world) {
+  switch (code) {
+    case ErrorCode::kPermissionDenied:
+      return "wrong job token";
+    case ErrorCode::kInvalidArgument:
+      return "its connection file names a job of " + std::to_string(claimed_world) +
+             " ranks, this one has " + std::to_string(world);
+    default:
+      return "not a mooncake attach message";
+  }
+}
+
+// Error mode of endpoints made through a listener (see the top of the file).
+ucp_err_handling_mode_t AttachedErrorMode(const UcxConfig& config) {
+  const TlsFamilies families = ClassifyTls(ResolveTls(config.tls));
+  return families.pinned && !families.shm ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+}
+
+std::string HostPort(const std::string& host, uint16_t port) {
+  return host + ":" + std::to_string(port);
+}
+
+// The IPv4 address of `host` (a name or dotted quad).
+Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || found == nullptr) {
+    return InvalidArgument("cannot resolve host '" + host + "': " + gai_strerror(rc));
+  }
+  sockaddr_in sa{};
+  std::memcpy(&sa, found->ai_addr, sizeof sa);
+  freeaddrinfo(found);
+  sa.sin_port = htons(port);
+  return sa;
+}
+
+}  // namespace
+
+Result<uint16_t> UcxTransport::Listen(const ListenConfig& config, AttachCheck check) {
+  if (listener_) return InvalidArgument("this rank listens already");
+  if (!check) return InvalidArgument("Listen needs a credential check");
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(config.port);
+  if (inet_pton(AF_INET, config.address.c_str(), &sa.sin_addr) != 1) {
+    return InvalidArgument("listen address '" + config.address + "' is not an IPv4 address");
+  }
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    attach_check_ = std::move(check);
+    next_attached_rank_ = world_size_;
+  }
+  ucp_listener_params_t lp{};
+  lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+  lp.sockaddr.addr = reinterpret_cast<const sockaddr*>(&sa);
+  lp.sockaddr.addrlen = sizeof sa;
+  lp.conn_handler.cb = ConnRequestTrampoline;
+  lp.conn_handler.arg = this;
+  ucp_listener_h listener = nullptr;
+  ucs_status_t st = ucp_listener_create(worker_.get(), &lp, &listener);
+  if (st != UCS_OK) {
+    return InvalidArgument("cannot listen on " + HostPort(config.address, config.port) + ": " +
+                           ucs_status_string(st));
+  }
+  listener_.reset(listener);
+  ucp_listener_attr_t la{};
+  la.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+  if ((st = ucp_listener_query(listener, &la)) != UCS_OK) {
+    return Internal(std::string("ucp_listener_query: ") + ucs_status_string(st));
+  }
+  const auto* bound = reinterpret_cast<const sockaddr_in*>(&la.sockaddr);
+  listening_ = true;
+  return static_cast<uint16_t>(ntohs(bound->sin_port));
+}
+
+void UcxTransport::OnConnRequest(ucp_conn_request_h request) {
+  bool accepting;
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    accepting = attach_check_ != nullptr && !closing_;
+  }
+  if (!accepting) {
+    ucp_listener_reject(listener_.get(), request);
+    return;
+  }
+  auto peer = std::make_shared<AttachedPeer>();
+  peer->error_arg = PeerErrorArg{this, -1, peer.get()};
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  ep.conn_request = request;
+  ep.err_mode = AttachedErrorMode(config_);
+  ep.err_handler.cb = PeerErrorCallback;
+  ep.err_handler.arg = &peer->error_arg;
+  ucp_ep_h created = nullptr;
+  ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &created);
+  if (st != UCS_OK) {
+    log::Warn("cannot accept a connection: {}", ucs_status_string(st));
+    return;
+  }
+  peer->ep.reset(created);
+  peer->since = SteadyClock().Now();
+  std::lock_guard<std::mutex> lock(attached_mutex_);
+  unadmitted_.push_back(std::move(peer));
+}
+
+ucs_status_t UcxTransport::OnAttach(const void* header, size_t header_length, void* data,
+                                    size_t length, const ucp_am_recv_param_t* param) {
+  if (header_length != sizeof(AttachHeader) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
+      !(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) || length > kMaxCredentialBytes) {
+    return UCS_OK;  // not an attach we sent: a connection that never attaches is reaped
+  }
+  AttachHeader h;
+  std::memcpy(&h, header, sizeof h);
+  std::shared_ptr<AttachedPeer> peer;
+  AttachCheck check;
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    auto it = std::find_if(unadmitted_.begin(), unadmitted_.end(),
+                           [&](const auto& p) { return p->ep.get() == param->reply_ep; });
+    if (it == unadmitted_.end()) return UCS_OK;  // not a connection of our listener
+    peer = *it;
+    unadmitted_.erase(it);
+    check = attach_check_;
+  }
+  ErrorCode code = ErrorCode::kOk;
+  if (h.magic != kAttachMagic || h.version != kAttachVersion) {
+    code = ErrorCode::kProtocolError;
+  } else if (h.world_size != world_size_) {
+    code = ErrorCode::kInvalidArgument;
+  } else if (!check ||
+             !check(std::span<const std::byte>(static_cast<const std::byte*>(data), length))) {
+    code = ErrorCode::kPermissionDenied;
+  }
+  int32_t rank = -1;
+  if (code == ErrorCode::kOk) {
+    peer->path = LaneTransports(peer->ep.get());
+    peer->use_am =
+        config_.data_path == DataPath::kActiveMessage ||
+        (config_.data_path == DataPath::kAuto && peer->path.find("tcp") != std::string::npos);
+  }
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    if (code == ErrorCode::kOk) {
+      rank = next_attached_rank_++;
+      peer->rank = rank;
+      attached_[rank] = peer;
+    } else {
+      peer->since = SteadyClock().Now() - kUnadmittedGrace + kRefusedGrace;
+      unadmitted_.push_back(peer);  // closed by the reaper once the refusal has left
+    }
+  }
+  if (code == ErrorCode::kOk) {
+    log::Debug("process {} attached ({})", rank, peer->path);
+  } else {
+    log::Warn("refused a process that tried to attach: {}",
+              RefusalReason(code, h.world_size, world_size_));
+  }
+  Status s = SendAttachReply(peer->ep.get(), code, rank);
+  if (!s.ok()) log::Warn("{}", s.ToString());
+  return UCS_OK;
+}
+
+Status UcxTransport::SendAttachReply(ucp_ep_h ep, ErrorCode status, int32_t rank) {
+  auto* h = new AttachReplyHeader{static_cast<int32_t>(status), rank, world_size_, self_.value};
+  ucp_request_param_t rp{};
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  rp.cb.send = FreeAttachReply;
+  rp.user_data = h;
+  ucs_status_ptr_t req = ucp_am_send_nbx(ep, kAmAttachReply, h, sizeof *h, nullptr, 0, &rp);
+  if (req == nullptr) {
+    delete h;
+  } else if (UCS_PTR_IS_ERR(req)) {
+    delete h;
+    return PeerFailure(std::string("attach reply not sent: ") +
+                       ucs_status_string(UCS_PTR_STATUS(req)));
+  }
+  return Status::Ok();
+}
+
+void UcxTransport::OnAttachedError(AttachedPeer* peer, ucs_status_t status) {
+  if (closing_) return;
+  peer->gone = true;
+  reap_wanted_ = true;
+  const int32_t rank = peer->rank;
+  if (rank < 0 || shutting_down_) return;
+  log::Debug("attached process {} left: {}", rank, ucs_status_string(status));
+  std::shared_ptr<PeerFailureHandler> handler;
+  {
+    std::lock_guard<std::mutex> lock(handler_mutex_);
+    handler = failure_handler_;
+  }
+  if (handler && *handler) {
+    (*handler)(Rank{rank}, std::string("the attached process left: ") + ucs_status_string(status));
+  }
+}
+
+void UcxTransport::ReapAttached(bool all) {
+  std::vector<std::shared_ptr<AttachedPeer>> closing;
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    const Nanos now = SteadyClock().Now();
+    auto expired = [&](const std::shared_ptr<AttachedPeer>& p) {
+      return all || p->gone || now - p->since >= kUnadmittedGrace;
+    };
+    for (auto& p : unadmitted_) {
+      if (expired(p)) closing.push_back(std::move(p));
+    }
+    std::erase(unadmitted_, nullptr);
+    for (auto it = attached_.begin(); it != attached_.end();) {
+      if (all || it->second->gone) {
+        closing.push_back(std::move(it->second));
+        it = attached_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    reap_wanted_ = false;
+    next_reap_ = now + kReapInterval;
+  }
+  // Endpoints close here (UcpEndpoint forces them), outside attached_mutex_, unless a sender
+  // still holds one: then it closes when that send was posted.
+  closing.clear();
+}
+
+std::shared_ptr<AttachedPeer> UcxTransport::FindAttached(int32_t rank) const {
+  std::lock_guard<std::mutex> lock(attached_mutex_);
+  auto it = attached_.find(rank);
+  if (it == attached_.end() || it->second->gone) return nullptr;
+  return it->second;
+}
+
+bool UcxTransport::AttachedSenderMatches(int32_t rank, const ucp_am_recv_param_t* param) const {
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)) return false;
+  auto peer = FindAttached(rank);
+  return peer != nullptr && peer->ep.get() == param->reply_ep;
+}
+
+size_t UcxTransport::attached_peers() const {
+  std::lock_guard<std::mutex> lock(attached_mutex_);
+  return attached_.size();
+}
+
+ucp_ep_h UcxTransport::EndpointOf(int32_t peer, std::shared_ptr<AttachedPeer>* keep) const {
+  if (peer >= 0 && peer < world_size_) {
+    return peer < static_cast<int32_t>(eps_.size()) ? eps_[peer].get() : nullptr;
+  }
+  *keep = FindAttached(peer);
+  return *keep ? (*keep)->ep.get() : nullptr;
+}
+
+Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t port,
+                            std::span<const std::byte> credential, Nanos timeout, int* job_size) {
+  const int32_t r = listener.value;
+  const std::string where = HostPort(host, port) + " (rank " + std::to_string(r) + ")";
+  if (r < 0 || r >= world_size_) {
+    return InvalidArgument("rank " + std::to_string(r) + " is not in a job of " +
+                           std::to_string(world_size_) + " ranks");
+  }
+  if (credential.size() > kMaxCredentialBytes) return InvalidArgument("credential too long");
+  if (eps_[r] != nullptr) return InvalidArgument("already attached to " + where);
+  SteadyClock clock;
+  const Nanos deadline = clock.Now() + timeout;
+  auto address = Resolve(host, port);
+  if (!address.ok()) return address.status();
+  // A refused connection (a job that has stopped) is a clear error at once, not a silent wait
+  // for an answer that cannot come.
+  Status listening = ProbeTcpListener(host, port, timeout);
+  if (!listening.ok()) return listening.WithContext("rank " + std::to_string(r) + " of the job");
+  if (attached_as_.empty()) attached_as_.assign(world_size_, -1);
+  {
+    std::lock_guard<std::mutex> lock(attach_wait_mutex_);
+    attach_waits_[r] = AttachWait{};
+  }
+  error_args_.push_back(std::make_unique<PeerErrorArg>(PeerErrorArg{this, r}));
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  ep.sockaddr.addr = reinterpret_cast<const sockaddr*>(&*address);
+  ep.sockaddr.addrlen = sizeof *address;
+  ep.err_mode = AttachedErrorMode(config_);
+  ep.err_handler.cb = PeerErrorCallback;
+  ep.err_handler.arg = error_args_.back().get();
+  ucp_ep_h created = nullptr;
+  ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &created);
+  if (st != UCS_OK) return PeerFailure("cannot connect to " + where + ": " + ucs_status_string(st));
+  eps_[r].reset(created);
+  auto* out = new OutgoingAttach{AttachHeader{kAttachMagic, kAttachVersion, world_size_, 0},
+                                 std::vector<std::byte>(credential.begin(), credential.end())};
+  ucp_request_param_t rp{};
+  rp.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  rp.flags = UCP_AM_SEND_FLAG_REPLY;
+  rp.cb.send = FreeAttachSend;
+  rp.user_data = out;
+  ucs_status_ptr_t req = ucp_am_send_nbx(created, kAmAttach, &out->header, sizeof out->header,
+                                         out->credential.data(), out->credential.size(), &rp);
+  if (req == nullptr) delete out;
+  AttachWait result;
+  if (req != nullptr && UCS_PTR_IS_ERR(req)) {
+    delete out;
+    result = AttachWait{true, ErrorCode::kPeerFailure, -1, 0};
+  } else {
+    std::unique_lock<std::mutex> lock(attach_wait_mutex_);
+    while (!attach_waits_[r].done && clock.Now() < deadline) {
+      attach_wait_cv_.wait_for(lock, std::chrono::milliseconds(1));
+    }
+    result = attach_waits_[r];
+    attach_waits_.erase(r);
+  }
+  if (result.done && job_size != nullptr && result.world_size > 0) *job_size = result.world_size;
+  Status failed;
+  if (!result.done) {
+    failed = Timeout("no answer from " + where + " within " +
+                     std::to_string(timeout.count() / 1'000'000) + " ms");
+  } else if (result.status == ErrorCode::kPermissionDenied) {
+    failed = PermissionDenied(where + " refused this process: wrong job token");
+  } else if (result.status == ErrorCode::kInvalidArgument) {
+    failed = InvalidArgument(where + " belongs to a job of " + std::to_string(result.world_size) +
+                             " ranks, not " + std::to_string(world_size_) +
+                             ": the connection file is not this job's");
+  } else if (result.status != ErrorCode::kOk) {
+    failed = Status(result.status, "attaching to " + where + " failed (" +
+                                       std::string(ErrorCodeName(result.status)) + ")");
+  }
+  if (!failed.ok()) {
+    eps_[r].reset();  // force-closed
+    return failed;
+  }
+  attached_as_[r] = result.rank;
+  if (self_.value < 0) self_ = Rank{result.rank};
+  DescribeEndpoint(r);
+  return Status::Ok();
+}
+
+ucs_status_t UcxTransport::OnAttachReply(const void* header, size_t header_length) {
+  if (header_length != sizeof(AttachReplyHeader)) return UCS_OK;
+  AttachReplyHeader h;
+  std::memcpy(&h, header, sizeof h);
+  std::lock_guard<std::mutex> lock(attach_wait_mutex_);
+  auto it = attach_waits_.find(h.listener);
+  if (it == attach_waits_.end() || it->second.done) return UCS_OK;  // nobody waits for it
+  it->second = AttachWait{true, static_cast<ErrorCode>(h.status), h.rank, h.world_size};
+  attach_wait_cv_.notify_all();
+  return UCS_OK;
+}
+
+}  // namespace mooncake::transport

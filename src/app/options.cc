@@ -1,5 +1,6 @@
 #include "app/options.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 #include <filesystem>
@@ -7,14 +8,11 @@
 #include <iostream>
 
 #include "app/run.h"
+#include "common/data_dir.h"
 #include "common/units.h"
 #include "transport/nccl/gpu.h"
 
 namespace po = boost::program_options;
-
-#ifndef MOONCAKE_CONFIGS_DIR
-#define MOONCAKE_CONFIGS_DIR "configs"
-#endif
 
 namespace mooncake::app {
 namespace {
@@ -36,6 +34,8 @@ struct RawOptions {
   int silent_rank = -1;
   std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file,
       address_file;
+  std::string listen, connect_file, lease, put_timeout;
+  int port = 0;
 };
 
 po::options_description General(std::string* config, RawOptions* raw) {
@@ -131,11 +131,31 @@ po::options_description StoreAndJob(RawOptions* raw) {
   return d;
 }
 
+po::options_description StoreService(RawOptions* raw) {
+  po::options_description d("Store service (job.mode = store, docs/CLIENT.md)");
+  d.add_options()("store.listen", po::value<std::string>(&raw->listen)->default_value("0.0.0.0"),
+                  "IPv4 address the master and the store ranks accept clients on (0.0.0.0: "
+                  "every interface; the connection file lists them)")(
+      "store.port", po::value<int>(&raw->port)->default_value(0),
+      "TCP port of the master's listener (0: any free port; store ranks always take free ones)")(
+      "store.connect_file", po::value<std::string>(&raw->connect_file)->value_name("FILE"),
+      "where rank 0 writes the connection file, mode 0600 (default: <run folder>/connect.json)")(
+      "store.lease", po::value<std::string>(&raw->lease)->default_value("10s"),
+      "a get or exists keeps the object from eviction and removal this long (10ms..1h), as "
+      "Mooncake Store's kv lease")(
+      "store.put_timeout", po::value<std::string>(&raw->put_timeout)->default_value("30s"),
+      "a put not ended within this (its writer died) is revoked and its space freed "
+      "(100ms..1h)");
+  return d;
+}
+
 po::options_description Serving(RawOptions* raw) {
   po::options_description d("Serving (job.mode = serve)");
   d.add_options()("job.mode", po::value<std::string>(&raw->mode)->default_value("serve"),
                   "serve: replay the trace (or the synthetic workload) through the roles; "
-                  "check: bring-up check (RPC RTTs, a verified one-sided put/get)")(
+                  "check: bring-up check (RPC RTTs, a verified one-sided put/get); store: the "
+                  "store as a service for processes outside the job, until SIGTERM or "
+                  "`mooncake store stop FILE`")(
       "kv_scale", po::value<std::string>(&raw->kv_scale)->default_value("0.000122"),
       "bytes moved per KV block = kv_scale x the model's real block size (1e-6..1; also "
       "--kv-scale). Default 1/8192: a 160 MiB LLaMA3-70B block moves as 20 KiB")(
@@ -285,6 +305,23 @@ Status ServingBudgets(const RawOptions& raw, JobOptions* o) {
                     &o->prefill_staging);
 }
 
+Status StoreServiceOptions(const RawOptions& raw, JobOptions* o) {
+  in_addr parsed{};
+  if (inet_pton(AF_INET, raw.listen.c_str(), &parsed) != 1) {
+    return InvalidArgument("store.listen = '" + raw.listen + "' (allowed: an IPv4 address)");
+  }
+  if (raw.port < 0 || raw.port > 65535) {
+    return OutOfRange("store.port = " + std::to_string(raw.port) + " (allowed 0 to 65535)");
+  }
+  o->store_listen = raw.listen;
+  o->store_port = static_cast<uint16_t>(raw.port);
+  o->connect_file = raw.connect_file;
+  MC_RETURN_IF_ERROR(DurationOption("store.lease", raw.lease, Nanos(10'000'000),
+                                    Nanos(3'600'000'000'000), &o->store_lease));
+  return DurationOption("store.put_timeout", raw.put_timeout, Nanos(100'000'000),
+                        Nanos(3'600'000'000'000), &o->store_put_timeout);
+}
+
 Status Convert(const RawOptions& raw, JobOptions* o) {
   o->out_dir = raw.out;
   o->roles = raw.roles;
@@ -342,9 +379,12 @@ Status Convert(const RawOptions& raw, JobOptions* o) {
     o->mode = JobMode::kServe;
   } else if (raw.mode == "check") {
     o->mode = JobMode::kCheck;
+  } else if (raw.mode == "store") {
+    o->mode = JobMode::kStore;
   } else {
-    return InvalidArgument("job.mode = '" + raw.mode + "' (allowed: serve, check)");
+    return InvalidArgument("job.mode = '" + raw.mode + "' (allowed: serve, check, store)");
   }
+  MC_RETURN_IF_ERROR(StoreServiceOptions(raw, o));
   char* end = nullptr;
   o->kv_scale = std::strtod(raw.kv_scale.c_str(), &end);
   if (end == raw.kv_scale.c_str() || *end != '\0' || !(o->kv_scale >= 1e-6 && o->kv_scale <= 1)) {
@@ -434,6 +474,9 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
   RawOptions raw;
   po::options_description all(
       "Usage: mpirun -np N mooncake [options]   (N >= 4)\n"
+      "       mpirun -np N mooncake --job.mode store [options]   (N >= 2: the store as a "
+      "service)\n"
+      "       mooncake store stop|inspect ...     (see mooncake store --help)\n"
       "       mooncake eval [options]            (trace evaluation, see "
       "mooncake eval --help)\n\nOptions");
   all.add(General(&opts.config_file, &raw))
@@ -441,8 +484,9 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       .add(Transport(&raw))
       .add(StoreAndJob(&raw))
       .add(Serving(&raw))
+      .add(StoreService(&raw))
       .add(Faults(&raw));
-  eval::AddSchedulingOptions(all, MOONCAKE_CONFIGS_DIR);
+  eval::AddSchedulingOptions(all, DataDir("configs"));
   po::options_description synthetic("Synthetic workload (serve, when no trace is given)");
   eval::AddSyntheticOptions(synthetic);
   all.add(synthetic);

@@ -19,8 +19,9 @@ namespace mooncake::app {
 
 // What the ranks do: `serve` replays a trace (or the seeded synthetic workload) through the
 // conductor, prefill, decode and store ranks; `check` is the bring-up check (all-pairs RPC
-// RTTs, a verified one-sided put and get, orderly stop).
-enum class JobMode { kServe, kCheck };
+// RTTs, a verified one-sided put and get, orderly stop); `store` runs the store as a service
+// that processes outside the job attach to (docs/CLIENT.md) until it is told to stop.
+enum class JobMode { kServe, kCheck, kStore };
 
 // fault.kill / fault.stop: rank `rank` signals itself `at` (wall time) after the replay starts.
 struct FaultSpec {
@@ -71,6 +72,12 @@ struct JobOptions {
                           // divided by it (benchmarks/overload.sh)  // rank 0 writes the worker
                           // addresses here (empty: nowhere)
   FaultSpec fault_kill, fault_stop;
+  // Store service (job.mode = store).
+  std::string store_listen = "0.0.0.0";       // IPv4 address the master and store ranks listen on
+  uint16_t store_port = 0;                    // the master's port (0: any free one)
+  std::string connect_file;                   // empty: <run folder>/connect.json
+  Nanos store_lease = Nanos(10'000'000'000);  // a get or exists protects the object this long
+  Nanos store_put_timeout = Nanos(30'000'000'000);  // a put not ended by then is revoked
 };
 
 // What main() should do after parsing.

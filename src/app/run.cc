@@ -12,6 +12,7 @@
 #include "app/foundation_job.h"
 #include "app/job_context.h"
 #include "app/serve_job.h"
+#include "app/store_service.h"
 #include "cluster/mpi_session.h"
 #include "cluster/role_table.h"
 #include "common/log.h"
@@ -44,6 +45,13 @@ void PrintRoleTable(const cluster::RoleTable& roles, const std::vector<std::stri
 }
 
 }  // namespace
+
+// The layout of `options.roles` for `world_size` ranks: the store service has its own.
+Result<cluster::RoleTable> BuildRoles(const JobOptions& options, int world_size) {
+  return options.mode == JobMode::kStore
+             ? cluster::RoleTable::BuildStoreService(options.roles, world_size)
+             : cluster::RoleTable::Build(options.roles, world_size);
+}
 
 int LauncherWorldSize() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
@@ -189,6 +197,11 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   }
   PrintJobTable(options, mpi, roles, transport, *peers);
   JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
+  if (options.mode == JobMode::kStore) {
+    const int code = RunStoreService(ctx, peers_lost);
+    ShutdownWithoutMpi(options, transport, rpc);
+    return code;
+  }
   if (options.mode == JobMode::kServe) {
     const int code = RunServeJob(ctx, workload, peers_lost);
     ShutdownWithoutMpi(options, transport, rpc);
@@ -208,7 +221,7 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   // Role counts that cannot fit are a usage error, reported before any MPI work when the
   // launcher told us the job size.
   if (int n = LauncherWorldSize(); n > 0) {
-    auto early = cluster::RoleTable::Build(options.roles, n);
+    auto early = BuildRoles(options, n);
     if (!early.ok()) {
       std::cerr << "mooncake: " << early.status().message() << "\n";
       return 2;
@@ -220,7 +233,7 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
     return 1;
   }
   auto& mpi = **mpi_or;
-  auto roles_or = cluster::RoleTable::Build(options.roles, mpi.size());
+  auto roles_or = BuildRoles(options, mpi.size());
   if (!roles_or.ok()) {
     if (mpi.rank() == 0) std::cerr << "mooncake: " << roles_or.status().message() << "\n";
     return 2;

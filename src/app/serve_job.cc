@@ -49,17 +49,6 @@ void Barrier(JobContext& ctx, const char* phase) {
   }
 }
 
-serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
-  std::vector<std::vector<transport::RemoteDescriptor>> regions;
-  for (const auto& p : ctx.peers) regions.push_back(p.regions);
-  auto topology = store::StoreTopology::FromRegions(ctx.roles.RanksOf(Role::kStore), regions);
-  if (!topology.ok()) AbortUnlessOk(ctx, topology.status(), 1);
-  serve::ServePeers peers{Rank{ctx.rank()}, Rank{0}, ctx.roles.RanksOf(Role::kPrefill),
-                          ctx.roles.RanksOf(Role::kDecode)};
-  return serve::ServeNodeDeps{ctx.transport, ctx.rpc, std::move(peers), std::move(*topology),
-                              std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)};
-}
-
 serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workload& workload) {
   serve::ConductorSetup c;
   c.scheduler = o.sched.scheduler;
@@ -68,6 +57,8 @@ serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workloa
       static_cast<int64_t>(static_cast<double>(o.admission_margin.count()) * o.sched.time_scale));
   c.requests = &workload.requests;
   c.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
+  c.master.master.lease = o.store_lease;
+  c.master.master.put_timeout = o.store_put_timeout;
   return c;
 }
 
@@ -177,6 +168,17 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
 }
 
 }  // namespace
+
+serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
+  std::vector<std::vector<transport::RemoteDescriptor>> regions;
+  for (const auto& p : ctx.peers) regions.push_back(p.regions);
+  auto topology = store::StoreTopology::FromRegions(ctx.roles.RanksOf(Role::kStore), regions);
+  if (!topology.ok()) AbortUnlessOk(ctx, topology.status(), 1);
+  serve::ServePeers peers{Rank{ctx.rank()}, Rank{0}, ctx.roles.RanksOf(Role::kPrefill),
+                          ctx.roles.RanksOf(Role::kDecode)};
+  return serve::ServeNodeDeps{ctx.transport, ctx.rpc, std::move(peers), std::move(*topology),
+                              std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)};
+}
 
 serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   serve::ServeConfig c;

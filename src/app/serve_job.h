@@ -7,6 +7,7 @@
 #include "app/job_context.h"
 #include "app/options.h"
 #include "serve/serve_config.h"
+#include "serve/serve_node.h"
 #include "serve/workload.h"
 
 namespace mooncake::app {
@@ -14,6 +15,10 @@ namespace mooncake::app {
 // The serving roles' settings and workload source, from the job's options.
 serve::ServeConfig ServeConfigFrom(const JobOptions& options);
 serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& options);
+// What a ServeNode takes from the job: this rank's transport and RPC, who plays which role, the
+// store ranks' segments (from the bootstrap records), this rank's registered buffer. Aborts the
+// job when a store rank exported no segment.
+serve::ServeNodeDeps NodeDeps(JobContext& ctx);
 
 // Every rank calls it (the start is collective over MPI; the end goes over the RPC, so ranks
 // that died are skipped). `workload` is only read on the conductor. Returns the process exit

@@ -65,18 +65,45 @@ Result<RoleTable> RoleTable::Build(std::string_view spec, int world_size) {
     return InvalidArgument("the job has " + std::to_string(world_size) +
                            " ranks; it needs at least 4 (conductor, store, prefill, decode)");
   }
+  const int rest = world_size - 1;
+  const int store = std::max(1, rest / 4);
+  const int decode = std::max(1, (rest - store) / 2);
+  const int prefill = rest - store - decode;
+  std::vector<Role> defaults{Role::kConductor};
+  defaults.insert(defaults.end(), store, Role::kStore);
+  defaults.insert(defaults.end(), prefill, Role::kPrefill);
+  defaults.insert(defaults.end(), decode, Role::kDecode);
+  auto roles = Parse(spec, world_size, std::move(defaults));
+  if (!roles.ok()) return roles.status();
+  MC_RETURN_IF_ERROR(CheckLayout(*roles, spec));
+  return RoleTable(std::move(*roles));
+}
+
+Result<RoleTable> RoleTable::BuildStoreService(std::string_view spec, int world_size) {
+  if (world_size < 2) {
+    return InvalidArgument("the store service has " + std::to_string(world_size) +
+                           " ranks; it needs at least 2 (the conductor and a store rank)");
+  }
+  std::vector<Role> defaults(world_size, Role::kStore);
+  defaults[0] = Role::kConductor;
+  auto roles = Parse(spec, world_size, std::move(defaults));
+  if (!roles.ok()) return roles.status();
+  const auto count = [&](Role r) { return std::count(roles->begin(), roles->end(), r); };
+  if (count(Role::kConductor) != 1 || roles->front() != Role::kConductor ||
+      count(Role::kStore) < 1 || count(Role::kPrefill) + count(Role::kDecode) > 0) {
+    return InvalidArgument(Quote(spec) +
+                           ": the store service takes one conductor, at rank 0, and store ranks "
+                           "only (at least one)");
+  }
+  return RoleTable(std::move(*roles));
+}
+
+Result<std::vector<Role>> RoleTable::Parse(std::string_view spec, int world_size,
+                                           std::vector<Role> defaults) {
   std::vector<Role> roles;
   auto words = SplitOn(spec, " \t");
-  if (words.empty()) {
-    int rest = world_size - 1;
-    int store = std::max(1, rest / 4);
-    int decode = std::max(1, (rest - store) / 2);
-    int prefill = rest - store - decode;
-    roles.push_back(Role::kConductor);
-    roles.insert(roles.end(), store, Role::kStore);
-    roles.insert(roles.end(), prefill, Role::kPrefill);
-    roles.insert(roles.end(), decode, Role::kDecode);
-  } else if (spec.find(':') != std::string_view::npos) {
+  if (words.empty()) return defaults;
+  if (spec.find(':') != std::string_view::npos) {
     std::array<int, 4> counts{};
     for (std::string_view w : words) {
       size_t colon = w.find(':');
@@ -97,22 +124,21 @@ Result<RoleTable> RoleTable::Build(std::string_view spec, int world_size) {
                              " ranks but the job has " + std::to_string(world_size));
     }
     for (Role r : kAllRoles) roles.insert(roles.end(), counts[static_cast<int>(r)], r);
-  } else {
-    for (std::string_view w : SplitOn(spec, ", \t")) {
-      auto role = ParseRole(w);
-      if (!role) {
-        return InvalidArgument(Quote(spec) + ": unknown role '" + std::string(w) +
-                               "' (allowed: conductor, store, prefill, decode)");
-      }
-      roles.push_back(*role);
-    }
-    if (static_cast<int>(roles.size()) != world_size) {
-      return InvalidArgument(Quote(spec) + " lists " + std::to_string(roles.size()) +
-                             " ranks but the job has " + std::to_string(world_size));
-    }
+    return roles;
   }
-  MC_RETURN_IF_ERROR(CheckLayout(roles, spec));
-  return RoleTable(std::move(roles));
+  for (std::string_view w : SplitOn(spec, ", \t")) {
+    auto role = ParseRole(w);
+    if (!role) {
+      return InvalidArgument(Quote(spec) + ": unknown role '" + std::string(w) +
+                             "' (allowed: conductor, store, prefill, decode)");
+    }
+    roles.push_back(*role);
+  }
+  if (static_cast<int>(roles.size()) != world_size) {
+    return InvalidArgument(Quote(spec) + " lists " + std::to_string(roles.size()) +
+                           " ranks but the job has " + std::to_string(world_size));
+  }
+  return roles;
 }
 
 std::vector<int> RoleTable::RanksOf(Role role) const {
@@ -132,8 +158,10 @@ int RoleTable::IndexInRole(int rank) const {
 }
 
 std::string RoleTable::Summary() const {
+  // Roles the layout has (the store service has no prefill or decode ranks).
   std::ostringstream os;
   for (Role r : kAllRoles) {
+    if (count(r) == 0) continue;
     if (r != Role::kConductor) os << ' ';
     os << RoleName(r) << ':' << count(r);
   }

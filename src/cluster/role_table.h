@@ -7,6 +7,10 @@
 //   decode = max(1, (r-store)/2), prefill = the rest (N = 4: 1/1/1/1; N = 6: 1/2/2; N = 64:
 //   15/24/24).
 // Every layout needs exactly one conductor, at rank 0, and at least one rank of each other role.
+//
+// The store service (job.mode = store, docs/CLIENT.md) has a layout of its own: the conductor
+// (the store's metadata master) and store ranks only, at least 2 ranks; by default every rank
+// but rank 0 is a store rank.
 #pragma once
 
 #include <array>
@@ -24,6 +28,8 @@ class RoleTable {
   // Parses `spec` (empty = default rule) for `world_size` ranks. Errors name the spec and what
   // is allowed, e.g. "roles = 'store:5' asks for 5 ranks but the job has 4".
   static Result<RoleTable> Build(std::string_view spec, int world_size);
+  // The store service's layout: a conductor at rank 0 and store ranks only.
+  static Result<RoleTable> BuildStoreService(std::string_view spec, int world_size);
 
   Role role(int rank) const { return roles_[rank]; }
   int size() const { return static_cast<int>(roles_.size()); }
@@ -37,6 +43,9 @@ class RoleTable {
 
  private:
   explicit RoleTable(std::vector<Role> roles);
+  // `spec` as counts or a per-rank list; empty: `defaults`.
+  static Result<std::vector<Role>> Parse(std::string_view spec, int world_size,
+                                         std::vector<Role> defaults);
   std::vector<Role> roles_;
   std::array<int, 4> counts_{};
 };

@@ -1,5 +1,7 @@
 #include "eval/eval_command.h"
 
+#include "common/data_dir.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,10 +21,6 @@
 
 namespace mooncake::eval {
 namespace {
-
-#ifndef MOONCAKE_TOOLS_DIR
-#define MOONCAKE_TOOLS_DIR "tools"
-#endif
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
@@ -102,7 +100,7 @@ Result<PointRun> RunPoint(const EvalOptions& o, TraceCache& traces) {
 }  // namespace
 
 void PlotRunFolder(const std::string& dir) {
-  const std::string script = std::string(MOONCAKE_TOOLS_DIR) + "/plot_run.py";
+  const std::string script = DataDir("tools") + "/plot_run.py";
   if (!std::filesystem::exists("/usr/bin/python3") || !std::filesystem::exists(script)) {
     std::cout << "plots: skipped (/usr/bin/python3 or " << script << " not found)\n";
     return;

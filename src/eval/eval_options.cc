@@ -1,5 +1,7 @@
 #include "eval/eval_options.h"
 
+#include "common/data_dir.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -10,10 +12,6 @@
 namespace mooncake::eval {
 
 namespace po = boost::program_options;
-
-#ifndef MOONCAKE_CONFIGS_DIR
-#define MOONCAKE_CONFIGS_DIR "configs"
-#endif
 
 po::options_description EvalOptionsDescription() {
   po::options_description all("Usage: mooncake eval [options]\n\nOptions");
@@ -27,7 +25,7 @@ po::options_description EvalOptionsDescription() {
       "plots", po::value<bool>()->default_value(true),
       "write PNG plots with /usr/bin/python3 + matplotlib when present (true | false)");
   all.add(general);
-  AddSchedulingOptions(all, MOONCAKE_CONFIGS_DIR);
+  AddSchedulingOptions(all, DataDir("configs"));
   po::options_description syn("Synthetic workload (used when no trace is given)");
   AddSyntheticOptions(syn);
   syn.add_options()("synthetic.write", po::value<std::string>()->default_value(""),

@@ -58,7 +58,7 @@ Status ServeNode::Start() {
                                                           ctx_.config.phase_timeout);
     s = rereplicator_->Start();
     if (!s.ok()) return s;
-    StartConductor();
+    if (!setup_.store_service) StartConductor();
   } else if (part_ == ServePart::kPrefill || part_ == ServePart::kDecode) {
     StartClient();
   }
@@ -89,6 +89,8 @@ void ServeNode::StartMembership() {
   detector_->OnDeath([this](const DeadRank& d) { OnRankDead(d); });
   // A tcp or rdma endpoint that reports its peer gone: dead now, not after missed heartbeats.
   deps_.transport.SetPeerFailureHandler([this](Rank peer, const std::string& why) {
+    // Processes attached from outside the job (store clients) come and go; they are not ranks.
+    if (peer.value >= deps_.transport.world_size()) return;
     if (detector_) detector_->DeclareDead(peer, why);
   });
   deps_.rpc.Register(

@@ -52,6 +52,9 @@ struct ConductorSetup {
   conductor::SchedulerConfig scheduler;  // instance counts are taken from the peers
   const std::vector<trace::TraceRequest>* requests = nullptr;
   store::MasterServiceConfig master;
+  // The store service (job.mode = store): the metadata master, re-replication and membership
+  // only; no scheduler and no requests (RunConductor must not be called).
+  bool store_service = false;
 };
 
 class ServeNode {
@@ -73,6 +76,8 @@ class ServeNode {
   void StopOthers();
   // Other ranks: wait for the conductor's stop (bounded by the job deadline + phase timeout).
   void WaitForStop();
+  // Other ranks: the conductor's stop has arrived (the store service polls it).
+  bool stop_requested() const { return stop_; }
   // Stops the roles and returns this rank's counters.
   RankReport Finish();
   // Other ranks: send this rank's report to the conductor.

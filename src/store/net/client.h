@@ -62,6 +62,8 @@ class StoreClient {
   Result<size_t> Get(const std::string& key, std::span<std::byte> out);
   // Copying form: allocates a buffer of the object's size.
   Result<std::vector<std::byte>> GetValue(const std::string& key);
+  // The object's size in bytes (NotFound when not visible); reads no bytes.
+  Result<uint64_t> GetSize(const std::string& key);
   // OK when visible (and takes a lease), NotFound otherwise.
   Status Exists(const std::string& key);
   Status Remove(const std::string& key);
@@ -73,6 +75,8 @@ class StoreClient {
                                const ReplicateConfig& cfg = {});
   std::vector<Result<size_t>> BatchGet(std::span<const std::string> keys,
                                        std::span<const std::span<std::byte>> outs);
+  // Copying form of BatchGet: each object in a buffer of its size.
+  std::vector<Result<std::vector<std::byte>>> BatchGetValues(std::span<const std::string> keys);
   // One byte per key (1 visible, 0 not); an error when the RPC itself failed.
   Result<std::vector<uint8_t>> BatchExists(std::span<const std::string> keys);
   std::vector<Status> BatchRemove(std::span<const std::string> keys);
@@ -88,6 +92,8 @@ class StoreClient {
     Nanos Remaining(const Clock& c) const { return at - c.Now(); }
   };
   Deadline Start() const { return Deadline{clock_.Now() + cfg_.timeout}; }
+  // The master's answer to a get of `key` alone (size, checksum, replicas; a lease is taken).
+  Result<ObjectView> Lookup(const std::string& key);
   Result<std::vector<std::byte>> Call(StoreMsg type, std::span<const std::byte> request,
                                       const Deadline& d);
   std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);

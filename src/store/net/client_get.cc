@@ -51,9 +51,7 @@ Result<size_t> StoreClient::Get(const std::string& key, std::span<std::byte> out
   return BatchGet(std::span(&key, 1), outs)[0];
 }
 
-Result<std::vector<std::byte>> StoreClient::GetValue(const std::string& key) {
-  // The size is not known before the master answers: ask, size the buffer, then read (objects
-  // are immutable, so only a remove and re-put in between can change it: InvalidArgument then).
+Result<ObjectView> StoreClient::Lookup(const std::string& key) {
   KeysRequest req{{key}};
   auto reply = Call(StoreMsg::kGet, Encode(req), Start());
   if (!reply.ok()) return reply.status();
@@ -61,11 +59,71 @@ Result<std::vector<std::byte>> StoreClient::GetValue(const std::string& key) {
   MC_RETURN_IF_ERROR(Decode(*reply, &resp));
   if (resp.entries.size() != 1) return ProtocolError("get answer has wrong length");
   MC_RETURN_IF_ERROR(FromEntry(resp.entries[0].status));
-  std::vector<std::byte> buf(resp.entries[0].view.size);
+  return std::move(resp.entries[0].view);
+}
+
+Result<std::vector<std::byte>> StoreClient::GetValue(const std::string& key) {
+  // The size is not known before the master answers: ask, size the buffer, then read (objects
+  // are immutable, so only a remove and re-put in between can change it: InvalidArgument then).
+  auto view = Lookup(key);
+  if (!view.ok()) return view.status();
+  std::vector<std::byte> buf(view->size);
   auto n = Get(key, buf);
   if (!n.ok()) return n.status();
   buf.resize(*n);
   return buf;
+}
+
+Result<uint64_t> StoreClient::GetSize(const std::string& key) {
+  auto view = Lookup(key);
+  if (!view.ok()) return view.status();
+  return view->size;
+}
+
+std::vector<Result<std::vector<std::byte>>> StoreClient::BatchGetValues(
+    std::span<const std::string> keys) {
+  using Value = Result<std::vector<std::byte>>;
+  const size_t n = keys.size();
+  if (n > kMaxBatchKeys) return std::vector<Value>(n, InvalidArgument("batch get: too many keys"));
+  // Sizes first (one RPC), then the reads into buffers of those sizes (BatchGet).
+  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
+  auto reply = Call(StoreMsg::kGet, Encode(req), Start());
+  if (!reply.ok()) return std::vector<Value>(n, reply.status());
+  GetResponse resp;
+  Status decoded = Decode(*reply, &resp);
+  if (decoded.ok() && resp.entries.size() != n) {
+    decoded = ProtocolError("get answer has wrong length");
+  }
+  if (!decoded.ok()) return std::vector<Value>(n, decoded);
+  std::vector<Value> out(n, Internal("not read"));
+  std::vector<std::vector<std::byte>> bufs(n);
+  std::vector<std::string> found_keys;
+  std::vector<std::span<std::byte>> found_outs;
+  std::vector<size_t> found;
+  for (size_t i = 0; i < n; ++i) {
+    Status s = FromEntry(resp.entries[i].status);
+    if (!s.ok()) {
+      out[i] = s;
+      continue;
+    }
+    bufs[i].resize(resp.entries[i].view.size);
+    found.push_back(i);
+  }
+  for (size_t i : found) {
+    found_keys.push_back(keys[i]);
+    found_outs.emplace_back(bufs[i]);
+  }
+  auto got = BatchGet(found_keys, found_outs);
+  for (size_t j = 0; j < found.size(); ++j) {
+    const size_t i = found[j];
+    if (!got[j].ok()) {
+      out[i] = got[j].status();
+      continue;
+    }
+    bufs[i].resize(*got[j]);
+    out[i] = std::move(bufs[i]);
+  }
+  return out;
 }
 
 std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> keys,

@@ -26,6 +26,9 @@ enum class StoreMsg : uint16_t {
   kExists = 0x0405,
   kRemove = 0x0406,
   kStats = 0x0407,  // empty request; StatsResponse
+  // The store service (job.mode = store) and the processes attached to it (src/client).
+  kDirectory = 0x0408,    // empty request; StoreDirectory (directory.h)
+  kServiceStop = 0x0409,  // empty request and answer: the store service stops in order
 };
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;

@@ -1,0 +1,274 @@
+#include "app/store_service.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "app/serve_job.h"
+#include "app/store_rank.h"
+#include "client/connection_file.h"
+#include "common/host_addresses.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "common/wire_fields.h"
+#include "serve/serve_node.h"
+#include "store/net/directory.h"
+#include "store/net/messages.h"
+
+namespace mooncake::app {
+namespace {
+
+using cluster::Role;
+
+// Set by SIGTERM / SIGINT: the service stops in order.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void OnStopSignal(int) { g_stop_signal = 1; }
+
+void InstallStopSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// Where one rank accepts processes from outside the job.
+struct ListenerRecord {
+  std::vector<std::string> hosts;
+  uint16_t port = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.hosts, m.port);
+  }
+};
+
+// Every rank listens, admitting the processes that present the job token.
+Result<ListenerRecord> Listen(JobContext& ctx) {
+  const JobOptions& o = ctx.options;
+  const std::vector<std::byte> token = client::TokenBytes(ctx.rpc.job_token());
+  transport::ListenConfig lc;
+  lc.address = o.store_listen;
+  lc.port = ctx.rank() == 0 ? o.store_port : 0;
+  auto port = ctx.transport.Listen(lc, [token](std::span<const std::byte> credential) {
+    return credential.size() == token.size() &&
+           std::equal(credential.begin(), credential.end(), token.begin());
+  });
+  if (!port.ok()) return port.status().WithContext("store.listen / store.port");
+  return ListenerRecord{ListenerAddresses(o.store_listen), *port};
+}
+
+std::string UtcNow() {
+  char text[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+// Rank 0: the directory clients ask for, from every rank's listener and segment.
+store::StoreDirectory MakeDirectory(JobContext& ctx, const std::vector<ListenerRecord>& listeners) {
+  store::StoreDirectory d;
+  d.world_size = ctx.roles.size();
+  d.master = Rank{0};
+  d.default_replicas = static_cast<uint32_t>(ctx.options.replicas);
+  d.ssd = ctx.options.store_ssd;
+  for (int r : ctx.roles.RanksOf(Role::kStore)) {
+    store::StoreRankEntry e;
+    e.rank = Rank{r};
+    e.hosts = listeners[r].hosts;
+    e.port = listeners[r].port;
+    e.segment = ctx.peers[r].regions.at(0).Encode();
+    d.store_ranks.push_back(std::move(e));
+  }
+  return d;
+}
+
+client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const ListenerRecord& master,
+                                          const std::string& run_dir) {
+  client::ConnectionInfo c;
+  c.mooncake_version = "0.1.0";
+  // Names the job, never derived from the token (the file's readers may print it).
+  c.cluster_id = transport::DrawJobToken().Hex().substr(0, 16);
+  c.token = ctx.rpc.job_token();
+  c.world_size = ctx.roles.size();
+  c.master_rank = 0;
+  for (const auto& h : master.hosts)
+    c.master_addresses.push_back(h + ":" + std::to_string(master.port));
+  c.store_ranks = ctx.roles.RanksOf(Role::kStore);
+  c.dram_per_rank = ctx.options.store_dram;
+  c.ssd = ctx.options.store_ssd;
+  c.replicas = static_cast<uint32_t>(ctx.options.replicas);
+  c.run_dir = run_dir;
+  c.host = ctx.mpi.hostname();
+  c.pid = getpid();
+  c.created = UtcNow();
+  return c;
+}
+
+// Rank 0: the handlers clients call besides the master's, then the connection file (once the
+// recovered blocks are in the master, so the first client already sees them).
+Status OpenToClients(JobContext& ctx, const std::vector<ListenerRecord>& listeners,
+                     const std::string& run_dir, std::atomic<bool>* stop_asked,
+                     std::string* connect_file) {
+  const std::vector<std::byte> directory = MakeDirectory(ctx, listeners).Encode();
+  ctx.rpc.Register(static_cast<uint16_t>(store::StoreMsg::kDirectory),
+                   [directory](Rank, std::span<const std::byte>, transport::Responder r) {
+                     r.Reply(directory);
+                   });
+  ctx.rpc.Register(static_cast<uint16_t>(store::StoreMsg::kServiceStop),
+                   [stop_asked](Rank from, std::span<const std::byte>, transport::Responder r) {
+                     log::Warn("process {} asked the store service to stop", from.value);
+                     r.Reply({});
+                     *stop_asked = true;
+                   });
+  *connect_file =
+      ctx.options.connect_file.empty() ? run_dir + "/connect.json" : ctx.options.connect_file;
+  return client::WriteConnectionFile(*connect_file, MakeConnectionInfo(ctx, listeners[0], run_dir));
+}
+
+// Rank 0's summary when the service ends: summary.json in the run folder and a few lines.
+void Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve::RankReport& all,
+               const std::string& run_dir) {
+  store::MasterService* master = node.master();
+  const store::StatsResponse stats = master->Stats();
+  std::map<std::string, double> extra;
+  std::string ssd_line;
+  if (ctx.options.store_ssd) ssd_line = SsdSummary(ssd, master, all.ssd, &extra);
+  nlohmann::json j = {{"mode", "store"},
+                      {"ranks", ctx.roles.size()},
+                      {"store_ranks", ctx.roles.count(Role::kStore)},
+                      {"objects", stats.objects},
+                      {"requests", stats.requests},
+                      {"evicted_replicas", stats.evicted_replicas},
+                      {"revoked_puts", stats.revoked_puts},
+                      {"timed_out_puts", stats.timed_out_puts},
+                      {"rpc_refused_frames", all.rpc_refused_frames},
+                      {"dead_ranks", node.dead_ranks().size()},
+                      {"errors", all.errors},
+                      {"extra", extra}};
+  std::FILE* f = std::fopen((run_dir + "/summary.json").c_str(), "w");
+  if (f != nullptr) {
+    std::fputs((j.dump(2) + "\n").c_str(), f);
+    std::fclose(f);
+  }
+  std::printf("\n== mooncake store service ==\n");
+  std::printf(
+      "%-28s %llu objects, %llu requests served, %llu replicas evicted, %llu puts "
+      "revoked (%llu timed out)\n",
+      "store", static_cast<unsigned long long>(stats.objects),
+      static_cast<unsigned long long>(stats.requests),
+      static_cast<unsigned long long>(stats.evicted_replicas),
+      static_cast<unsigned long long>(stats.revoked_puts),
+      static_cast<unsigned long long>(stats.timed_out_puts));
+  if (!ssd_line.empty()) std::printf("%s", ssd_line.c_str());
+  std::printf("%-28s %s\n", "run folder", run_dir.c_str());
+  std::printf("%-28s %s\n", "result", all.errors == 0 ? "OK" : "ERRORS");
+  std::fflush(stdout);
+}
+
+// Rank 0 waits for a stop: a signal or kServiceStop. Store ranks wait for the conductor's stop;
+// one that was signalled itself stops alone when none comes within the phase timeout.
+void WaitForStop(JobContext& ctx, serve::ServeNode& node, const std::atomic<bool>& stop_asked) {
+  SteadyClock clock;
+  Nanos signalled_at{0};
+  for (;;) {
+    if (ctx.role() == Role::kConductor && (g_stop_signal || stop_asked)) return;
+    if (ctx.role() != Role::kConductor) {
+      if (node.stop_requested()) return;
+      if (g_stop_signal && signalled_at == Nanos(0)) signalled_at = clock.Now();
+      if (signalled_at > Nanos(0) && clock.Now() - signalled_at > ctx.options.phase_timeout) {
+        log::Warn("signalled, and no stop from the conductor within {}: stopping alone",
+                  FormatDuration(ctx.options.phase_timeout));
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
+int RunStoreService(JobContext& ctx, bool* peers_lost) {
+  const JobOptions& o = ctx.options;
+  InstallStopSignals();
+  const std::string run_dir = CollectiveRunDir(ctx);
+  serve::ServeConfig config = ServeConfigFrom(o);
+  config.job_deadline = std::chrono::hours(24 * 365 * 10);  // a service: the stop ends it
+  const engine::CostModel cost(o.sched.model, o.sched.hardware);
+  const serve::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
+  serve::ConductorSetup setup;
+  setup.store_service = true;
+  setup.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
+  setup.master.master.lease = o.store_lease;
+  setup.master.master.put_timeout = o.store_put_timeout;
+  serve::ServeNode node(
+      ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,
+      NodeDeps(ctx), config, cost, layout, setup);
+  node.OnConductorLost([rank = ctx.rank()](const Status& why) {
+    log::Error("rank {} ends: {}", rank, why.ToString());
+    std::fflush(nullptr);
+    std::_Exit(4);
+  });
+  SsdJob ssd;
+  std::atomic<bool> stop_asked{false};
+  std::string connect_file;
+  Status s = node.Start();
+  if (s.ok() && o.store_ssd) s = SetUpSsd(ctx, run_dir, node.master(), &ssd);
+  auto listener = s.ok() ? Listen(ctx) : Result<ListenerRecord>(s);
+  if (!listener.ok()) {
+    log::Error("{}", listener.status().ToString());
+    ctx.mpi.Abort(listener.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
+  }
+  auto gathered = ctx.mpi.Gather(WireEncode(*listener), 0);
+  if (ctx.mpi.Barrier(o.phase_timeout).ok() && o.store_ssd) CollectiveAdmitRecovered(ctx, ssd);
+  if (ctx.rank() == 0) {
+    std::vector<ListenerRecord> listeners;
+    for (const auto& bytes : gathered) {
+      auto r = WireDecode<ListenerRecord>(bytes, "ListenerRecord");
+      listeners.push_back(r.ok() ? *r : ListenerRecord{});
+    }
+    s = OpenToClients(ctx, listeners, run_dir, &stop_asked, &connect_file);
+    if (!s.ok()) {
+      log::Error("{}", s.ToString());
+      ctx.mpi.Abort(1);
+    }
+  }
+  if (o.survive_rank_loss) ctx.mpi.Leave();
+  if (ctx.rank() == 0) {
+    std::printf(
+        "store service: %d store ranks x %s DRAM%s, %u replica(s) by default\n"
+        "connection file: %s (mode 0600)\n"
+        "stop it with: mooncake store stop %s   (or SIGTERM / Ctrl-C)\n",
+        ctx.roles.count(Role::kStore), FormatBytes(o.store_dram).c_str(),
+        o.store_ssd ? " + SSD tier" : "", static_cast<unsigned>(o.replicas), connect_file.c_str(),
+        connect_file.c_str());
+    std::fflush(stdout);
+  }
+  WaitForStop(ctx, node, stop_asked);
+  int code = 0;
+  if (ctx.role() == Role::kConductor) {
+    StopSpilling(ssd);
+    node.StopOthers();
+    const serve::RankReport all = node.CollectReports(node.Finish());
+    Summarize(ctx, node, ssd, all, run_dir);
+    node.ShutdownOthers();
+    code = all.errors == 0 ? 0 : 1;
+  } else {
+    serve::RankReport report = node.Finish();
+    if (o.store_ssd) report.ssd = SsdCounters(ssd);
+    if (node.stop_requested()) {
+      Status sent = node.SendReport(report);
+      if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
+      node.WaitForShutdown();
+    }
+    code = report.errors == 0 ? 0 : 1;
+  }
+  *peers_lost = node.peers_lost();
+  return code;
+}
+
+}  // namespace mooncake::app

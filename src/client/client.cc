@@ -1,0 +1,331 @@
+#include "client/client.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "client/connection_file.h"
+#include "store/net/client.h"
+#include "store/net/directory.h"
+#include "store/net/messages.h"
+#include "transport/factory/transport_factory.h"
+#include "transport/rpc.h"
+
+namespace mooncake::client {
+
+class Client::Impl {
+ public:
+  ~Impl() { (void)Close(); }
+
+  // Attaches to the master, reads the directory, attaches to every store rank.
+  Status Open(const ConnectionInfo& connection, const ClientOptions& options);
+  Status Close();
+  Status Usable() const { return closed_ ? InvalidArgument("the client is closed") : Status::Ok(); }
+  store::ReplicateConfig Replication(const PutOptions& options) const;
+  // Calls `f(first, count)` for each part of at most kMaxBatchKeys of `n` keys.
+  template <typename F>
+  static void InParts(size_t n, F&& f) {
+    for (size_t first = 0; first < n; first += store::kMaxBatchKeys) {
+      f(first, std::min<size_t>(store::kMaxBatchKeys, n - first));
+    }
+  }
+
+  ClientOptions options;
+  StoreInfo info;
+  std::unique_ptr<transport::Transport> transport;
+  std::unique_ptr<transport::Rpc> rpc;
+  std::unique_ptr<store::StoreClient> store;
+  std::mutex regions_mutex;
+  std::map<void*, transport::MemoryRegion> regions;  // RegisterBuffer, by address
+
+ private:
+  Status AttachTo(Rank rank, const std::vector<std::string>& addresses,
+                  const std::vector<std::byte>& credential);
+  std::atomic<bool> closed_{false};
+};
+
+Status Client::Impl::AttachTo(Rank rank, const std::vector<std::string>& addresses,
+                              const std::vector<std::byte>& credential) {
+  Status last = InvalidArgument("rank " + std::to_string(rank.value) + " has no address");
+  for (const std::string& address : addresses) {
+    std::string host;
+    uint16_t port = 0;
+    MC_RETURN_IF_ERROR(
+        SplitHostPort(address, "address of rank " + std::to_string(rank.value), &host, &port));
+    last = transport->Attach(rank, host, port, credential, options.connect_timeout);
+    // A refusal is the job's answer, and a wrong job size will not change at another address.
+    if (last.ok() || last.code() == ErrorCode::kPermissionDenied ||
+        last.code() == ErrorCode::kInvalidArgument) {
+      return last;
+    }
+  }
+  return last;
+}
+
+Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions& opts) {
+  options = opts;
+  transport::TransportConfig tc;
+  tc.ucx.tls = opts.transport_tls;
+  auto t = transport::CreateTransport(tc, Rank{-1}, connection.world_size);
+  if (!t.ok()) return t.status();
+  transport = std::move(*t);
+  rpc = std::make_unique<transport::Rpc>(*transport);
+  rpc->SetJobToken(connection.token);
+  const std::vector<std::byte> credential = TokenBytes(connection.token);
+  const Rank master{connection.master_rank};
+  Status attached = AttachTo(master, connection.master_addresses, credential);
+  if (attached.code() == ErrorCode::kPeerFailure) {
+    return PeerFailure(
+        "no store job listens at the connection file's addresses (it has "
+        "stopped, or the file is stale): " +
+        attached.message());
+  }
+  MC_RETURN_IF_ERROR(attached.WithContext("attaching to the store's master"));
+  auto reply =
+      rpc->Call(master, static_cast<uint16_t>(store::StoreMsg::kDirectory), {}, options.timeout);
+  if (!reply.ok()) return reply.status().WithContext("asking the master for the store's layout");
+  auto directory = store::StoreDirectory::Decode(*reply);
+  if (!directory.ok()) return directory.status();
+  if (directory->world_size != connection.world_size || directory->master != master) {
+    return ProtocolError("the master's directory disagrees with the connection file");
+  }
+  for (const auto& entry : directory->store_ranks) {
+    std::vector<std::string> addresses;
+    for (const auto& h : entry.hosts) addresses.push_back(h + ":" + std::to_string(entry.port));
+    MC_RETURN_IF_ERROR(
+        AttachTo(entry.rank, addresses, credential)
+            .WithContext("attaching to store rank " + std::to_string(entry.rank.value)));
+    auto d = transport::RemoteDescriptor::Decode(entry.segment);
+    if (!d.ok()) return d.status();
+    MC_RETURN_IF_ERROR(transport->Import(entry.rank, *d));
+    info.store_ranks.push_back(entry.rank.value);
+  }
+  auto topology = directory->Topology();
+  if (!topology.ok()) return topology.status();
+  store::StoreClientConfig sc;
+  sc.timeout = options.timeout;
+  sc.verify_checksum = options.verify_checksum;
+  sc.copy_threads = std::max(1, options.copy_threads);
+  store = std::make_unique<store::StoreClient>(*transport, *rpc, master, std::move(*topology), sc);
+  info.world_size = directory->world_size;
+  info.master_rank = master.value;
+  info.default_replicas = directory->default_replicas;
+  info.ssd = directory->ssd;
+  info.attached_as = static_cast<uint64_t>(transport->self().value);
+  return Status::Ok();
+}
+
+Status Client::Impl::Close() {
+  if (closed_.exchange(true)) return Status::Ok();
+  Status result;
+  store.reset();
+  if (rpc) rpc->Stop();  // no handler runs from here on
+  if (transport) {
+    {
+      std::lock_guard<std::mutex> lock(regions_mutex);
+      regions.clear();  // the transport unregisters everything it holds when it closes
+    }
+    transport->BeginShutdown();
+    result = transport->Close(std::chrono::seconds(2));
+  }
+  rpc.reset();  // before the transport it is the message handler of
+  transport.reset();
+  return result;
+}
+
+store::ReplicateConfig Client::Impl::Replication(const PutOptions& o) const {
+  store::ReplicateConfig c;
+  c.replicas = o.replicas > 0 ? o.replicas : info.default_replicas;
+  c.soft_pin = o.soft_pin;
+  c.hard_pin = o.hard_pin;
+  for (int r : o.preferred_ranks) c.preferred_ranks.push_back(Rank{r});
+  return c;
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+namespace {
+
+Result<std::unique_ptr<Client::Impl>> OpenImpl(const ConnectionInfo& connection,
+                                               const ClientOptions& options) {
+  auto impl = std::make_unique<Client::Impl>();
+  Status s = impl->Open(connection, options);
+  if (!s.ok()) return s;
+  return impl;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& connection_file,
+                                                const ClientOptions& options) {
+  auto connection = ReadConnectionFile(connection_file);
+  if (!connection.ok()) return connection.status();
+  auto impl = OpenImpl(*connection, options);
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<Client>(new Client(std::move(*impl)));
+}
+
+Result<std::unique_ptr<Client>> Client::ConnectTo(const std::string& address,
+                                                  const std::string& token,
+                                                  const ClientOptions& options) {
+  ConnectionInfo connection;
+  auto parsed = ParseToken(token);
+  if (!parsed.ok()) return parsed.status();
+  connection.token = *parsed;
+  connection.master_addresses = {address};
+  std::string host;
+  uint16_t port = 0;
+  MC_RETURN_IF_ERROR(SplitHostPort(address, "store address", &host, &port));
+  // The job's size is not known yet: a first attach learns it (transport.h, Attach).
+  transport::TransportConfig tc;
+  tc.ucx.tls = options.transport_tls;
+  auto probe = transport::CreateTransport(tc, Rank{-1}, 2);
+  if (!probe.ok()) return probe.status();
+  int job_size = 0;
+  Status s = (*probe)->Attach(Rank{0}, host, port, TokenBytes(connection.token),
+                              options.connect_timeout, &job_size);
+  (void)(*probe)->Close(std::chrono::seconds(2));
+  if (job_size < 2) return s.ok() ? ProtocolError("the master did not say its job's size") : s;
+  if (s.code() == ErrorCode::kPermissionDenied) return s;
+  connection.world_size = job_size;
+  auto impl = OpenImpl(connection, options);
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<Client>(new Client(std::move(*impl)));
+}
+
+Status Client::Put(const std::string& key, std::span<const std::byte> value,
+                   const PutOptions& options) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  return impl_->store->Put(key, value, impl_->Replication(options));
+}
+
+Result<std::vector<std::byte>> Client::Get(const std::string& key) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  return impl_->store->GetValue(key);
+}
+
+Status Client::PutFrom(const std::string& key, const void* data, size_t size,
+                       const PutOptions& options) {
+  return Put(key, std::span<const std::byte>(static_cast<const std::byte*>(data), size), options);
+}
+
+Result<size_t> Client::GetInto(const std::string& key, void* out, size_t capacity) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  return impl_->store->Get(key, std::span<std::byte>(static_cast<std::byte*>(out), capacity));
+}
+
+std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
+                                     std::span<const std::span<const std::byte>> values,
+                                     const PutOptions& options) {
+  if (Status s = impl_->Usable(); !s.ok() || keys.size() != values.size()) {
+    return std::vector<Status>(keys.size(),
+                               s.ok() ? InvalidArgument("batch put: keys and values differ") : s);
+  }
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  const store::ReplicateConfig config = impl_->Replication(options);
+  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
+    auto part = impl_->store->BatchPut(keys.subspan(first, n), values.subspan(first, n), config);
+    out.insert(out.end(), part.begin(), part.end());
+  });
+  return out;
+}
+
+std::vector<Result<std::vector<std::byte>>> Client::BatchGet(std::span<const std::string> keys) {
+  std::vector<Result<std::vector<std::byte>>> out;
+  if (Status s = impl_->Usable(); !s.ok()) return {keys.size(), s};
+  out.reserve(keys.size());
+  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
+    auto part = impl_->store->BatchGetValues(keys.subspan(first, n));
+    for (auto& r : part) out.push_back(std::move(r));
+  });
+  return out;
+}
+
+std::vector<Result<size_t>> Client::BatchGetInto(std::span<const std::string> keys,
+                                                 std::span<const std::span<std::byte>> outs) {
+  if (Status s = impl_->Usable(); !s.ok() || keys.size() != outs.size()) {
+    return {keys.size(), s.ok() ? InvalidArgument("batch get: keys and buffers differ") : s};
+  }
+  std::vector<Result<size_t>> out;
+  out.reserve(keys.size());
+  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
+    auto part = impl_->store->BatchGet(keys.subspan(first, n), outs.subspan(first, n));
+    for (auto& r : part) out.push_back(std::move(r));
+  });
+  return out;
+}
+
+Status Client::Exists(const std::string& key) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  return impl_->store->Exists(key);
+}
+
+Result<std::vector<uint8_t>> Client::BatchExists(std::span<const std::string> keys) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  std::vector<uint8_t> out;
+  out.reserve(keys.size());
+  Status failed;
+  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
+    if (!failed.ok()) return;
+    auto part = impl_->store->BatchExists(keys.subspan(first, n));
+    if (!part.ok()) {
+      failed = part.status();
+      return;
+    }
+    out.insert(out.end(), part->begin(), part->end());
+  });
+  if (!failed.ok()) return failed;
+  return out;
+}
+
+Status Client::Remove(const std::string& key) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  return impl_->store->Remove(key);
+}
+
+std::vector<Status> Client::BatchRemove(std::span<const std::string> keys) {
+  if (Status s = impl_->Usable(); !s.ok()) return std::vector<Status>(keys.size(), s);
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
+    auto part = impl_->store->BatchRemove(keys.subspan(first, n));
+    out.insert(out.end(), part.begin(), part.end());
+  });
+  return out;
+}
+
+Result<uint64_t> Client::GetSize(const std::string& key) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  return impl_->store->GetSize(key);
+}
+
+Status Client::RegisterBuffer(void* addr, size_t size) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  std::lock_guard<std::mutex> lock(impl_->regions_mutex);
+  if (impl_->regions.count(addr)) {
+    return Status(ErrorCode::kAlreadyExists, "a buffer is registered at that address already");
+  }
+  auto region = impl_->transport->RegisterMemory(addr, size, transport::MemoryType::kHost);
+  if (!region.ok()) return region.status();
+  impl_->regions[addr] = *region;
+  return Status::Ok();
+}
+
+Status Client::UnregisterBuffer(void* addr) {
+  MC_RETURN_IF_ERROR(impl_->Usable());
+  std::lock_guard<std::mutex> lock(impl_->regions_mutex);
+  auto it = impl_->regions.find(addr);
+  if (it == impl_->regions.end()) return NotFound("no buffer registered at that address");
+  Status s = impl_->transport->UnregisterMemory(it->second);
+  impl_->regions.erase(it);
+  return s;
+}
+
+const StoreInfo& Client::info() const { return impl_->info; }
+
+Status Client::Close() { return impl_->Close(); }
+
+}  // namespace mooncake::client

@@ -1,0 +1,52 @@
+// The connection file of a store service job (job.mode = store, docs/CLIENT.md): the one thing
+// a process outside the job needs to attach. JSON, written by the job's rank 0 with mode 0600
+// (it holds the job token) beside its path and renamed into place, so a reader never sees half.
+//
+//   {"format": "mooncake-connect", "version": 1, "mooncake_version": "0.1.0",
+//    "cluster_id": "...", "token": "<32 hex digits>", "world_size": 4,
+//    "master": {"rank": 0, "addresses": ["10.1.2.3:41000", "127.0.0.1:41000"]},
+//    "store": {"ranks": [1, 2, 3], "dram_per_rank": 1073741824, "ssd": false, "replicas": 1},
+//    "run_dir": "runs/20261125-101500", "host": "node17", "pid": 4242, "created": "..."}
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "transport/rpc.h"
+
+namespace mooncake::client {
+
+inline constexpr int kConnectionFileVersion = 1;
+
+struct ConnectionInfo {
+  std::string mooncake_version;
+  std::string cluster_id;
+  transport::JobToken token;
+  int world_size = 0;
+  int master_rank = 0;
+  std::vector<std::string> master_addresses;  // "host:port", best first
+  std::vector<int> store_ranks;
+  uint64_t dram_per_rank = 0;  // bytes
+  bool ssd = false;
+  uint32_t replicas = 1;
+  std::string run_dir;
+  std::string host;
+  int64_t pid = 0;  // rank 0's process
+  std::string created;
+};
+
+// Writes `info` to `path` with mode 0600 (never readable by others, even for an instant).
+Status WriteConnectionFile(const std::string& path, const ConnectionInfo& info);
+// Reads and checks a connection file; errors name the file and the field.
+Result<ConnectionInfo> ReadConnectionFile(const std::string& path);
+
+// "host:port" split; InvalidArgument naming `what` when it is not that.
+Status SplitHostPort(const std::string& address, const std::string& what, std::string* host,
+                     uint16_t* port);
+// 32 hex digits to a token, and the token's 16 credential bytes (what a listener checks).
+Result<transport::JobToken> ParseToken(const std::string& hex);
+std::vector<std::byte> TokenBytes(const transport::JobToken& token);
+
+}  // namespace mooncake::client

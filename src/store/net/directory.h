@@ -1,0 +1,54 @@
+// The store's directory: what a process outside the job needs to use the store (src/client,
+// docs/CLIENT.md). It attaches to the master (transport.h "Attaching"), asks for the directory
+// (StoreMsg::kDirectory), then attaches to every store rank at the addresses listed here and
+// imports its segment, after which it calls the master and moves bytes exactly as a rank of
+// the job does (store/net/client.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/status.h"
+#include "common/wire_fields.h"
+#include "store/net/topology.h"
+#include "transport/transport.h"
+
+namespace mooncake::store {
+
+inline constexpr uint32_t kDirectoryVersion = 1;
+inline constexpr uint32_t kMaxDirectoryRanks = 65536;
+inline constexpr uint32_t kMaxHostsPerRank = 64;
+
+struct StoreRankEntry {
+  Rank rank;
+  std::vector<std::string> hosts;  // IPv4 addresses it listens on, best first
+  uint16_t port = 0;               // its listener
+  std::vector<std::byte> segment;  // its DRAM segment's transport::RemoteDescriptor, encoded
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.rank, m.hosts, m.port, m.segment);
+  }
+};
+
+struct StoreDirectory : WireMessage<StoreDirectory> {
+  static constexpr const char* kWireName = "StoreDirectory";
+  uint32_t version = kDirectoryVersion;
+  int32_t world_size = 0;
+  Rank master;
+  uint32_t default_replicas = 1;  // store.replicas of the job: what a put gets by default
+  bool ssd = false;               // the store ranks spill to an SSD tier
+  std::vector<StoreRankEntry> store_ranks;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.version, m.world_size, m.master, m.default_replicas, m.ssd, m.store_ranks);
+  }
+  // Ranks inside the job, distinct and not the master; descriptors that decode; sane counts.
+  Status Validate() const;
+
+  // The segments, for StoreClient (each entry's descriptor decoded).
+  Result<StoreTopology> Topology() const;
+};
+
+}  // namespace mooncake::store

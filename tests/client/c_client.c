@@ -1,0 +1,66 @@
+/* The C API from C (mooncake_client.h compiles as C and links): put, get, size, exists, remove
+ * and the batch forms against a store job. Prints "c_client OK" and exits 0 when all hold.
+ *   c_client CONNECT_FILE PREFIX */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/mooncake_client.h"
+
+#define CHECK(cond, what)                                                        \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
+      fprintf(stderr, "c_client: %s failed: %s\n", what, mooncake_last_error()); \
+      return 1;                                                                  \
+    }                                                                            \
+  } while (0)
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: c_client CONNECT_FILE PREFIX\n");
+    return 2;
+  }
+  mooncake_client_t* c = NULL;
+  CHECK(mooncake_client_connect(argv[1], NULL, &c) == MOONCAKE_OK, "connect");
+  char key[256], keys_text[4][256];
+  snprintf(key, sizeof key, "%s/one", argv[2]);
+  const char value[] = "a value from C";
+  CHECK(mooncake_put(c, key, value, sizeof value, NULL) == MOONCAKE_OK, "put");
+  CHECK(mooncake_put(c, key, value, sizeof value, NULL) == MOONCAKE_ALREADY_EXISTS, "put twice");
+  char out[64];
+  size_t n = 0;
+  CHECK(mooncake_get_into(c, key, out, sizeof out, &n) == MOONCAKE_OK, "get_into");
+  CHECK(n == sizeof value && memcmp(out, value, n) == 0, "get_into bytes");
+  uint64_t size = 0;
+  CHECK(mooncake_get_size(c, key, &size) == MOONCAKE_OK && size == sizeof value, "get_size");
+  int exists = -1;
+  CHECK(mooncake_exists(c, "no such key", &exists) == MOONCAKE_OK && exists == 0, "exists");
+  CHECK(mooncake_get_into(c, "no such key", out, sizeof out, &n) == MOONCAKE_NOT_FOUND,
+        "get of a missing key");
+  CHECK(strcmp(mooncake_status_name(MOONCAKE_NOT_FOUND), "NotFound") == 0, "status name");
+  const char* keys[4];
+  const void* data[4];
+  size_t sizes[4], capacities[4], got[4];
+  void* buffers[4];
+  char bufs[4][64];
+  mooncake_status_t results[4];
+  for (int i = 0; i < 4; ++i) {
+    snprintf(keys_text[i], sizeof keys_text[i], "%s/batch%d", argv[2], i);
+    keys[i] = keys_text[i];
+    data[i] = keys_text[i];
+    sizes[i] = strlen(keys_text[i]) + 1;
+    buffers[i] = bufs[i];
+    capacities[i] = sizeof bufs[i];
+  }
+  CHECK(mooncake_batch_put(c, 4, keys, data, sizes, NULL, results) == MOONCAKE_OK, "batch_put");
+  CHECK(mooncake_batch_get_into(c, 4, keys, buffers, capacities, got, results) == MOONCAKE_OK,
+        "batch_get_into");
+  int all[4];
+  CHECK(mooncake_batch_exists(c, 4, keys, all) == MOONCAKE_OK, "batch_exists");
+  for (int i = 0; i < 4; ++i) {
+    CHECK(got[i] == sizes[i] && strcmp(bufs[i], keys_text[i]) == 0 && all[i] == 1, "batch bytes");
+  }
+  mooncake_client_close(c);
+  printf("c_client OK (libmooncake_client %s)\n", mooncake_client_version());
+  return 0;
+}

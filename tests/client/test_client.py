@@ -1,0 +1,290 @@
+"""The store as a service and its clients (label client; docs/CLIENT.md).
+
+Each test starts real store jobs (`mpirun ... mooncake --job.mode store`) and stops them by PID.
+Processes outside the job attach with the connection file: this pytest process and a second
+Python process (peer.py) through the mooncake_store module, and C++ / C programs (client_peer,
+c_client) through libmooncake_client. Paths come from the environment CTest sets
+(tests/client/CMakeLists.txt).
+"""
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mooncake_store
+import values
+
+MOONCAKE = os.environ["MOONCAKE_BIN"]
+CLIENT_PEER = os.environ["MOONCAKE_CLIENT_PEER"]
+C_CLIENT = os.environ["MOONCAKE_C_CLIENT"]
+MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+HERE = Path(__file__).resolve().parent
+MPI_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca", "btl",
+             "self,vader,tcp", "--mca", "btl_tcp_if_include", "lo", "--mca",
+             "oob_tcp_if_include", "lo", "-x", "UCX_WARN_UNUSED_ENV_VARS=n"]
+# Errors as the module returns them (-ErrorCode, mooncake_store.ERRORS).
+NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED, BUSY, PEER_FAILURE = -3, -4, -6, -12, -20
+
+
+class StoreJob:
+    """A store service job under mpirun, started here and stopped by its PID."""
+
+    def __init__(self, folder, ranks=4, options=()):
+        self.folder = Path(folder)
+        self.run = self.folder / "run"
+        self.log_path = self.folder / "job.log"
+        self.connect = self.run / "connect.json"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        cmd = [MPIEXEC, *MPI_FLAGS, "-np", str(ranks), MOONCAKE, "--job.mode", "store",
+               "--out", str(self.run), *options]
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        deadline = time.monotonic() + 60
+        while not self.connect.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"the store job did not start: {self.log()}")
+            time.sleep(0.05)
+
+    def log(self):
+        return self.log_path.read_text()
+
+    def stop(self):
+        """`mooncake store stop`, then the job must end."""
+        out = subprocess.run([MOONCAKE, "store", "stop", str(self.connect)], capture_output=True,
+                             text=True, timeout=90)
+        assert out.returncode == 0, out.stderr
+        return self.wait()
+
+    def wait(self, timeout=60):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"the store job did not end within {timeout} s: {self.log()}")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    """One store job for the tests that only use it: a master and 3 store ranks of 256 MiB."""
+    j = StoreJob(tmp_path_factory.mktemp("store"),
+                 options=["--store.dram", "256MiB", "--store.lease", "300ms"])
+    yield j
+    assert j.stop() == 0, j.log()
+
+
+def attach(path, **kwargs):
+    store = mooncake_store.MooncakeDistributedStore()
+    rc = store.setup(str(path), **kwargs)
+    assert rc == 0, f"setup: {rc} {store.last_error()}"
+    return store
+
+
+def test_two_python_processes_and_a_cpp_one_share_values(job):
+    """Values of 1 B to 64 MiB put by each process are read back verified by the others."""
+    store = attach(job.connect)
+    values.put_all(store, "py1")
+    cpp = subprocess.run([CLIENT_PEER, str(job.connect), "put", "cpp"], capture_output=True,
+                         text=True, timeout=120)
+    assert cpp.returncode == 0, cpp.stderr
+    cpp = subprocess.run([CLIENT_PEER, str(job.connect), "verify", "py1"], capture_output=True,
+                         text=True, timeout=120)
+    assert cpp.returncode == 0, cpp.stderr
+    py2 = subprocess.run([sys.executable, str(HERE / "peer.py"), str(job.connect), "verify", "py1",
+                          "cpp"], capture_output=True, text=True, timeout=120)
+    assert py2.returncode == 0, py2.stderr
+    py2 = subprocess.run([sys.executable, str(HERE / "peer.py"), str(job.connect), "put", "py2"],
+                         capture_output=True, text=True, timeout=120)
+    assert py2.returncode == 0, py2.stderr
+    values.verify_all(store, "cpp")
+    values.verify_all(store, "py2")
+    c = subprocess.run([C_CLIENT, str(job.connect), "c"], capture_output=True, text=True,
+                       timeout=60)
+    assert c.returncode == 0 and "c_client OK" in c.stdout, c.stderr
+    assert store.close() == 0
+
+
+def test_ten_thousand_small_keys_in_batches(job):
+    store = attach(job.connect)
+    keys = [f"small/{i}" for i in range(10000)]
+    data = [values.value(k, 64 + i % 200) for i, k in enumerate(keys)]
+    for first in range(0, len(keys), 1000):
+        assert store.put_batch(keys[first:first + 1000], data[first:first + 1000]) == 0, \
+            store.last_error()
+    assert store.batch_is_exist(keys + ["small/none"]) == [1] * len(keys) + [0]
+    got = store.get_batch(keys)
+    assert all(values.matches(k, g) for k, g in zip(keys, got))
+    outs = [np.zeros(len(d), dtype=np.uint8) for d in data[:3000]]
+    sizes = store.batch_get_into(keys[:3000], outs)
+    assert sizes == [len(d) for d in data[:3000]]
+    assert all(values.matches(k, o) for k, o in zip(keys, outs))
+    assert store.close() == 0
+
+
+def test_exist_remove_and_get_size_behave_as_mooncake(job):
+    """Mooncake Store: is_exist 1/0; get_size is the size or negative; get of a missing key is
+    b''; objects are immutable (a second put fails); is_exist and get lease the object, and a
+    leased object cannot be removed (OBJECT_HAS_LEASE) until the lease ends; a removed key can
+    be put again."""
+    store = attach(job.connect)
+    assert store.put("sem/a", b"abc") == 0
+    assert store.put("sem/a", b"xyz") == ALREADY_EXISTS
+    assert store.is_exist("sem/a") == 1
+    assert store.is_exist("sem/none") == 0
+    assert store.get_size("sem/a") == 3
+    assert store.get_size("sem/none") == NOT_FOUND
+    assert store.get("sem/none") == b""
+    assert store.remove("sem/none") == NOT_FOUND
+    assert store.get("sem/a") == b"abc"
+    assert store.remove("sem/a") == BUSY, "a leased object was removed"
+    time.sleep(0.5)  # the job's store.lease is 300 ms
+    assert store.remove("sem/a") == 0, store.last_error()
+    assert store.is_exist("sem/a") == 0
+    assert store.put("sem/a", b"again") == 0
+    assert store.get("sem/a") == b"again"
+    assert store.close() == 0
+
+
+def test_get_into_numpy_equals_put_from_without_a_copy(job):
+    """get_into lands in the caller's array: the process's resident memory does not grow by the
+    object's size (get(), which copies into a new bytes object, does: the measure sees a copy)."""
+    store = attach(job.connect)
+    size = 128 << 20
+    src = np.frombuffer(np.random.default_rng(1).bytes(size), dtype=np.uint8)
+    dst = np.ones(size, dtype=np.uint8)  # touched: its pages are resident already
+    assert store.register_buffer(src) == 0 and store.register_buffer(dst) == 0
+    assert store.put_from("zc/big", src) == 0, store.last_error()
+
+    def resident_mib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+    before = resident_mib()
+    assert store.get_into("zc/big", dst) == size
+    grew_into = resident_mib() - before
+    assert np.array_equal(src, dst)
+    before = resident_mib()
+    copy = store.get("zc/big")
+    grew_get = resident_mib() - before
+    assert len(copy) == size
+    print(f"resident memory growth: get_into {grew_into:.1f} MiB, get {grew_get:.1f} MiB "
+          f"for a {size >> 20} MiB object")
+    assert grew_into < 16, f"get_into grew the resident memory by {grew_into:.0f} MiB: a copy"
+    assert grew_get > size / 2**20 / 2, "the measure did not see get()'s copy"
+    assert store.unregister_buffer(src) == 0 and store.unregister_buffer(dst) == 0
+    assert store.close() == 0
+
+
+def test_a_wrong_token_is_refused(job, tmp_path):
+    info = json.loads(job.connect.read_text())
+    info["token"] = "0" * 32
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(info))
+    store = mooncake_store.MooncakeDistributedStore()
+    start = time.monotonic()
+    assert store.setup(str(forged)) == PERMISSION_DENIED
+    assert time.monotonic() - start < 5
+    assert "wrong job token" in store.last_error()
+    cpp = subprocess.run([CLIENT_PEER, str(forged), "attach"], capture_output=True, text=True,
+                         timeout=30)
+    assert cpp.returncode == 3, cpp.stderr  # client_peer's exit for PermissionDenied
+    attach(job.connect).close()  # the job is unaffected
+
+
+def test_a_stopped_jobs_connection_file_fails_clearly(tmp_path):
+    j = StoreJob(tmp_path, ranks=2)
+    assert j.stop() == 0, j.log()
+    store = mooncake_store.MooncakeDistributedStore()
+    start = time.monotonic()
+    assert store.setup(str(j.connect), timeout=5) == PEER_FAILURE
+    assert time.monotonic() - start < 5
+    assert "no store job listens" in store.last_error()
+
+
+def test_a_client_killed_mid_put_leaves_nothing_and_its_space_returns(tmp_path):
+    """A put started and never ended (its client killed): the key never becomes visible, and
+    after store.put_timeout its space is free again (a put that needs it succeeds)."""
+    j = StoreJob(tmp_path, ranks=2,
+                 options=["--store.dram", "64MiB", "--store.put_timeout", "1s"])
+    zombie = subprocess.Popen([CLIENT_PEER, str(j.connect), "start-put", "dead/key",
+                               str(48 << 20)], stdout=subprocess.PIPE, text=True)
+    assert "started the put" in zombie.stdout.readline()
+    zombie.kill()
+    zombie.wait()
+    store = attach(j.connect)
+    big = values.value("big/after", 48 << 20)
+    assert store.put("big/after", big) != 0, "the killed put's space was never reserved"
+    assert store.is_exist("dead/key") == 0
+    deadline = time.monotonic() + 10
+    while store.put("big/after", big) != 0:
+        assert time.monotonic() < deadline, f"the space never returned: {store.last_error()}"
+        time.sleep(0.2)
+    assert store.is_exist("dead/key") == 0
+    assert values.matches("big/after", store.get("big/after"))
+    assert store.put("dead/key", b"now") == 0  # the key is free: the dead put left nothing
+    assert store.close() == 0
+    assert j.stop() == 0, j.log()
+
+
+def test_sigterm_with_clients_attached_then_recover_what_was_spilled(tmp_path):
+    """SIGTERM to mpirun while a client keeps calling: its calls fail with a status, none hangs;
+    the job's SSD folder then recovers every block it spilled (--store.recover), verified."""
+    ssd = tmp_path / "ssd"
+    opts = ["--store.dram", "48MiB", "--store.ssd", "on", "--store.ssd_dir", str(ssd),
+            "--store.ssd_capacity", "256MiB"]
+    j = StoreJob(tmp_path / "first", ranks=3, options=opts)
+    store = attach(j.connect, timeout=3)
+    keys = [f"spill/{i}" for i in range(160)]  # 160 MiB through 96 MiB of DRAM
+    for k in keys:
+        assert store.put(k, values.value(k, 1 << 20)) == 0, store.last_error()
+    time.sleep(2)  # the spills of the last evictions finish
+    results, slowest = [], [0.0]
+
+    def keep_calling():
+        out = np.empty(1 << 20, dtype=np.uint8)
+        while True:
+            start = time.monotonic()
+            rc = store.get_into(keys[len(results) % len(keys)], out)
+            slowest[0] = max(slowest[0], time.monotonic() - start)
+            results.append(rc)
+            if rc < 0 and len(results) > 10:
+                return
+
+    caller = threading.Thread(target=keep_calling)
+    caller.start()
+    time.sleep(0.5)
+    os.kill(j.proc.pid, signal.SIGTERM)
+    j.wait(timeout=60)
+    caller.join(timeout=30)
+    assert not caller.is_alive(), "a client call hung after the job stopped"
+    failures = [rc for rc in results if rc < 0]
+    assert failures and all(rc in (PEER_FAILURE, -11) for rc in failures), set(failures)
+    assert slowest[0] < 3 + 2, f"a call took {slowest[0]:.1f} s (deadline 3 s)"
+    store.close()
+    on_disk = sum(1 for _ in ssd.rglob("*.h5"))
+    assert on_disk > 0, "nothing was spilled"
+    r = StoreJob(tmp_path / "second", ranks=3, options=["--store.dram", "48MiB",
+                                                         "--store.recover", str(ssd)])
+    recovered = int(r.log().split(" SSD blocks recovered")[0].split()[-1])
+    store = attach(r.connect)
+    present = [k for k, e in zip(keys, store.batch_is_exist(keys)) if e == 1]
+    assert len(present) == recovered >= 160 - 96, (len(present), recovered)
+    for k in present:
+        assert values.matches(k, store.get(k)), f"{k} came back wrong"
+    assert store.close() == 0
+    assert r.stop() == 0, r.log()

@@ -14,12 +14,14 @@ MOONCAKE_BUILD_PACKAGES=(
   googletest libgtest-dev libgmock-dev
   nlohmann-json3-dev libxxhash-dev libfmt-dev
   python3-matplotlib python3-h5py
+  python3-dev pybind11-dev
 )
 # What the full test suite and the benchmarks' baselines need in addition.
 MOONCAKE_TEST_PACKAGES=(
   slurm-wlm slurmctld slurmd slurm-client munge
   redis-server redis-tools fio clang-format
   clang libclang-rt-14-dev
+  python3-pytest python3-numpy python3-redis
 )
 
 mooncake_log() { printf '[mooncake] %s\n' "$*"; }

@@ -9,7 +9,8 @@ its .cc), else to the first library of its nearest folder that defines one. Then
   * including a header of another library that this library does not link is an error;
   * linking a mooncake library none of whose headers this library includes is an error too;
   * a library must export ${PROJECT_SOURCE_DIR}/src and no other include root (clang-format
-    run on a CMakeLists.txt once turned it into "${PROJECT_SOURCE_DIR} / src": -I/ and src).
+    run on a CMakeLists.txt once turned it into "${PROJECT_SOURCE_DIR} / src": -I/ and src);
+    an installed library writes it $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>.
 
 Usage: tools/check_includes.py [SRC_DIR]   (default: src next to this script's folder)
 Exit status: 0 when the graph holds, 1 with one line per problem, 2 for a bad SRC_DIR.
@@ -67,7 +68,9 @@ def main():
         text = re.sub(r"#.*", "", cmake.read_text())
         for name, dirs in INCLUDE_DIRS.findall(text):
             roots = dirs.split()[1:]  # after PUBLIC / PRIVATE / INTERFACE
-            if roots != ["${PROJECT_SOURCE_DIR}/src"]:
+            # An installed library (mooncake_client) states the same root for its build tree.
+            if roots not in (["${PROJECT_SOURCE_DIR}/src"],
+                             ["$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>"]):
                 problems.append(f"{cmake.relative_to(src.parent)}: {name} exports include "
                                 f"roots {roots}; only ${{PROJECT_SOURCE_DIR}}/src is allowed")
     for f in sorted(p for p in src.rglob("*") if p.suffix in SOURCE_SUFFIXES):

@@ -220,17 +220,18 @@ def test_a_client_killed_mid_put_leaves_nothing_and_its_space_returns(tmp_path):
     """A put started and never ended (its client killed): the key never becomes visible, and
     after store.put_timeout its space is free again (a put that needs it succeeds)."""
     j = StoreJob(tmp_path, ranks=2,
-                 options=["--store.dram", "64MiB", "--store.put_timeout", "1s"])
+                 options=["--store.dram", "64MiB", "--store.put_timeout", "5s"])
+    store = attach(j.connect)
+    big = values.value("big/after", 48 << 20)
     zombie = subprocess.Popen([CLIENT_PEER, str(j.connect), "start-put", "dead/key",
                                str(48 << 20)], stdout=subprocess.PIPE, text=True)
     assert "started the put" in zombie.stdout.readline()
     zombie.kill()
     zombie.wait()
-    store = attach(j.connect)
-    big = values.value("big/after", 48 << 20)
+    # Within the put timeout (5 s) the dead put still holds its 48 of the 64 MiB.
     assert store.put("big/after", big) != 0, "the killed put's space was never reserved"
     assert store.is_exist("dead/key") == 0
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
     while store.put("big/after", big) != 0:
         assert time.monotonic() < deadline, f"the space never returned: {store.last_error()}"
         time.sleep(0.2)

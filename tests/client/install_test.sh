@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# cmake --install, then use the install as a site would (label client, docs/CLIENT.md):
+#   1. an external CMake project finds the package and links mooncake::client;
+#   2. the installed binary, started from another working directory, runs a store job;
+#      the external client, the installed Python module and `mooncake store stop` use it;
+#   3. the installed `mooncake eval` finds its presets beside itself (not in the checkout).
+#   install_test.sh BUILD_DIR SOURCE_DIR MPIEXEC
+set -euo pipefail
+build=$1 src=$2 mpiexec=$3
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/mooncake-install.XXXXXX")
+job_pid=""
+cleanup() {
+  [[ -n ${job_pid} ]] && kill -9 -- "-${job_pid}" 2>/dev/null
+  rm -rf "${scratch}"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+prefix=${scratch}/prefix
+cmake --install "${build}" --prefix "${prefix}" >"${scratch}/install.log" || fail "cmake --install"
+for f in bin/mooncake bin/mooncake-mpirun lib/libmooncake_client.so \
+  include/mooncake/client/client.h include/mooncake/client/mooncake_client.h \
+  include/mooncake/common/status.h lib/cmake/mooncake/mooncakeConfig.cmake \
+  share/mooncake/configs/models/llama3-70b.ini share/mooncake/slurm/store.slurm; do
+  [[ -e ${prefix}/${f} ]] || fail "the install has no ${f}"
+done
+
+cmake -S "${src}/tests/client/external" -B "${scratch}/engine" -DCMAKE_PREFIX_PATH="${prefix}" \
+  >"${scratch}/engine.log" 2>&1 || { cat "${scratch}/engine.log"; fail "configure against the install"; }
+cmake --build "${scratch}/engine" >>"${scratch}/engine.log" 2>&1 ||
+  { cat "${scratch}/engine.log"; fail "build against the install"; }
+
+# Elsewhere: nothing of the checkout or build tree in sight.
+mkdir -p "${scratch}/elsewhere"
+cd "${scratch}/elsewhere"
+setsid "${mpiexec}" --allow-run-as-root --oversubscribe --bind-to none -np 3 \
+  "${prefix}/bin/mooncake" --job.mode store --store.dram 64MiB --out store-run \
+  >"${scratch}/job.log" 2>&1 &
+job_pid=$!
+for _ in $(seq 600); do
+  [[ -f store-run/connect.json ]] && break
+  kill -0 "${job_pid}" 2>/dev/null || { cat "${scratch}/job.log"; fail "the installed store job died"; }
+  sleep 0.1
+done
+[[ -f store-run/connect.json ]] || fail "no connection file after 60 s"
+[[ $(stat -c %a store-run/connect.json) == 600 ]] || fail "connect.json is not mode 0600"
+"${scratch}/engine/engine_client" store-run/connect.json || fail "the external engine client"
+PYTHONPATH=${prefix}/lib/python3/dist-packages /usr/bin/python3 - <<'PY' || fail "the installed Python module"
+import mooncake_store
+s = mooncake_store.MooncakeDistributedStore()
+assert s.setup("store-run/connect.json") == 0, s.last_error()
+assert s.put("installed/py", b"from the installed module") == 0, s.last_error()
+assert s.get("installed/py") == b"from the installed module"
+assert s.close() == 0
+print("installed python module OK")
+PY
+"${prefix}/bin/mooncake" store stop store-run/connect.json || fail "mooncake store stop"
+wait "${job_pid}" || fail "the store job exited non-zero: $(tail -5 "${scratch}/job.log")"
+job_pid=""
+grep -q "result *OK" "${scratch}/job.log" || fail "the store job's summary is not OK"
+
+"${prefix}/bin/mooncake" eval --model.preset llama3-70b --hardware.preset h100x8 --out eval-run --plots false \
+  >"${scratch}/eval.log" 2>&1 || { cat "${scratch}/eval.log"; fail "the installed mooncake eval"; }
+[[ -s eval-run/summary.json ]] || fail "mooncake eval wrote no summary"
+"${prefix}/bin/mooncake" eval --help | grep -q "(=${prefix}/share/mooncake/configs)" ||
+  fail "mooncake eval --help does not name the installed presets folder"
+echo "install_test OK"

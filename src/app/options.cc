@@ -19,6 +19,7 @@ namespace {
 
 constexpr const char* kVersion = "mooncake 0.1.0";
 constexpr double kLiveDefaultTimeScale = 10.0;
+constexpr Nanos kStoreServiceFailureTimeout = std::chrono::seconds(10);
 
 struct RawOptions {
   std::string out, log_level, roles, tls, devices, data_path, rma_slice, am_slice, store_dram,
@@ -68,7 +69,8 @@ po::options_description Faults(RawOptions* raw) {
                   po::value<std::string>(&raw->heartbeat_interval)->default_value("100ms"),
                   "wall time between a rank's heartbeats to the conductor (10ms..10s)")(
       "cluster.failure_timeout", po::value<std::string>(&raw->failure_timeout)->default_value("1s"),
-      "a rank not heard from for this long is declared dead and fenced (100ms..10min)")(
+      "a rank not heard from for this long is declared dead and fenced (100ms..10min; the "
+      "store service's default is 10s)")(
       "job.survive_rank_loss", po::value<std::string>(&raw->survive)->default_value("on"),
       "on: the job goes on when a rank other than the conductor dies (launch with "
       "launch/mooncake-mpirun, or mpirun --mca orte_enable_recovery 1); off: fail-stop")(
@@ -498,6 +500,11 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
   opts.dry_run = raw.dry_run;
   Status s = Convert(raw, &opts);
   if (s.ok()) s = ConvertShared(vm, &opts);
+  if (s.ok() && opts.mode == JobMode::kStore && vm["cluster.failure_timeout"].defaulted()) {
+    // A service runs for days on machines that also run other work: a stall of a few seconds
+    // must not end it (measured: 1 s was missed under a load of 9 on 2 cores).
+    opts.failure_timeout = kStoreServiceFailureTimeout;
+  }
   if (!s.ok()) {
     std::string where =
         opts.config_file.empty() ? "" : " (command line or " + opts.config_file + ")";

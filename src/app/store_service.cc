@@ -166,7 +166,11 @@ void Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve
       static_cast<unsigned long long>(stats.timed_out_puts));
   if (!ssd_line.empty()) std::printf("%s", ssd_line.c_str());
   std::printf("%-28s %s\n", "run folder", run_dir.c_str());
-  std::printf("%-28s %s\n", "result", all.errors == 0 ? "OK" : "ERRORS");
+  const size_t dead = node.dead_ranks().size();
+  std::printf("%-28s %s\n", "result",
+              all.errors > 0 ? "ERRORS"
+              : dead > 0     ? ("OK, but " + std::to_string(dead) + " rank(s) were lost").c_str()
+                             : "OK");
   std::fflush(stdout);
 }
 

@@ -2,12 +2,12 @@
 // connection requests, the credential check, the table of attached peers and its reaping) and
 // the attaching side (Attach).
 //
-// Endpoints made through the listener keep UCX's default error mode where shared memory may be
-// used (shared-memory transports refuse the peer error mode, and a process on the same host
-// should move bytes through shared memory), but always carry an error handler: the connection
-// manager's socket reports a refused connection, and a process that left or died, through it
-// (measured with UCX 1.13: "Connection reset by remote peer" on the listener within
-// milliseconds of the client's exit, with sysv/posix/cma lanes kept).
+// Endpoints made through the listener keep UCX's default error mode (shared-memory transports
+// refuse the peer error mode, and a process on the same host should move bytes through shared
+// memory), but always carry an error handler: the connection manager's socket reports a refused
+// connection, and a process that left or died, through it (measured with UCX 1.13: "Connection
+// reset by remote peer" on the listener within milliseconds of the client's exit, with
+// sysv/posix/cma lanes kept).
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -59,11 +59,11 @@ std::string RefusalReason(ErrorCode code, int32_t claimed_world, int32_t world) 
   }
 }
 
-// Error mode of endpoints made through a listener (see the top of the file).
-ucp_err_handling_mode_t AttachedErrorMode(const UcxConfig& config) {
-  const TlsFamilies families = ClassifyTls(ResolveTls(config.tls));
-  return families.pinned && !families.shm ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
-}
+// Endpoints made through a listener: UCX's default error mode on both sides (see the top of the
+// file), whatever transports each side was configured with. The two ends of a connection must
+// agree on it: a client of a tcp-only job that asked for the peer mode on one side only got
+// "Endpoint is not connected".
+constexpr ucp_err_handling_mode_t kAttachedErrorMode = UCP_ERR_HANDLING_MODE_NONE;
 
 std::string HostPort(const std::string& host, uint16_t port) {
   return host + ":" + std::to_string(port);
@@ -141,7 +141,7 @@ void UcxTransport::OnConnRequest(ucp_conn_request_h request) {
   ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
   ep.conn_request = request;
-  ep.err_mode = AttachedErrorMode(config_);
+  ep.err_mode = kAttachedErrorMode;
   ep.err_handler.cb = PeerErrorCallback;
   ep.err_handler.arg = &peer->error_arg;
   ucp_ep_h created = nullptr;
@@ -331,7 +331,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
   ep.sockaddr.addr = reinterpret_cast<const sockaddr*>(&*address);
   ep.sockaddr.addrlen = sizeof *address;
-  ep.err_mode = AttachedErrorMode(config_);
+  ep.err_mode = kAttachedErrorMode;
   ep.err_handler.cb = PeerErrorCallback;
   ep.err_handler.arg = error_args_.back().get();
   ucp_ep_h created = nullptr;

@@ -166,8 +166,9 @@ class MetadataMaster {
   struct Segment {
     explicit Segment(uint64_t capacity) : alloc(capacity) {}
     SegmentAllocator alloc;
-    LruList lru;       // front = most recently used
-    LruList soft_lru;  // soft-pinned objects, evicted after `lru` is exhausted
+    LruList lru;              // front = most recently used
+    LruList soft_lru;         // soft-pinned objects, evicted after `lru` is exhausted
+    uint64_t evicted_at = 0;  // eviction_rounds_ when this rank last evicted (0: never)
   };
   struct Spill {
     std::string key;
@@ -183,6 +184,8 @@ class MetadataMaster {
   void Touch(Object& o);
   void Grant(Object& o);
   ObjectView View(const Object& o) const;
+  // Preferred ranks, then the others emptiest first; among equally empty ones, the rank that
+  // evicted least recently first (see the .cc).
   std::vector<Rank> Candidates(const ReplicateConfig& cfg) const;
   Result<Allocation> AllocateOn(Rank rank, Segment& seg, uint64_t size);
   void EnforceWatermark(Rank rank, Segment& seg);
@@ -205,6 +208,7 @@ class MetadataMaster {
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
   std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
   uint32_t removed_segments_ = 0;
+  uint64_t eviction_rounds_ = 0;  // watermark or allocation evictions, over all ranks
   uint64_t next_put_id_ = 1;
   uint64_t in_flight_now_ = 0;  // puts started and not yet visible or gone
   uint64_t next_ticket_ = 1;

@@ -192,6 +192,19 @@ TEST_F(EvictionTest, AllocationThatDoesNotFitEvictsUntilItFits) {
   for (int i = 20; i < 90; ++i) EXPECT_TRUE(m.Exists(Key(i)).ok()) << i;
 }
 
+// Four equal ranks of 100 objects each. Once every rank sits at its watermark, the new objects
+// must not all go to one rank (it would evict its own recent objects while the others kept
+// stale ones, an LRU of a quarter of the pool): the ranks take turns, and the pool keeps the
+// newest objects of all four, as one LRU would.
+TEST_F(EvictionTest, EquallyFullRanksTakeTurnsSoThePoolKeepsTheNewestObjects) {
+  auto& m = Make(MasterConfig{}, nullptr, 4, 100 * kObj);
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(Put(Key(i), kObj).ok()) << i;
+  EXPECT_GE(m.Stats().evicted_replicas, 2000u - 4 * 90);
+  // Each rank keeps 85 to 90 objects: the newest 4 x 85 must all be there, the oldest gone.
+  for (int i = 2000 - 4 * 85; i < 2000; ++i) EXPECT_TRUE(m.Exists(Key(i)).ok()) << i;
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(m.Exists(Key(i)).code(), ErrorCode::kNotFound) << i;
+}
+
 class RecordingSink : public EvictionSink {
  public:
   bool OnEvict(const EvictedReplica& r) override {

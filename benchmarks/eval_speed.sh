@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Simulator speed: the whole conversation trace (12,031 requests), one config point (Mooncake,
 # 8 prefill + 8 decode, kvcache_centric), on one core. Times the whole process (trace parsing
-# included). Usage: benchmarks/eval_speed.sh [BUILD_DIR] [TRACE]
+# included). First the same point with one global pool of 6553 blocks, which runs the store's
+# metadata master on the virtual clock (a line eval_speed_store_master ...), then the plain point.
+# Usage: benchmarks/eval_speed.sh [BUILD_DIR] [TRACE]
 # Last line: eval_speed requests_per_s=<r> wall_s=<t>
 set -euo pipefail
 # --help prints the comment block above.
@@ -28,9 +30,17 @@ trap 'rm -rf "$out"' EXIT
 requests=$(grep -c . "$trace")
 pin=()
 command -v taskset >/dev/null && pin=(taskset -c 0)
-start=$(date +%s.%N)
-"${pin[@]}" "${cmd[@]}" --config "$root/configs/eval/mooncake.ini" --trace "$trace" \
-  --out "$out/run" --plots false
-end=$(date +%s.%N)
-awk -v n="$requests" -v s="$start" -v e="$end" \
-  'BEGIN { w = e - s; printf "eval_speed requests_per_s=%.0f wall_s=%.3f\n", n / w, w }'
+# run NAME [extra options]: one timed run, one line NAME requests_per_s=<r> wall_s=<t>.
+run() {
+  local name=$1 start end
+  shift
+  start=$(date +%s.%N)
+  "${pin[@]}" "${cmd[@]}" --config "$root/configs/eval/mooncake.ini" --trace "$trace" \
+    --out "$out/$name" --plots false "$@" >"$out/$name.log"
+  end=$(date +%s.%N)
+  tail -n +2 "$out/$name.log" | head -6
+  awk -v name="$name" -v n="$requests" -v s="$start" -v e="$end" \
+    'BEGIN { w = e - s; printf "%s requests_per_s=%.0f wall_s=%.3f\n", name, n / w, w }'
+}
+run eval_speed_store_master --store.global_pool true --store.capacity_blocks 6553
+run eval_speed

@@ -14,6 +14,7 @@ Status ValidateSchedulerConfig(const SchedulerConfig& c) {
     return InvalidArgument(
         fmt::format("conductor.balancing_threshold: {} must be >= 1", c.balancing_threshold));
   }
+  if (c.prefill_chunk_tokens < 0) return InvalidArgument("prefill.chunk_tokens: must be >= 0");
   if (c.ttft_slo <= Nanos(0)) return InvalidArgument("slo.ttft: must be > 0");
   if (c.tbt_slo <= Nanos(0)) return InvalidArgument("slo.tbt: must be > 0");
   return Status::Ok();
@@ -53,7 +54,8 @@ Scheduler::Candidate Scheduler::Evaluate(int i, const Request& r, const BestPref
                                      static_cast<uint64_t>(best.blocks - c.local));
   }
   c.queue = std::max(Nanos(0), prefill_[i].free_at - now);
-  c.prefill = cost_->PrefillTime(r.input_length, PrefixTokens(c.prefix, r.input_length));
+  c.prefill = cost_->PrefillTime(r.input_length, PrefixTokens(c.prefix, r.input_length),
+                                 config_.prefill_chunk_tokens);
   return c;
 }
 

@@ -39,6 +39,9 @@ struct SchedulerConfig {
   // Admission keeps this much headroom under ttft_slo: the live job's own overhead (dispatch,
   // clock offsets, thread wake-ups) that the cost model does not see. 0 in the simulator.
   Nanos ttft_margin{0};
+  // The prefill engine's chunk (tokens; 0 = one pass): the forecast costs the same passes as
+  // the prefill itself (CostModel::PrefillTime), each of which reads all weights.
+  int64_t prefill_chunk_tokens = 0;
   bool prefix_cache = true;            // instances keep the KV they computed
   uint64_t cache_capacity_blocks = 0;  // per instance (or of the shared pool); 0 = unbounded
   bool shared_pool = false;            // one global LRU pool instead of per-instance caches

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "common/units.h"
 
 namespace mooncake::engine {
@@ -50,6 +52,15 @@ Result<ModelSpec> ModelFromIni(const IniValues& v, std::string_view src) {
   MC_ASSIGN_OR_RETURN_NUM(m.gqa, Positive(v, "model.gqa", src));
   MC_ASSIGN_OR_RETURN_NUM(m.bytes_per_element, Positive(v, "model.bytes_per_element", src));
   MC_ASSIGN_OR_RETURN_NUM(m.params, Positive(v, "model.params", src));
+  if (v.count("model.max_context")) {
+    double tokens = 0;
+    MC_ASSIGN_OR_RETURN_NUM(tokens, Positive(v, "model.max_context", src));
+    if (tokens != std::floor(tokens) || tokens > 1e9) {
+      return InvalidArgument(
+          fmt::format("{}: model.max_context: a whole number of tokens up to 1e9", src));
+    }
+    m.max_context = static_cast<int64_t>(tokens);
+  }
   if (m.hidden % m.gqa != 0) {
     return InvalidArgument(fmt::format("{}: model.gqa: must divide model.hidden", src));
   }

@@ -18,7 +18,10 @@ struct ModelSpec {
   double b = 22;              // linear-layer coefficient
   int gqa = 1;                // g: query heads per KV head
   int bytes_per_element = 2;  // s
-  double params = 0;          // weight count (decode reads all weights every step)
+  double params = 0;          // weight count (every forward pass reads all weights)
+  // Longest sequence (prompt + output) the model serves, in tokens; 0 when the preset does not
+  // say (optional key `max_context`). vLLM's default step budget derives from it.
+  int64_t max_context = 0;
 };
 
 // One instance (a node of `gpus` GPUs working as one tensor-parallel engine).

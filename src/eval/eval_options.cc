@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
+
+#include "common/units.h"
 
 namespace mooncake::eval {
 
@@ -34,18 +37,32 @@ po::options_description EvalOptionsDescription() {
   sw.add_options()("sweep", po::value<std::vector<std::string>>()->composing(),
                    "key=v1,v2,... over any option (repeatable: cartesian product); under mpirun "
                    "the points are spread over the ranks; writes sweep.csv");
-  all.add(syn).add(sw);
+  po::options_description vllm("vLLM baselines (vLLM 0.5's scheduler limits)");
+  vllm.add_options()(
+      "vllm.max_num_batched_tokens", po::value<std::string>()->default_value("auto"),
+      "tokens one step may process: N | auto (vLLM's default: 512 for vllm_chunked, else "
+      "max(vllm.max_model_len, 2048))")(
+      "vllm.max_num_seqs", po::value<int64_t>()->default_value(256),
+      "sequences running at once on an instance (vLLM's default 256)")(
+      "vllm.max_model_len", po::value<std::string>()->default_value("auto"),
+      "longest prompt served; longer ones are rejected (prompt_too_long): N | auto (the model "
+      "preset's max_context)");
+  all.add(syn).add(sw).add(vllm);
   // The live job's keys, so that one config file drives both the live job and the simulator:
-  // `roles` sets the instance counts; the others only matter to live ranks and are ignored here.
+  // `roles` sets the instance counts, and its store ranks (with store.dram, store.replicas and
+  // kv_scale) the store master the simulator runs; the others only matter to live ranks.
   po::options_description live("Live-job keys (accepted so live configs run here too)");
   live.add_options()("roles", po::value<std::string>()->default_value(""),
                      "role layout of the live job; its prefill and decode counts override "
-                     "cluster.prefill and cluster.decode")("store.dram", po::value<std::string>(),
-                                                           "(live only)")(
-      "store.replicas", po::value<std::string>(), "(live only)")(
-      "decode.buffer", po::value<std::string>(), "(live only)")(
-      "kv_scale", po::value<std::string>(), "(live only)")("transport.tls",
-                                                           po::value<std::string>(), "(live only)")(
+                     "cluster.prefill and cluster.decode, its store ranks run the store master")(
+      "store.dram", po::value<std::string>()->default_value("64MiB"),
+      "DRAM of each store rank of `roles` (as the live job's default)")(
+      "store.replicas", po::value<int>()->default_value(1),
+      "replicas of each KV block on distinct store ranks of `roles`")(
+      "kv_scale", po::value<std::string>()->default_value("0.000122"),
+      "with store ranks: the store holds blocks of kv_scale x the real size, as the live job "
+      "moves them (default 1/8192)")("decode.buffer", po::value<std::string>(), "(live only)")(
+      "transport.tls", po::value<std::string>(), "(live only)")(
       "transport.devices", po::value<std::string>(), "(live only)")(
       "transport.data_path", po::value<std::string>(), "(live only)")(
       "job.mode", po::value<std::string>(), "(live only)")("job.rpc_timeout",
@@ -57,8 +74,8 @@ po::options_description EvalOptionsDescription() {
   return all;
 }
 
-Result<std::pair<int, int>> InstanceCountsFromRoles(const std::string& roles) {
-  int prefill = 0, decode = 0;
+Result<RoleCounts> RoleCountsFromRoles(const std::string& roles) {
+  int prefill = 0, decode = 0, store = 0;
   std::string word;
   std::istringstream in(roles);
   while (in >> word) {
@@ -78,16 +95,84 @@ Result<std::pair<int, int>> InstanceCountsFromRoles(const std::string& roles) {
       }
       if (name == "prefill") prefill += n;
       if (name == "decode") decode += n;
+      if (name == "store") store += n;
     }
   }
   if (prefill < 1 || decode < 1) {
     return InvalidArgument(
         fmt::format("roles = '{}': needs at least one prefill and one decode", roles));
   }
-  return std::make_pair(prefill, decode);
+  return RoleCounts{prefill, decode, store};
+}
+
+sim::StoreMasterModel StoreMasterFor(const SchedulingSettings& sched, const StoreMasterInputs& in) {
+  sim::StoreMasterModel m;
+  const engine::CostModel cost(sched.model, sched.hardware);
+  const conductor::SchedulerConfig& c = sched.scheduler;
+  if (in.store_ranks > 0) {
+    m.ranks = in.store_ranks;
+    m.rank_bytes = in.store_dram;
+    m.block_bytes =
+        engine::ScaledKvPieceBytes(cost, in.kv_scale) * static_cast<uint64_t>(sched.model.layers);
+    m.replicas = in.replicas;
+    m.master.lease =
+        Nanos(static_cast<int64_t>(static_cast<double>(m.master.lease.count()) * sched.time_scale));
+  } else if (c.shared_pool && c.cache_capacity_blocks > 0) {
+    m.ranks = c.prefill_instances;
+    m.block_bytes = cost.KvBytesPerBlock();
+    const uint64_t per_rank = (c.cache_capacity_blocks + m.ranks - 1) / m.ranks;
+    m.rank_bytes = per_rank * m.block_bytes;
+  }
+  return m;
 }
 
 namespace {
+
+// `key` = auto (0) or a whole number >= 1.
+Status AutoOrCount(const po::variables_map& vm, const char* key, int64_t* out) {
+  const std::string text = vm[key].as<std::string>();
+  if (text == "auto") {
+    *out = 0;
+    return Status::Ok();
+  }
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 1 || v > (1LL << 40)) {
+    return InvalidArgument(fmt::format("{} = '{}': expected auto or a count >= 1", key, text));
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+// The vllm.* limits and the store master the simulator runs.
+Status ReadSimModelOptions(const po::variables_map& vm, int store_ranks, EvalOptions* o) {
+  MC_RETURN_IF_ERROR(
+      AutoOrCount(vm, "vllm.max_num_batched_tokens", &o->vllm.max_num_batched_tokens));
+  MC_RETURN_IF_ERROR(AutoOrCount(vm, "vllm.max_model_len", &o->vllm.max_model_len));
+  o->vllm.max_num_seqs = vm["vllm.max_num_seqs"].as<int64_t>();
+  StoreMasterInputs in;
+  in.store_ranks = store_ranks;
+  const std::string dram = vm["store.dram"].as<std::string>();
+  Result<uint64_t> bytes = ParseBytes(dram);
+  if (!bytes.ok() || *bytes == 0) {
+    return InvalidArgument(fmt::format("store.dram = '{}': {}", dram,
+                                       bytes.ok() ? "must be > 0" : bytes.status().message()));
+  }
+  in.store_dram = *bytes;
+  const std::string scale = vm["kv_scale"].as<std::string>();
+  char* end = nullptr;
+  in.kv_scale = std::strtod(scale.c_str(), &end);
+  if (end == scale.c_str() || *end != '\0' || !(in.kv_scale >= 1e-6 && in.kv_scale <= 1)) {
+    return InvalidArgument("kv_scale = '" + scale + "' (allowed: a number from 1e-6 to 1)");
+  }
+  const int replicas = vm["store.replicas"].as<int>();
+  if (replicas < 1 || replicas > 64) {
+    return InvalidArgument(fmt::format("store.replicas = {}: allowed 1 to 64", replicas));
+  }
+  in.replicas = static_cast<uint32_t>(replicas);
+  o->store = StoreMasterFor(o->sched, in);
+  return Status::Ok();
+}
 
 std::string DefaultOut() {
   const std::time_t t = std::time(nullptr);
@@ -133,11 +218,13 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
   Result<SchedulingSettings> sched = SchedulingFromVariables(vm);
   if (!sched.ok()) return sched.status();
   o.sched = *sched;
+  int store_ranks = 0;
   if (const std::string roles = vm["roles"].as<std::string>(); !roles.empty()) {
-    auto counts = InstanceCountsFromRoles(roles);
+    auto counts = RoleCountsFromRoles(roles);
     if (!counts.ok()) return counts.status();
-    o.sched.scheduler.prefill_instances = counts->first;
-    o.sched.scheduler.decode_instances = counts->second;
+    o.sched.scheduler.prefill_instances = counts->prefill;
+    o.sched.scheduler.decode_instances = counts->decode;
+    store_ranks = counts->store;
   }
   auto system = sim::ParseSystemKind(vm["system"].as<std::string>());
   if (!system.ok()) return system.status();
@@ -153,6 +240,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
   if (!synthetic.ok()) return synthetic.status();
   o.synthetic = *synthetic;
   o.synthetic_write = vm["synthetic.write"].as<std::string>();
+  MC_RETURN_IF_ERROR(ReadSimModelOptions(vm, store_ranks, &o));
   if (vm.count("sweep")) {
     for (const std::string& spec : vm["sweep"].as<std::vector<std::string>>()) {
       Result<SweepAxis> axis = ParseSweepSpec(spec);
@@ -165,6 +253,9 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
   }
   sim::SimConfig check = ToSimConfig(o);
   MC_RETURN_IF_ERROR(sim::ValidateSimConfig(check));
+  if (o.system != sim::SystemKind::kMooncake) {
+    MC_RETURN_IF_ERROR(sim::EffectiveVllmLimits(check, o.sched.model).status());
+  }
   return o;
 }
 
@@ -175,6 +266,8 @@ sim::SimConfig ToSimConfig(const EvalOptions& o) {
   c.chunk_tokens = o.sched.chunk_tokens;
   c.load_scale = o.load_scale;
   c.thresholds = o.sched.thresholds;
+  c.vllm = o.vllm;
+  c.store = o.system == sim::SystemKind::kMooncake ? o.store : sim::StoreMasterModel{};
   return c;
 }
 

@@ -152,6 +152,7 @@ Result<SchedulingSettings> SchedulingFromVariables(const po::variables_map& vm) 
   if (s.chunk_tokens < 0) {
     return InvalidArgument(fmt::format("prefill.chunk_tokens = {}: must be >= 0", s.chunk_tokens));
   }
+  c.prefill_chunk_tokens = s.chunk_tokens;
   s.trace_path = vm["trace"].as<std::string>();
   MC_RETURN_IF_ERROR(NonNegative(vm, "trace.limit", &s.trace_read.limit));
   MC_RETURN_IF_ERROR(NonNegative(vm, "trace.offset", &s.trace_read.offset));

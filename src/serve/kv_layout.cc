@@ -9,12 +9,10 @@ namespace mooncake::serve {
 
 KvLayout::KvLayout(const engine::CostModel& cost, double kv_scale, const std::string& model_name)
     : layers_(static_cast<uint32_t>(std::max(1, cost.model().layers))),
+      piece_bytes_(engine::ScaledKvPieceBytes(cost, kv_scale)),
       real_block_bytes_(cost.KvBytesPerBlock()),
       model_tag_(ModelTag(model_name.c_str())),
-      model_name_(model_name) {
-  double piece = static_cast<double>(real_block_bytes_) * kv_scale / layers_;
-  piece_bytes_ = std::max<uint64_t>(8, static_cast<uint64_t>(piece) / 8 * 8);
-}
+      model_name_(model_name) {}
 
 void KvLayout::Fill(uint64_t hash_id, std::span<std::byte> block) const {
   for (uint32_t l = 0; l < layers_; ++l) {

@@ -334,7 +334,7 @@ void PrefillRole::Serve(Loaded loaded) {
   while (done_tokens < task.input_length) {
     int64_t end =
         chunk > 0 ? std::min<int64_t>(task.input_length, done_tokens + chunk) : task.input_length;
-    Nanos t = ctx_.cost.PrefillTime(end, done_tokens);
+    Nanos t = ctx_.cost.PrefillChunkTime(done_tokens, end - done_tokens);
     compute_model_s += engine::NanosToSeconds(t);
     chunk_end += ctx_.ModelToWall(t);
     int complete = end >= task.input_length

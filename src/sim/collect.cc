@@ -24,7 +24,7 @@ SimResult Simulator::Collect() {
     rec.input_tokens = s.trace->input_length;
     rec.output_tokens = s.trace->output_length;
     rec.blocks = static_cast<int32_t>(s.trace->hash_ids.size());
-    rec.prefix_blocks_hit = s.decision.prefix_blocks;
+    rec.prefix_blocks_hit = s.prefix_blocks_hit;
     rec.inflight_miss_blocks = s.decision.inflight_miss_blocks;
     if (s.first_token >= Nanos(0)) rec.ttft_s = NanosToSeconds(s.first_token - s.arrival);
     if (s.outcome == trace::Outcome::kCompleted) {
@@ -47,6 +47,22 @@ SimResult Simulator::Collect() {
   x["scheduler_fetched_blocks"] = static_cast<double>(scheduler_.fetched_blocks());
   x["store_occupancy_blocks"] = static_cast<double>(scheduler_.index().Occupancy());
   x["store_evicted_blocks"] = static_cast<double>(scheduler_.index().evictions());
+  if (store_) {
+    // As the live job names them (serve/summary.cc).
+    const StoreSimStats& st = store_->stats();
+    const store::MasterStats ms = store_->master_stats();
+    x["prefix_blocks_loaded_from_store"] = static_cast<double>(st.get_hits);
+    x["prefix_blocks_missing_in_store"] = static_cast<double>(st.get_misses);
+    x["store_objects"] = static_cast<double>(ms.objects);
+    x["store_evicted_replicas"] = static_cast<double>(ms.evicted_replicas);
+    x["store_put_failures"] = static_cast<double>(st.put_failures);
+    x["store_used_bytes"] = static_cast<double>(store_->used_bytes());
+  }
+  if (config_.system != SystemKind::kMooncake) {
+    x["vllm_prefill_steps"] = static_cast<double>(prefill_steps_);
+    x["vllm_prompt_chunks_per_prefill_step"] =
+        prefill_steps_ ? static_cast<double>(prefill_step_chunks_) / prefill_steps_ : 0.0;
+  }
   x["sim_events"] = static_cast<double>(out.events);
   x["sim_model_span_s"] = out.model_span_s;
   return out;
@@ -55,7 +71,13 @@ SimResult Simulator::Collect() {
 Result<SimResult> RunSimulation(const SimConfig& config, const engine::CostModel& cost,
                                 const std::vector<trace::TraceRequest>& requests) {
   MC_RETURN_IF_ERROR(ValidateSimConfig(config));
-  Simulator sim(config, cost, requests);
+  VllmLimits vllm = config.vllm;
+  if (config.system != SystemKind::kMooncake) {
+    Result<VllmLimits> v = EffectiveVllmLimits(config, cost.model());
+    if (!v.ok()) return v.status();
+    vllm = *v;
+  }
+  Simulator sim(config, vllm, cost, requests);
   return sim.Run();
 }
 

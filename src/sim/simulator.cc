@@ -10,15 +10,19 @@ namespace mooncake::sim {
 using conductor::RejectReason;
 using engine::NanosToSeconds;
 
-Simulator::Simulator(const SimConfig& config, const engine::CostModel& cost,
+Simulator::Simulator(const SimConfig& config, const VllmLimits& vllm, const engine::CostModel& cost,
                      const std::vector<trace::TraceRequest>& requests)
     : config_(config),
+      vllm_(vllm),
       cost_(cost),
       requests_(requests),
       scheduler_(EffectiveSchedulerConfig(config), &cost),
       state_(requests.size()),
       hbm_tokens_(cost.HbmKvTokenCapacity()) {
   const auto sc = EffectiveSchedulerConfig(config);
+  if (config.system == SystemKind::kMooncake && config.store.ranks > 0) {
+    store_ = std::make_unique<StoreSim>(config.store);
+  }
   prefill_.resize(sc.prefill_instances);
   decode_.resize(sc.colocated ? sc.prefill_instances : sc.decode_instances);
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -76,10 +80,9 @@ void Simulator::OnArrival(uint32_t r) {
   }
   s.prefilled_tokens = s.decision.prefix_tokens;
   s.stored_blocks = static_cast<size_t>(s.decision.prefix_blocks);
+  s.prefix_blocks_hit = s.decision.prefix_blocks;
   if (config_.system != SystemKind::kMooncake) {
-    DecodeInstance& inst = decode_[s.decision.prefill];
-    inst.waiting.push_back(r);
-    if (!inst.busy) StartColocatedStep(s.decision.prefill);
+    ArriveColocated(r);
     return;
   }
   PrefillInstance& p = prefill_[s.decision.prefill];
@@ -97,6 +100,7 @@ void Simulator::StartPrefill(int p) {
   const uint32_t r = inst.queue.front();
   inst.queue.pop_front();
   RequestState& s = state_[r];
+  if (store_) ReadPrefixFromStore(s);
   if (s.decision.t_transfer > Nanos(0)) {
     const int blocks = s.decision.prefix_blocks - s.decision.local_prefix_blocks;
     bytes_["prefix_fetch"] += static_cast<double>(cost_.KvBytesPerBlock()) *
@@ -105,6 +109,17 @@ void Simulator::StartPrefill(int p) {
     return;
   }
   OnFetchDone(p, r);
+}
+
+// The prefill rank reads the whole reused prefix from the store; blocks the store no longer
+// holds (evicted) are recomputed from the first missing one on, as the live prefill role does.
+void Simulator::ReadPrefixFromStore(RequestState& s) {
+  const int want = s.decision.prefix_blocks;
+  const int present =
+      store_->ReadPrefix(events_.now(), std::span<const BlockHash>(s.trace->hash_ids).first(want));
+  s.prefix_blocks_hit = present;
+  s.written_blocks = static_cast<size_t>(present);
+  if (present < want) s.prefilled_tokens = int64_t{present} * cost_.block_tokens();
 }
 
 void Simulator::OnFetchDone(int p, uint32_t r) {
@@ -128,7 +143,7 @@ void Simulator::ScheduleChunk(int p, uint32_t r) {
   const int64_t input = s.trace->input_length;
   int64_t end = input;
   if (config_.chunk_tokens > 0) end = std::min(input, s.prefilled_tokens + config_.chunk_tokens);
-  const Nanos t = cost_.PrefillTime(end, s.prefilled_tokens);
+  const Nanos t = cost_.PrefillChunkTime(s.prefilled_tokens, end - s.prefilled_tokens);
   s.prefill_compute_s += NanosToSeconds(t);
   s.prefilled_tokens = end;
   events_.Push(events_.now() + t, EventKind::kPrefillChunk, p, r);
@@ -139,6 +154,11 @@ void Simulator::StoreCompletedBlocks(int p, RequestState& s, bool all) {
   const size_t complete =
       all ? ids.size()
           : std::min(ids.size(), static_cast<size_t>(s.prefilled_tokens / cost_.block_tokens()));
+  if (store_ && complete > s.written_blocks) {
+    store_->Write(events_.now(), std::span<const BlockHash>(ids).subspan(
+                                     s.written_blocks, complete - s.written_blocks));
+    s.written_blocks = complete;
+  }
   if (complete <= s.stored_blocks) return;
   scheduler_.OnBlocksStored(
       p, std::span<const BlockHash>(ids).subspan(s.stored_blocks, complete - s.stored_blocks),

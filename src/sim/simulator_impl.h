@@ -1,15 +1,18 @@
 // Internal to src/sim: the simulator's state and event handlers. simulator.cc holds the common
-// part and the Mooncake (disaggregated) instances; colocated.cc the vLLM-like instances.
+// part and the Mooncake (disaggregated) instances; colocated.cc the vLLM-like instances;
+// store_sim.h the store's metadata master on the virtual clock.
 #pragma once
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "conductor/scheduler.h"
 #include "sim/event_queue.h"
 #include "sim/simulator.h"
+#include "sim/store_sim.h"
 
 namespace mooncake::sim {
 
@@ -20,9 +23,12 @@ struct RequestState {
   Nanos compute_start{0};
   Nanos first_token{-1};
   Nanos last_token{0};
-  int32_t generated = 0;         // output tokens produced so far
-  int64_t prefilled_tokens = 0;  // prompt tokens whose KV exists on the prefill side
-  size_t stored_blocks = 0;      // prompt blocks already reported as stored
+  int32_t generated = 0;          // output tokens produced so far
+  int64_t prefilled_tokens = 0;   // prompt tokens whose KV exists on the prefill side
+  int64_t step_tokens = 0;        // colocated: prompt tokens the step in progress computes
+  size_t stored_blocks = 0;       // prompt blocks already reported to the scheduler as stored
+  size_t written_blocks = 0;      // prompt blocks already put into the store (store_ only)
+  int32_t prefix_blocks_hit = 0;  // prefix blocks really reused (the store's answer if it runs)
   trace::TbtAccumulator tbt;
   double prefill_compute_s = 0;
   bool prefilled = false;
@@ -36,21 +42,22 @@ struct PrefillInstance {
   bool busy = false;
 };
 
-// A decode instance, or the decode side of a colocated instance.
+// A decode instance, or a colocated instance (vLLM's waiting and running queues).
 struct DecodeInstance {
-  std::deque<uint32_t> waiting;  // KV arrived (or prefilled), not yet in the batch
-  std::vector<uint32_t> batch;
-  int64_t reserved_tokens = 0;  // input + output of the batch: admission against HBM
-  int64_t context_tokens = 0;   // input + generated of the batch: step cost
+  std::deque<uint32_t> waiting;  // KV arrived (or, colocated: arrived, prompt not started)
+  std::vector<uint32_t> batch;   // decoding, in the order they joined
+  int64_t reserved_tokens = 0;   // input + output of the requests admitted: against HBM
+  int64_t context_tokens = 0;    // input + generated of the batch: step cost
   bool busy = false;
-  // Colocated only: the request being prefilled and the kind of the step in progress.
-  int64_t prefilling = -1;
-  int64_t step_chunk = 0;
+  // Colocated only: prompts started and not finished, in arrival order (vLLM's running
+  // prefills), and whether the step in progress is a prefill-only step (vLLM without chunking).
+  std::vector<uint32_t> prefilling;
+  bool prefill_step = false;
 };
 
 class Simulator {
  public:
-  Simulator(const SimConfig& config, const engine::CostModel& cost,
+  Simulator(const SimConfig& config, const VllmLimits& vllm, const engine::CostModel& cost,
             const std::vector<trace::TraceRequest>& requests);
   SimResult Run();
 
@@ -64,6 +71,7 @@ class Simulator {
   void OnKvArrived(int d, uint32_t r);
   void StartDecodeStep(int d);
   void OnDecodeStep(int d);
+  void ReadPrefixFromStore(RequestState& s);
   void StoreCompletedBlocks(int p, RequestState& s, bool all);
   void FinishRequest(uint32_t r, int d);
   void RejectRequest(uint32_t r, conductor::RejectReason reason);
@@ -71,19 +79,27 @@ class Simulator {
   void AdvanceBatch(int d);
   SimResult Collect();
   // colocated.cc
+  void ArriveColocated(uint32_t r);
   void StartColocatedStep(int i);
+  bool TakePrefills(DecodeInstance& inst, engine::StepWork* work);
+  void TakeChunks(DecodeInstance& inst, engine::StepWork* work);
+  bool Fits(const DecodeInstance& inst, const RequestState& s) const;
   void OnColocatedStep(int i);
   void FirstTokenColocated(int i, uint32_t r);
 
   SimConfig config_;
+  VllmLimits vllm_;
   const engine::CostModel& cost_;
   const std::vector<trace::TraceRequest>& requests_;
   conductor::Scheduler scheduler_;
+  std::unique_ptr<StoreSim> store_;  // Mooncake with store ranks or a global pool, else null
   EventQueue events_;
   std::vector<RequestState> state_;
   std::vector<PrefillInstance> prefill_;
   std::vector<DecodeInstance> decode_;
   std::map<std::string, double> bytes_;  // bytes moved per plane
+  uint64_t prefill_steps_ = 0;           // colocated steps that computed prompt tokens
+  uint64_t prefill_step_chunks_ = 0;     // prompt chunks in those steps (prompts batched)
   int64_t hbm_tokens_;
 };
 

@@ -18,6 +18,20 @@ TEST(Presets, ShippedModelPresetsLoad) {
   EXPECT_EQ(m->layers, 80);
   EXPECT_EQ(m->hidden, 8192);
   EXPECT_EQ(m->gqa, 8);
+  EXPECT_EQ(m->max_context, 131072);  // LLaMA 3.1's 128k context (vLLM's default budget)
+}
+
+TEST(Presets, MaxContextIsOptionalAndAWholeNumber) {
+  const std::string base =
+      "[model]\nlayers = 80\nhidden = 8192\na = 4\nb = 22\ngqa = 8\nbytes_per_element = 2\nparams "
+      "= 70.6e9\n";
+  auto without = ModelFromIni(*ParseIni(base, "x.ini"), "x.ini");
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_EQ(without->max_context, 0);
+  auto bad = ModelFromIni(*ParseIni(base + "max_context = 1.5\n", "x.ini"), "x.ini");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("x.ini: model.max_context"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Presets, ShippedHardwarePresetsLoad) {

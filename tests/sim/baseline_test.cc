@@ -25,8 +25,7 @@ double TbtOfShortRequest(SystemKind system, bool with_long_prompt) {
   c.system = system;
   c.scheduler.prefill_instances = 1;
   c.scheduler.decode_instances = 1;
-  c.scheduler.admission = false;
-  c.chunk_tokens = system == SystemKind::kVllmChunked ? 512 : 0;
+  c.scheduler.admission = false;  // vllm_chunked: vLLM's default budget of 512 tokens a step
   auto r = RunSimulation(c, cost, Scenario(with_long_prompt));
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r->records[0].outcome, trace::Outcome::kCompleted);

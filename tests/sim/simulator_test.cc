@@ -55,7 +55,6 @@ TEST(Simulator, EveryRequestIsAccountedForInEverySystem) {
                       SystemKind::kVllmChunked}) {
     SimConfig c = Mooncake(conductor::PrefillPolicy::kKvCacheCentric);
     c.system = system;
-    c.chunk_tokens = system == SystemKind::kVllmChunked ? 512 : 0;
     if (system != SystemKind::kMooncake) {
       c.scheduler.policy = conductor::PrefillPolicy::kLoadBalance;
       c.scheduler.admission = false;

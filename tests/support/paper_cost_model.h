@@ -8,6 +8,7 @@ namespace mooncake::testing {
 
 inline engine::CostModel Llama70bA800() {
   engine::ModelSpec m{"llama3-70b", 80, 8192, 4, 22, 8, 2, 70.6e9};
+  m.max_context = 131072;  // configs/models/llama3-70b.ini
   engine::HardwareSpec h;
   h.gpus = 8;
   h.peak_flops = 8 * 312e12;

@@ -1,8 +1,8 @@
 // MetadataMaster: the store's global index and allocation/eviction policy (Mooncake Store's
 // master), as pure logic. It maps object keys to replicas on store ranks, allocates their DRAM,
 // grants leases, honours pins and evicts in LRU order. It never touches object bytes and includes
-// no MPI, UCX or HDF5: the conductor rank serves it over RPC. (The simulator keeps its own cache
-// model today; it does not drive this class.)
+// no MPI, UCX or HDF5: the conductor rank serves it over RPC, and the simulator drives the same
+// class on its virtual clock (sim/store_sim.h).
 //
 // Semantics (DESIGN.md "Store semantics"):
 // - Two-phase put: PutStart allocates `replicas` regions on distinct ranks; the client writes them;

@@ -236,6 +236,7 @@ std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args) {
       {"--trace-offset", "--trace.offset"},
       {"--trace-skip-invalid", "--trace.skip_invalid"},
       {"--time-scale", "--time_scale"},
+      {"--kv-scale", "--kv_scale"},
   };
   std::vector<std::string> out;
   for (const std::string& a : args) {

@@ -66,7 +66,8 @@ boost::program_options::parsed_options ParseConfigFile(
     std::istream& in, const boost::program_options::options_description& desc);
 
 // Rewrites the spellings the issues and users type into the canonical keys: --trace-limit ->
-// --trace.limit, --trace-offset, --trace-skip-invalid, --time-scale -> --time_scale.
+// --trace.limit, --trace-offset, --trace-skip-invalid, --time-scale -> --time_scale, --kv-scale
+// -> --kv_scale.
 std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args);
 
 }  // namespace mooncake::eval

@@ -295,7 +295,7 @@ size_t UcxTransport::attached_peers() const {
 
 ucp_ep_h UcxTransport::EndpointOf(int32_t peer, std::shared_ptr<AttachedPeer>* keep) const {
   if (peer >= 0 && peer < world_size_) {
-    return peer < static_cast<int32_t>(eps_.size()) ? eps_[peer].get() : nullptr;
+    return eps_.Get(peer);
   }
   *keep = FindAttached(peer);
   return *keep ? (*keep)->ep.get() : nullptr;
@@ -310,7 +310,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
                            std::to_string(world_size_) + " ranks");
   }
   if (credential.size() > kMaxCredentialBytes) return InvalidArgument("credential too long");
-  if (eps_[r] != nullptr) return InvalidArgument("already attached to " + where);
+  if (eps_.Get(r) != nullptr) return InvalidArgument("already attached to " + where);
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   auto address = Resolve(host, port);
@@ -337,7 +337,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   ucp_ep_h created = nullptr;
   ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &created);
   if (st != UCS_OK) return PeerFailure("cannot connect to " + where + ": " + ucs_status_string(st));
-  eps_[r].reset(created);
+  eps_.Set(r, created);
   auto* out = new OutgoingAttach{AttachHeader{kAttachMagic, kAttachVersion, world_size_, 0},
                                  std::vector<std::byte>(credential.begin(), credential.end())};
   ucp_request_param_t rp{};
@@ -377,7 +377,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
                                        std::string(ErrorCodeName(result.status)) + ")");
   }
   if (!failed.ok()) {
-    eps_[r].reset();  // force-closed
+    const UcpEndpoint closing(eps_.Take(r));  // force-closed here
     return failed;
   }
   attached_as_[r] = result.rank;

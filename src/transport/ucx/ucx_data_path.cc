@@ -152,7 +152,7 @@ Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
       tracker->SetSlices(i, 0);
       continue;
     }
-    if (r.peer.value < 0 || r.peer.value >= world_size_ || eps_[r.peer.value] == nullptr) {
+    if (r.peer.value < 0 || r.peer.value >= world_size_ || eps_.Get(r.peer.value) == nullptr) {
       tracker->SetSlices(i, 1);
       tracker->CompleteSlice(
           i, InvalidArgument("request names rank " + std::to_string(r.peer.value) + " of " +
@@ -173,7 +173,7 @@ std::byte* UcxTransport::MappedAddress(Rank peer, uint64_t remote_addr, size_t l
   // is requested (families without it refuse that error mode), so a peer that died still
   // answers here with its orphaned segment: the store notices it through leases and the
   // master, not through the copy. Callers must not race Close, as for Submit.
-  if (closing_ || peer.value < 0 || peer.value >= world_size_ || eps_[peer.value] == nullptr ||
+  if (closing_ || peer.value < 0 || peer.value >= world_size_ || eps_.Get(peer.value) == nullptr ||
       TransfersRefused(peer.value) || config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
     return nullptr;
   }
@@ -230,8 +230,8 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
     void* local = static_cast<std::byte*>(r.local) + slice.offset;
     uint64_t remote = r.remote_addr + slice.offset;
     ucs_status_ptr_t req =
-        is_write ? ucp_put_nbx(eps_[peer].get(), local, slice.length, remote, rkey->rkey, &rp)
-                 : ucp_get_nbx(eps_[peer].get(), local, slice.length, remote, rkey->rkey, &rp);
+        is_write ? ucp_put_nbx(eps_.Get(peer), local, slice.length, remote, rkey->rkey, &rp)
+                 : ucp_get_nbx(eps_.Get(peer), local, slice.length, remote, rkey->rkey, &rp);
     if (req == nullptr) {
       tracker->CompleteSlice(index, Status::Ok());
       ReturnSliceOp(op);
@@ -256,7 +256,7 @@ void UcxTransport::PostFlush(const std::shared_ptr<BatchTracker>& tracker, int32
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   rp.cb.send = OnRmaDone;
   rp.user_data = op;
-  ucs_status_ptr_t req = ucp_ep_flush_nbx(eps_[peer].get(), &rp);
+  ucs_status_ptr_t req = ucp_ep_flush_nbx(eps_.Get(peer), &rp);
   if (req == nullptr || UCS_PTR_IS_ERR(req)) {
     Status s = req == nullptr ? Status::Ok() : SliceFailure(peer, "flush", UCS_PTR_STATUS(req));
     op->Complete(s);
@@ -295,8 +295,8 @@ Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t
     DataHeader* h = &ctx->header;
     ucs_status_ptr_t req =
         r.op == OpKind::kWrite
-            ? ucp_am_send_nbx(eps_[peer].get(), kAmWrite, h, sizeof *h, local, slice.length, &rp)
-            : ucp_am_send_nbx(eps_[peer].get(), kAmReadReq, h, sizeof *h, nullptr, 0, &rp);
+            ? ucp_am_send_nbx(eps_.Get(peer), kAmWrite, h, sizeof *h, local, slice.length, &rp)
+            : ucp_am_send_nbx(eps_.Get(peer), kAmReadReq, h, sizeof *h, nullptr, 0, &rp);
     if (req == nullptr) {
       delete static_cast<AmSendContext*>(rp.user_data);
     } else if (UCS_PTR_IS_ERR(req)) {

@@ -86,6 +86,32 @@ struct UcpEndpointDeleter {
   }
 };
 using UcpEndpoint = std::unique_ptr<std::remove_pointer_t<ucp_ep_h>, UcpEndpointDeleter>;
+// The endpoints to the job's ranks, a slot per rank. Slots are atomic because the progress
+// thread reads them (it answers a peer's read request or write from inside a UCX callback)
+// while Close takes them away (ThreadSanitizer saw the race on a plain vector). An endpoint
+// taken out is closed by whoever took it; since UCX closes it under the worker lock, a callback
+// that read the slot before keeps a valid endpoint until it returns. Callers of Submit and
+// SendMessage must not race Close (transport.h), so only callbacks run meanwhile.
+class EndpointTable {
+ public:
+  void Resize(int n) {
+    slots_.reset(new std::atomic<ucp_ep_h>[n]);
+    for (int i = 0; i < n; ++i) slots_[i].store(nullptr, std::memory_order_relaxed);
+    size_ = n;
+  }
+  int size() const { return size_; }
+  ucp_ep_h Get(int32_t rank) const {
+    return rank >= 0 && rank < size_ ? slots_[rank].load(std::memory_order_acquire) : nullptr;
+  }
+  void Set(int32_t rank, ucp_ep_h ep) { slots_[rank].store(ep, std::memory_order_release); }
+  // The endpoint of `rank`, now out of the table (null when there was none).
+  ucp_ep_h Take(int32_t rank) { return slots_[rank].exchange(nullptr, std::memory_order_acq_rel); }
+
+ private:
+  std::unique_ptr<std::atomic<ucp_ep_h>[]> slots_;
+  int size_ = 0;
+};
+
 // A registration: unmapped through the context it was mapped with (which outlives it).
 struct UcpMemDeleter {
   ucp_context_h context = nullptr;
@@ -271,7 +297,7 @@ class UcxTransport final : public Transport {
   UcpContext context_;  // declared before worker_: destroyed after it
   UcpWorker worker_;
   std::vector<std::byte> local_address_;
-  std::vector<UcpEndpoint> eps_;
+  EndpointTable eps_;
   std::vector<std::unique_ptr<PeerErrorArg>> error_args_;  // outlive the endpoints
   std::vector<char> use_am_;                               // per peer: AM data path (1) or RMA (0)
   std::vector<std::string> paths_;  // per peer: UCX transports of the endpoint's lanes

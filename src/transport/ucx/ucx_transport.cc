@@ -140,7 +140,7 @@ Status UcxTransport::Init() {
     imported_.push_back(std::make_unique<RegionTable<std::shared_ptr<RkeyHolder>>>());
   }
   // Sized once: ConnectAll fills every slot, Attach (a process outside the job) only some.
-  eps_.resize(world_size_);
+  eps_.Resize(world_size_);
   use_am_.assign(world_size_, 0);
   paths_.assign(world_size_, "");
   running_ = true;
@@ -357,18 +357,18 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
     }
     ucp_ep_h created = nullptr;
     ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &created);
-    eps_[r].reset(created);
     if (st != UCS_OK) {
       return PeerFailure("cannot create an endpoint to " + PeerName(r) + ": " +
                          ucs_status_string(st));
     }
+    eps_.Set(r, created);
     DescribeEndpoint(r);
   }
   return Status::Ok();
 }
 
 void UcxTransport::DescribeEndpoint(int32_t r) {
-  paths_[r] = LaneTransports(eps_[r].get());
+  paths_[r] = LaneTransports(eps_.Get(r));
   switch (config_.data_path) {
     case DataPath::kRma:
       use_am_[r] = 0;
@@ -389,7 +389,7 @@ std::string UcxTransport::DescribePath(Rank peer) const {
     if (attached == nullptr) return "not connected";
     return attached->path + (attached->use_am ? " (am rendezvous)" : " (rma)");
   }
-  if (peer.value < 0 || eps_[peer.value] == nullptr) return "not connected";
+  if (eps_.Get(peer.value) == nullptr) return "not connected";
   return paths_[peer.value] + (use_am_[peer.value] ? " (am rendezvous)" : " (rma)");
 }
 
@@ -491,12 +491,12 @@ void PopulateMapping(void* addr, size_t length) {
 }  // namespace
 
 Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
-  if (owner.value < 0 || owner.value >= world_size_ || eps_[owner.value] == nullptr) {
+  if (owner.value < 0 || owner.value >= world_size_ || eps_.Get(owner.value) == nullptr) {
     return InvalidArgument("cannot import a descriptor of rank " + std::to_string(owner.value) +
                            " (not connected)");
   }
   auto holder = std::make_shared<RkeyHolder>();
-  ucs_status_t st = ucp_ep_rkey_unpack(eps_[owner.value].get(), d.packed_key.data(), &holder->rkey);
+  ucs_status_t st = ucp_ep_rkey_unpack(eps_.Get(owner.value), d.packed_key.data(), &holder->rkey);
   if (st != UCS_OK) {
     return ProtocolError("remote key of " + PeerName(owner.value) +
                          " does not unpack: " + ucs_status_string(st));
@@ -647,8 +647,8 @@ Status UcxTransport::Close(Nanos timeout) {
   Status result;
   // Flush-close every endpoint while the progress thread still runs.
   std::vector<ucs_status_ptr_t> pending;
-  for (UcpEndpoint& owned : eps_) {
-    ucp_ep_h ep = owned.release();  // closed here, with a deadline, not by the owner
+  for (int32_t r = 0; r < eps_.size(); ++r) {
+    ucp_ep_h ep = eps_.Take(r);  // closed here, with a deadline
     if (ep == nullptr) continue;
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -666,7 +666,6 @@ Status UcxTransport::Close(Nanos timeout) {
     }
     ucp_request_free(req);
   }
-  eps_.clear();
   {
     std::lock_guard<std::mutex> lock(attached_mutex_);
     attach_check_ = nullptr;  // conn requests still queued are rejected (ucx_attach.cc)

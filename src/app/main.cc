@@ -1,15 +1,20 @@
-// mooncake: one binary, N ranks under mpirun or srun; `mooncake eval` for trace evaluation.
+// mooncake: one binary, N ranks under mpirun or srun; `mooncake eval` for trace evaluation,
+// `mooncake p2p` to distribute files, `mooncake store` for the store's offline tools.
 // main only wires (STYLE.md habit 10): pick the command, parse options, hand over.
 #include <cstring>
 
 #include "app/eval_wiring.h"
 #include "app/options.h"
+#include "app/p2p_wiring.h"
 #include "app/run.h"
 #include "app/store_command.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "eval") == 0) {
     return mooncake::app::RunEval(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "p2p") == 0) {
+    return mooncake::app::RunP2p(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "store") == 0) {
     return mooncake::app::RunStoreCommand(argc - 1, argv + 1);

@@ -480,7 +480,9 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       "service)\n"
       "       mooncake store stop|inspect ...     (see mooncake store --help)\n"
       "       mooncake eval [options]            (trace evaluation, see "
-      "mooncake eval --help)\n\nOptions");
+      "mooncake eval --help)\n"
+      "       mpirun -np N mooncake p2p --source PATH --dest DIR   (distribute files, see "
+      "mooncake p2p --help)\n\nOptions");
   all.add(General(&opts.config_file, &raw))
       .add(Cluster(&raw))
       .add(Transport(&raw))

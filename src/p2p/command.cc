@@ -163,7 +163,9 @@ RankReport P2pCommand::Share(const Plan& plan, Heartbeat& heartbeat, int32_t* fe
       }
     }
     if (*fetcher == plan.self) {
-      log::Warn("p2p: rank {} takes over its node's copy (the ranks before it died)", plan.self);
+      if (plan.self != plan.host_mates.front()) {
+        log::Warn("p2p: rank {} takes over its node's copy (the ranks before it died)", plan.self);
+      }
       return FetchInto(plan, plan.target, heartbeat);
     }
     const int32_t f = *fetcher;
@@ -292,6 +294,7 @@ int P2pCommand::Run(const std::vector<std::string>& hosts) {
   const RankReport mine = plan.source ? RunSource() : RunReceiver(plan, heartbeat);
   const int code = Finish(mine, heartbeat, hosts);
   heartbeat.Stop();
+  peers_lost_ = !heartbeat.state().dead.empty() || heartbeat.lost();
   return code;
 }
 

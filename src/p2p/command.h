@@ -65,6 +65,8 @@ class P2pCommand {
   // After the transport was closed (which released every registration): the command's copies
   // are unmapped when it is destroyed, without touching the transport again.
   void TransportClosed();
+  // A rank was declared dead during the run (known once Run returned).
+  bool peers_lost() const { return peers_lost_; }
 
  private:
   struct Plan;
@@ -81,6 +83,7 @@ class P2pCommand {
   std::unique_ptr<Tracker> tracker_;  // rank 0 only
   std::unique_ptr<TrackerClient> client_;
   std::unique_ptr<P2pNode> node_;
+  bool peers_lost_ = false;
 };
 
 }  // namespace mooncake::p2p

@@ -1,0 +1,296 @@
+#include "app/p2p_options.h"
+
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "common/units.h"
+#include "eval/scheduling_options.h"
+
+namespace po = boost::program_options;
+
+namespace mooncake::app {
+namespace {
+
+struct Raw {
+  std::string config, source, dest, name, copies, source_ranks, csv, status_file, log_level;
+  std::string piece_size, update_interval, piece_timeout, heartbeat_interval, peer_timeout,
+      rpc_timeout, deadline, progress_interval, tls, devices, kill, corrupt;
+  bool in_memory = false;
+  int inflight = 4;
+};
+
+po::options_description Describe(Raw* r) {
+  po::options_description all(
+      "Usage: mpirun -np N mooncake p2p --source PATH --dest DIR [options]\n"
+      "Distributes a file or a folder from the source rank(s) to every other rank: receivers\n"
+      "read verified pieces one-sided from the source and from each other (docs/P2P.md).\n"
+      "Exit status: 0 every receiving rank holds every byte (verified); 1 a rank failed or a\n"
+      "byte differs; 2 usage; 3 a rank died and every survivor holds every byte; 4 the tracker\n"
+      "(rank 0) was lost.\n\nOptions");
+  po::options_description d("Distribution");
+  d.add_options()("help,h", "print this help and exit")(
+      "config", po::value<std::string>(&r->config)->value_name("FILE"),
+      "INI file with any of these options; the command line overrides it")(
+      "source", po::value<std::string>(&r->source)->value_name("PATH"),
+      "file or folder to distribute (read where the source ranks run)")(
+      "dest", po::value<std::string>(&r->dest)->value_name("DIR"),
+      "folder the receiving ranks write into (node-local disk or /dev/shm); not with "
+      "--in-memory")("in-memory", po::bool_switch(&r->in_memory),
+                     "receivers keep the object in registered memory, one copy per rank")(
+      "copies", po::value<std::string>(&r->copies)->default_value("node"),
+      "node: one copy per host in DIR, shared by the host's ranks; rank: DIR/rank<r> per rank")(
+      "source-ranks", po::value<std::string>(&r->source_ranks)->default_value("0"),
+      "ranks that hold PATH: a list (0,3) or 'readable' (every rank that can read PATH)")(
+      "name", po::value<std::string>(&r->name)->default_value(""),
+      "object name (default: the last component of PATH)")(
+      "csv", po::value<std::string>(&r->csv)->value_name("FILE"),
+      "rank 0 writes the per-rank table here (CSV)")(
+      "status-file", po::value<std::string>(&r->status_file)->value_name("FILE"),
+      "rank 0 writes the exit status here (mpirun with orte_enable_recovery exits 0 whatever "
+      "its ranks return)")("log-level",
+                           po::value<std::string>(&r->log_level)->default_value("warn"),
+                           "debug | info | warn | error");
+  po::options_description p("P2P");
+  p.add_options()("p2p.piece_size", po::value<std::string>(&r->piece_size)->default_value("4MiB"),
+                  "piece size: the unit of reads, checks and sharing (64KiB..1GiB)")(
+      "p2p.inflight_per_peer", po::value<int>(&r->inflight)->default_value(4),
+      "reads in flight from one holder (1..64)")(
+      "p2p.update_interval", po::value<std::string>(&r->update_interval)->default_value("2ms"),
+      "how often a receiver tells the tracker its new pieces and hears of others' (100us..1s)")(
+      "p2p.piece_timeout", po::value<std::string>(&r->piece_timeout)->default_value("10s"),
+      "deadline of one read; a holder that misses it is not read from again (10ms..10min)")(
+      "p2p.heartbeat_interval",
+      po::value<std::string>(&r->heartbeat_interval)->default_value("100ms"),
+      "wall time between a rank's heartbeats to the tracker (10ms..10s)")(
+      "p2p.peer_timeout", po::value<std::string>(&r->peer_timeout)->default_value("2s"),
+      "a rank not heard from for this long is declared dead (100ms..10min)")(
+      "p2p.rpc_timeout", po::value<std::string>(&r->rpc_timeout)->default_value("5s"),
+      "deadline of every call to the tracker (1ms..10min)")(
+      "p2p.deadline", po::value<std::string>(&r->deadline)->default_value("1h"),
+      "a fetch not done by then fails (1s..7d)")(
+      "p2p.progress_interval", po::value<std::string>(&r->progress_interval)->default_value("5s"),
+      "rank 0 prints a progress line this often while ranks fetch (100ms..1h)");
+  po::options_description t("Transport (UCX)");
+  t.add_options()("transport.tls", po::value<std::string>(&r->tls)->default_value("auto"),
+                  "auto | shm | tcp | rdma | a raw UCX_TLS list")(
+      "transport.devices", po::value<std::string>(&r->devices)->default_value(""),
+      "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose");
+  po::options_description f("Fault injection (tests)");
+  f.add_options()("fault.kill", po::value<std::string>(&r->kill)->value_name("RANK@PIECES"),
+                  "rank RANK kills itself (SIGKILL) once it verified PIECES pieces")(
+      "fault.corrupt", po::value<std::string>(&r->corrupt)->value_name("RANK"),
+      "source rank RANK serves every piece with one byte flipped (its files stay intact)");
+  all.add(d).add(p).add(t).add(f);
+  return all;
+}
+
+Status Size(const char* name, const std::string& v, uint64_t lo, uint64_t hi, uint64_t* out) {
+  auto parsed = ParseBytes(v);
+  if (!parsed.ok())
+    return InvalidArgument(fmt::format("{} = '{}': {}", name, v, parsed.status().message()));
+  if (*parsed < lo || *parsed > hi) {
+    return OutOfRange(fmt::format("{} = '{}' is out of range (allowed {} to {})", name, v,
+                                  FormatBytes(lo), FormatBytes(hi)));
+  }
+  *out = *parsed;
+  return Status::Ok();
+}
+
+Status Duration(const char* name, const std::string& v, Nanos lo, Nanos hi, Nanos* out) {
+  auto parsed = ParseDuration(v);
+  if (!parsed.ok())
+    return InvalidArgument(fmt::format("{} = '{}': {}", name, v, parsed.status().message()));
+  if (*parsed < lo || *parsed > hi) {
+    return OutOfRange(fmt::format("{} = '{}' is out of range (allowed {} to {})", name, v,
+                                  FormatDuration(lo), FormatDuration(hi)));
+  }
+  *out = *parsed;
+  return Status::Ok();
+}
+
+Status RankNumber(const char* name, const std::string& text, int32_t* out) {
+  try {
+    size_t used = 0;
+    const int v = std::stoi(text, &used);
+    if (used != text.size() || v < 0) throw std::invalid_argument(text);
+    *out = v;
+    return Status::Ok();
+  } catch (const std::exception&) {
+    return InvalidArgument(fmt::format("{} = '{}': not a rank number", name, text));
+  }
+}
+
+Status Timings(const Raw& r, P2pOptions* o) {
+  auto& c = o->command;
+  constexpr Nanos kMs(1'000'000), kS(1'000'000'000);
+  MC_RETURN_IF_ERROR(Duration("p2p.update_interval", r.update_interval, kMs / 10, kS,
+                              &c.p2p.fetch.update_interval));
+  MC_RETURN_IF_ERROR(Duration("p2p.piece_timeout", r.piece_timeout, kMs * 10, kS * 600,
+                              &c.p2p.fetch.piece_timeout));
+  MC_RETURN_IF_ERROR(Duration("p2p.heartbeat_interval", r.heartbeat_interval, kMs * 10, kS * 10,
+                              &c.heartbeat_interval));
+  MC_RETURN_IF_ERROR(
+      Duration("p2p.peer_timeout", r.peer_timeout, kMs * 100, kS * 600, &c.peer_timeout));
+  if (c.peer_timeout < c.heartbeat_interval * 2) {
+    return InvalidArgument(
+        fmt::format("p2p.peer_timeout = '{}' must be at least twice p2p.heartbeat_interval ('{}')",
+                    r.peer_timeout, r.heartbeat_interval));
+  }
+  MC_RETURN_IF_ERROR(Duration("p2p.rpc_timeout", r.rpc_timeout, kMs, kS * 600, &c.rpc_timeout));
+  MC_RETURN_IF_ERROR(Duration("p2p.deadline", r.deadline, kS, kS * 604'800, &c.p2p.fetch.deadline));
+  MC_RETURN_IF_ERROR(Duration("p2p.progress_interval", r.progress_interval, kMs * 100, kS * 3600,
+                              &c.progress_interval));
+  c.p2p.fetch.stall_timeout = std::max(c.peer_timeout * 5, Nanos(10 * kS));
+  c.p2p.lookup_timeout = std::max(c.peer_timeout * 10, Nanos(60 * kS));
+  return Status::Ok();
+}
+
+Status Faults(const Raw& r, P2pOptions* o) {
+  auto& c = o->command;
+  if (!r.kill.empty()) {
+    const size_t at = r.kill.find('@');
+    if (at == std::string::npos) {
+      return InvalidArgument(fmt::format("fault.kill = '{}': expected RANK@PIECES", r.kill));
+    }
+    MC_RETURN_IF_ERROR(RankNumber("fault.kill", r.kill.substr(0, at), &c.kill_rank));
+    int32_t pieces = 0;
+    MC_RETURN_IF_ERROR(RankNumber("fault.kill (pieces)", r.kill.substr(at + 1), &pieces));
+    c.kill_after = static_cast<uint64_t>(pieces);
+  }
+  if (!r.corrupt.empty())
+    MC_RETURN_IF_ERROR(RankNumber("fault.corrupt", r.corrupt, &c.corrupt_rank));
+  return Status::Ok();
+}
+
+Status Convert(const Raw& r, P2pOptions* o) {
+  auto& c = o->command;
+  if (r.source.empty()) return InvalidArgument("source: missing (--source PATH)");
+  c.source = r.source;
+  c.in_memory = r.in_memory;
+  if (!r.in_memory && r.dest.empty()) {
+    return InvalidArgument("dest: missing (--dest DIR, or --in-memory)");
+  }
+  if (r.in_memory && !r.dest.empty()) {
+    return InvalidArgument("dest: not with --in-memory (the object stays in memory)");
+  }
+  c.dest = r.dest;
+  c.name = r.name;
+  if (!c.name.empty() && (c.name.find('/') != std::string::npos || c.name == "." ||
+                          c.name == ".." || c.name.size() > 255)) {
+    return InvalidArgument(
+        fmt::format("name = '{}': one path component of 1 to 255 bytes", r.name));
+  }
+  if (r.copies != "node" && r.copies != "rank") {
+    return InvalidArgument(fmt::format("copies = '{}' (allowed: node, rank)", r.copies));
+  }
+  c.copies = r.copies == "rank" ? p2p::Copies::kRank : p2p::Copies::kNode;
+  o->source_ranks = r.source_ranks;
+  o->sources_readable = r.source_ranks == "readable";
+  if (!o->sources_readable) {
+    auto ranks = ParseRankList(r.source_ranks, 0);
+    if (!ranks.ok()) return ranks.status();
+    c.source_ranks = *ranks;
+  }
+  MC_RETURN_IF_ERROR(
+      Size("p2p.piece_size", r.piece_size, 64 * 1024, 1ull << 30, &c.p2p.piece_size));
+  if (r.inflight < 1 || r.inflight > 64) {
+    return OutOfRange(fmt::format("p2p.inflight_per_peer = {} (allowed 1 to 64)", r.inflight));
+  }
+  c.p2p.fetch.limits.per_peer = c.p2p.fetch.limits.per_source = static_cast<uint32_t>(r.inflight);
+  MC_RETURN_IF_ERROR(Timings(r, o));
+  MC_RETURN_IF_ERROR(Faults(r, o));
+  c.csv = r.csv;
+  o->status_file = r.status_file;
+  static const std::pair<const char*, log::Level> kLevels[] = {{"debug", log::Level::kDebug},
+                                                               {"info", log::Level::kInfo},
+                                                               {"warn", log::Level::kWarn},
+                                                               {"error", log::Level::kError}};
+  bool level_ok = false;
+  for (auto& [name, level] : kLevels) {
+    if (r.log_level == name) {
+      o->log_level = level;
+      level_ok = true;
+    }
+  }
+  if (!level_ok) {
+    return InvalidArgument(
+        fmt::format("log-level = '{}' (allowed: debug, info, warn, error)", r.log_level));
+  }
+  if (r.tls.empty()) return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma)");
+  o->transport.ucx.tls = r.tls;
+  o->transport.ucx.devices = r.devices;
+  return Status::Ok();
+}
+
+int Usage(const std::string& message) {
+  std::cerr << "mooncake p2p: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+Result<std::vector<int32_t>> ParseRankList(const std::string& text, int world) {
+  std::vector<int32_t> out;
+  std::set<int32_t> seen;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    int32_t rank = 0;
+    MC_RETURN_IF_ERROR(RankNumber("source-ranks", item, &rank));
+    if (world > 0 && rank >= world) {
+      return OutOfRange(fmt::format("source-ranks = '{}': rank {} is not below the job's {} ranks",
+                                    text, rank, world));
+    }
+    if (!seen.insert(rank).second) {
+      return InvalidArgument(fmt::format("source-ranks = '{}': rank {} twice", text, rank));
+    }
+    out.push_back(rank);
+  }
+  if (out.empty()) return InvalidArgument(fmt::format("source-ranks = '{}': no rank", text));
+  return out;
+}
+
+P2pParse ParseP2pOptions(int argc, char** argv) {
+  P2pParse result;
+  Raw raw;
+  const po::options_description all = Describe(&raw);
+  po::variables_map vm;
+  try {
+    po::store(eval::ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc), all), vm);
+    if (vm.count("help")) {
+      std::cout << all
+                << "\nUnits: sizes take B, KiB, MiB, GiB (or KB, MB, GB); durations take ns, us, "
+                   "ms, s, min, h.\nExample: mpirun -np 8 build/mooncake p2p --source "
+                   "/scratch/ckpt --dest /dev/shm\n";
+      return result;
+    }
+    if (vm.count("config")) {
+      const std::string file = vm["config"].as<std::string>();
+      std::ifstream in(file);
+      if (!in) {
+        result.exit_code = Usage("config = '" + file + "': cannot open the file");
+        return result;
+      }
+      po::store(eval::ParseConfigFile(in, all), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    result.exit_code = Usage(e.what());
+    return result;
+  }
+  P2pOptions options;
+  Status s = Convert(raw, &options);
+  if (!s.ok()) {
+    result.exit_code = Usage(s.message());
+    return result;
+  }
+  result.options = std::move(options);
+  return result;
+}
+
+}  // namespace mooncake::app

@@ -19,7 +19,7 @@ namespace {
 struct Raw {
   std::string config, source, dest, name, copies, source_ranks, csv, status_file, log_level;
   std::string piece_size, update_interval, piece_timeout, heartbeat_interval, peer_timeout,
-      rpc_timeout, deadline, progress_interval, tls, devices, kill, corrupt;
+      rpc_timeout, deadline, progress_interval, tls, devices, data_path, kill, corrupt;
   bool in_memory = false;
   int inflight = 4;
 };
@@ -67,7 +67,7 @@ po::options_description Describe(Raw* r) {
       "p2p.heartbeat_interval",
       po::value<std::string>(&r->heartbeat_interval)->default_value("100ms"),
       "wall time between a rank's heartbeats to the tracker (10ms..10s)")(
-      "p2p.peer_timeout", po::value<std::string>(&r->peer_timeout)->default_value("2s"),
+      "p2p.peer_timeout", po::value<std::string>(&r->peer_timeout)->default_value("3s"),
       "a rank not heard from for this long is declared dead (100ms..10min)")(
       "p2p.rpc_timeout", po::value<std::string>(&r->rpc_timeout)->default_value("5s"),
       "deadline of every call to the tracker (1ms..10min)")(
@@ -79,7 +79,9 @@ po::options_description Describe(Raw* r) {
   t.add_options()("transport.tls", po::value<std::string>(&r->tls)->default_value("auto"),
                   "auto | shm | tcp | rdma | a raw UCX_TLS list")(
       "transport.devices", po::value<std::string>(&r->devices)->default_value(""),
-      "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose");
+      "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose")(
+      "transport.data_path", po::value<std::string>(&r->data_path)->default_value("auto"),
+      "auto | rma | am: how reads move (auto: AM rendezvous on tcp, RMA elsewhere)");
   po::options_description f("Fault injection (tests)");
   f.add_options()("fault.kill", po::value<std::string>(&r->kill)->value_name("RANK@PIECES"),
                   "rank RANK kills itself (SIGKILL) once it verified PIECES pieces")(
@@ -145,6 +147,7 @@ Status Timings(const Raw& r, P2pOptions* o) {
   MC_RETURN_IF_ERROR(Duration("p2p.deadline", r.deadline, kS, kS * 604'800, &c.p2p.fetch.deadline));
   MC_RETURN_IF_ERROR(Duration("p2p.progress_interval", r.progress_interval, kMs * 100, kS * 3600,
                               &c.progress_interval));
+  c.p2p.fetch.steal_delay = c.p2p.fetch.update_interval * 50;
   c.p2p.fetch.stall_timeout = std::max(c.peer_timeout * 5, Nanos(10 * kS));
   c.p2p.lookup_timeout = std::max(c.peer_timeout * 10, Nanos(60 * kS));
   return Status::Ok();
@@ -224,6 +227,16 @@ Status Convert(const Raw& r, P2pOptions* o) {
   if (r.tls.empty()) return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma)");
   o->transport.ucx.tls = r.tls;
   o->transport.ucx.devices = r.devices;
+  if (r.data_path == "auto") {
+    o->transport.ucx.data_path = transport::DataPath::kAuto;
+  } else if (r.data_path == "rma") {
+    o->transport.ucx.data_path = transport::DataPath::kRma;
+  } else if (r.data_path == "am") {
+    o->transport.ucx.data_path = transport::DataPath::kActiveMessage;
+  } else {
+    return InvalidArgument(
+        fmt::format("transport.data_path = '{}' (allowed: auto, rma, am)", r.data_path));
+  }
   return Status::Ok();
 }
 

@@ -22,8 +22,8 @@ struct P2pCommand::Plan {
   bool source = false;
   std::string name;
   std::vector<int32_t> host_mates;  // receivers on this rank's host, ascending
-  uint32_t stagger_index = 0;       // this rank's (or its host's) place among the fetchers
-  uint32_t stagger_count = 1;
+  uint32_t stripe = 0;              // this rank's (or its host's) place among the fetchers
+  uint32_t stripes = 1;
   FetchTarget target;
 };
 
@@ -83,8 +83,8 @@ RankReport P2pCommand::FetchInto(const Plan& plan, const FetchTarget& target,
   report.rank = plan.self;
   report.role = RankRole::kFetch;
   FetchOptions options;
-  options.stagger_index = plan.stagger_index;
-  options.stagger_count = plan.stagger_count;
+  options.stripe = plan.stripe;
+  options.stripes = plan.stripes;
   options.cancel = &heartbeat.cancel();
   if (config_.kill_rank == plan.self) {
     const uint64_t after = config_.kill_after;
@@ -258,6 +258,7 @@ int P2pCommand::Finish(const RankReport& mine, Heartbeat& heartbeat,
 }
 
 int P2pCommand::Run(const std::vector<std::string>& hosts) {
+  if (tracker_) tracker_->RestartLiveness();  // the ranks just left the bootstrap together
   Plan plan;
   plan.self = transport_.self().value;
   plan.name = name_;
@@ -277,10 +278,10 @@ int P2pCommand::Run(const std::vector<std::string>& hosts) {
     fetchers.push_back(r);
     fetcher_hosts.push_back(host);
   }
-  plan.stagger_count = static_cast<uint32_t>(std::max<size_t>(1, fetchers.size()));
+  plan.stripes = static_cast<uint32_t>(std::max<size_t>(1, fetchers.size()));
   for (size_t i = 0; i < fetchers.size(); ++i) {
     if (fetchers[i] == plan.self || fetcher_hosts[i] == hosts[plan.self]) {
-      plan.stagger_index = static_cast<uint32_t>(i);
+      plan.stripe = static_cast<uint32_t>(i);
     }
   }
   if (!config_.in_memory) {

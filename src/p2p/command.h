@@ -37,7 +37,7 @@ struct CommandConfig {
   std::vector<int32_t> source_ranks{0};
   P2pConfig p2p;
   Nanos heartbeat_interval = Nanos(100'000'000);
-  Nanos peer_timeout = Nanos(2'000'000'000);
+  Nanos peer_timeout = Nanos(3'000'000'000);
   Nanos rpc_timeout = Nanos(5'000'000'000);
   Nanos progress_interval = Nanos(5'000'000'000);
   // Test hooks (fault.*): rank kill_rank SIGKILLs itself after verifying kill_after pieces;

@@ -24,10 +24,8 @@ Fetcher::Fetcher(const FetchConfig& config, transport::Transport& transport, Tra
       dest_(dest),
       options_(options),
       layout_(manifest.entries, manifest.piece_size),
-      picker_(layout_.count(), transport.world_size(), transport.self().value,
-              options.stagger_count == 0
-                  ? 0
-                  : layout_.count() * options.stagger_index / options.stagger_count),
+      picker_(layout_.count(), transport.world_size(), transport.self().value, options.stripe,
+              options.stripes),
       entry_addrs_(std::max(1, transport.world_size())),
       bad_from_(std::max(1, transport.world_size()), 0) {}
 
@@ -134,8 +132,10 @@ void Fetcher::Finish(UpdateChannel& channel, const Pick& pick, const Status& sta
 bool Fetcher::StartReads(UpdateChannel& channel) {
   bool any = false;
   int copies = 0;
+  const bool may_steal =
+      idle_since_.count() > 0 && clock_.Now() - idle_since_ >= config_.steal_delay;
   while (copies < kCopiesPerRound) {
-    auto pick = picker_.Next(config_.limits);
+    auto pick = picker_.Next(config_.limits, may_steal);
     if (!pick) break;
     any = true;
     channel.Started(pick->piece);
@@ -161,7 +161,6 @@ bool Fetcher::StartReads(UpdateChannel& channel) {
 
 bool Fetcher::PollReads(UpdateChannel& channel) {
   if (in_flight_.empty()) return false;
-  transport_.Progress();
   bool any = false;
   const Nanos now = clock_.Now();
   for (size_t i = 0; i < in_flight_.size();) {
@@ -180,6 +179,7 @@ bool Fetcher::PollReads(UpdateChannel& channel) {
       Finish(channel, f.pick, Status::Ok(), Checksum64(local, ref.length));
     } else if (late) {
       transport_.RetainUntilClosed(std::shared_ptr<void>(f.batch.release()));
+      ++abandoned_;
       Finish(
           channel, f.pick,
           Timeout(fmt::format("no answer within {} ms", config_.piece_timeout.count() / 1'000'000)),
@@ -217,20 +217,29 @@ Status Fetcher::CheckLimits(UpdateChannel& channel, Nanos stalled_since) {
 }
 
 Status Fetcher::FetchMissing(UpdateChannel& channel) {
-  transport::CallerProgressScope progress(&transport_);
+  // No CallerProgressScope here: most of the time this thread copies mapped pieces and drives
+  // no progress, and the transport's own thread must keep serving the RPCs (heartbeats, the
+  // tracker's answers) meanwhile. Polling a batch drives progress once (SharedBatch::Poll).
   Nanos stalled_since{0};
   int idle = 0;
   while (!picker_.complete()) {
-    for (const auto& answer : channel.TakeAnswers()) Apply(answer);
+    for (const auto& answer : channel.TakeAnswers()) {
+      Apply(answer);
+      ++answers_;
+    }
     const bool started = StartReads(channel);
     const bool finished = PollReads(channel);
     MC_RETURN_IF_ERROR(CheckLimits(channel, stalled_since));
     if (started || finished) {
+      if (idle_since_.count() > 0) idle_total_ += clock_.Now() - idle_since_;
       idle = 0;
-      stalled_since = Nanos(0);
+      stalled_since = idle_since_ = Nanos(0);
       continue;
     }
-    if (in_flight_.empty() && stalled_since.count() == 0) stalled_since = clock_.Now();
+    if (in_flight_.empty() && stalled_since.count() == 0) {
+      stalled_since = idle_since_ = clock_.Now();
+      ++idle_periods_;
+    }
     // Nothing to do: spin a little for reads about to land, then sleep briefly (crowded nodes
     // need the core for the ranks that copy).
     if (++idle < 64 && !in_flight_.empty()) {
@@ -265,6 +274,10 @@ Result<FetchStats> Fetcher::Run() {
       return s;
     }
     if (round == 0) stats_.fetch_time = clock_.Now() - start_;
+    // Every piece was hashed as it landed. Only a read abandoned at its deadline could still
+    // write over a checked piece (UCX cannot cancel it): then check everything once more.
+    if (abandoned_ == 0) break;
+    abandoned_ = 0;
     const Nanos verify_start = clock_.Now();
     std::vector<uint32_t> bad = VerifyAll();
     stats_.verify_time += clock_.Now() - verify_start;
@@ -278,6 +291,8 @@ Result<FetchStats> Fetcher::Run() {
     for (uint32_t p : bad) picker_.Lost(p);
   }
   stats_.bytes = layout_.total_bytes();
+  log::Info("p2p: fetch of '{}': idle {:.3f} s in {} periods, {} answers applied", manifest_.name,
+            std::chrono::duration<double>(idle_total_).count(), idle_periods_, answers_);
   MC_RETURN_IF_ERROR(channel.Flush().WithContext("last update to the tracker"));
   return stats_;
 }

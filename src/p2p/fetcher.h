@@ -8,8 +8,8 @@
 // PickerLimits::per_peer in flight per holder, and the bytes are hashed when they have landed.
 // A read that fails or outlives `piece_timeout` makes its holder unusable for this fetch; a
 // piece that fails its checksum is read again from another holder and reported (the tracker
-// drops it there). When every piece is in, all are hashed once more (a late write of an
-// abandoned read cannot go unseen) and any that fail are fetched again.
+// drops it there). When every piece is in and a read was abandoned at its deadline, all are
+// hashed once more (its late write cannot go unseen) and any that fail are fetched again.
 //
 // Threading: Run() runs on the caller's thread; an UpdateChannel thread talks to the tracker.
 #pragma once
@@ -38,14 +38,17 @@ struct FetchConfig {
   // A fetch with nothing to read (no live holder has a missing piece) fails after this long.
   Nanos stall_timeout = Nanos(30'000'000'000);
   Nanos deadline = Nanos(3'600'000'000'000);  // the whole fetch
-  uint32_t verify_rounds = 3;                 // final checks that may send pieces back
+  // Idle this long (nothing to read from peers, own stripe done) before reading a piece of
+  // another rank's stripe from a source (PiecePicker "order 3").
+  Nanos steal_delay = Nanos(100'000'000);
+  uint32_t verify_rounds = 3;  // final checks that may send pieces back
 };
 
 struct FetchOptions {
-  // This rank's place among the receivers: its first pieces are those from
-  // index x pieces / count on, so that receivers start at different pieces.
-  uint32_t stagger_index = 0;
-  uint32_t stagger_count = 1;
+  // This rank's stripe among the fetching receivers (piece_picker.h): it reads stripe `stripe`
+  // of `stripes` from the sources, the rest from the other receivers.
+  uint32_t stripe = 0;
+  uint32_t stripes = 1;
   // Called after each verified piece with the count so far (tests kill a rank mid-fetch).
   std::function<void(uint64_t verified)> on_piece;
   // Set by another thread to give up (the tracker is gone); the fetch fails with PeerFailure.
@@ -55,7 +58,7 @@ struct FetchOptions {
 struct FetchStats {
   uint64_t bytes = 0;
   Nanos fetch_time{0};   // from the first read to the last verified piece
-  Nanos verify_time{0};  // the final check of every piece
+  Nanos verify_time{0};  // the final check of every piece (only after abandoned reads)
   uint32_t from_source = 0;
   uint32_t from_peers = 0;
   uint32_t present = 0;       // already in place (files kept from before)
@@ -106,6 +109,11 @@ class Fetcher {
   FetchStats stats_;
   uint64_t verified_ = 0;
   Nanos start_{0};
+  Nanos idle_since_{0};  // since when nothing could be read (0: busy)
+  uint32_t abandoned_ = 0;
+  Nanos idle_total_{0};
+  uint64_t idle_periods_ = 0,
+           answers_ = 0;  // reads given up while still in flight (they may land later)
 };
 
 }  // namespace mooncake::p2p

@@ -4,8 +4,8 @@
 // Four ways to make one:
 //   OpenSourceFiles     a holder's files, mapped read-only (shared with the page cache; the
 //                       user's files are never written)
-//   LoadSourceMemory    a holder's files read into one buffer (AllocateMemory when the backend
-//                       has it: same-host peers then read it with one memcpy)
+//   LoadSourceMemory    a holder's files read into one buffer (Transport::AllocateMemory when
+//                       the backend has it: same-host peers then read it with one memcpy)
 //   CreateFiles         a receiver's files under a folder, created at their final size and
 //                       mapped shared (a file that exists with the right size is kept: its
 //                       pieces are checked and only the others fetched)
@@ -78,16 +78,16 @@ class LocalObject {
   std::vector<uint64_t> EntryAddresses() const;
   // Encoded remote descriptors of every registered region.
   Result<std::vector<std::vector<std::byte>>> ExportDescriptors() const;
-  // The transport was closed and released the registrations (and the memory it allocated):
-  // the destructor then only unmaps what this object mapped itself.
+  // The transport was closed and released the registrations: the destructor then only unmaps
+  // and frees, without calling it.
   void TransportClosed();
 
  private:
   struct Mapping {
     void* addr = nullptr;
     size_t length = 0;
-    // kReleased: the transport's allocation, gone with the transport.
-    enum class Kind { kMmap, kTransport, kHeap, kReleased } kind = Kind::kMmap;
+    // kTransport: Transport::AllocateMemory's; kReleased: that, after the transport closed.
+    enum class Kind { kMmap, kHeap, kTransport, kReleased } kind = Kind::kMmap;
     transport::MemoryRegion region;  // id 0: not registered
   };
   LocalObject() = default;

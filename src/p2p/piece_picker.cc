@@ -12,10 +12,14 @@ constexpr uint32_t kPicksPerRebuild = 32;
 constexpr size_t kScanLimit = 4096;
 }  // namespace
 
-PiecePicker::PiecePicker(size_t pieces, int world_size, int32_t self, size_t start)
+PiecePicker::PiecePicker(size_t pieces, int world_size, int32_t self, uint32_t stripe,
+                         uint32_t stripes)
     : pieces_(pieces),
       self_(self),
-      start_(pieces == 0 ? 0 : start % pieces),
+      stripe_(stripes == 0 ? 0 : stripe % stripes),
+      stripes_(std::max<uint32_t>(1, stripes)),
+      begin_(pieces * stripe_ / stripes_),
+      end_(pieces * (stripe_ + 1) / stripes_),
       holders_(std::max(1, world_size)),
       holders_of_(pieces, 0),
       receivers_of_(pieces, 0),
@@ -107,17 +111,22 @@ void PiecePicker::Lost(uint32_t piece) {
   if (have_.Erase(piece)) must_rebuild_ = true;
 }
 
+uint32_t PiecePicker::StripeOf(uint32_t piece) const {
+  uint32_t s = static_cast<uint32_t>(static_cast<uint64_t>(piece) * stripes_ / pieces_);
+  while (s + 1 < stripes_ && StripeBegin(s + 1) <= piece) ++s;
+  while (s > 0 && StripeBegin(s) > piece) --s;
+  return s;
+}
+
 void PiecePicker::Rebuild() {
   plan_.clear();
   for (uint32_t p = 0; p < pieces_; ++p) {
-    if (!have_.Test(p) && !in_flight_.Test(p) && holders_of_[p] > 0) plan_.push_back(p);
+    if (have_.Test(p) || in_flight_.Test(p)) continue;
+    if (Owned(p) ? holders_of_[p] > 0 : receivers_of_[p] > 0) plan_.push_back(p);
   }
-  // Lower is better: (tier, rarity or reads started elsewhere, distance from the start piece).
+  // Lower is better: own stripe in order, then what receivers hold, rarest first.
   auto key = [this](uint32_t p) {
-    const uint32_t tier = receivers_of_[p] > 0 ? 0 : 1;
-    const uint32_t second = tier == 0 ? holders_of_[p] : started_[p];
-    const size_t distance = (p + pieces_ - start_) % pieces_;
-    return std::make_tuple(tier, second, distance);
+    return Owned(p) ? std::make_tuple(0u, 0u, p) : std::make_tuple(1u, receivers_of_[p], p);
   };
   std::sort(plan_.begin(), plan_.end(), [&key](uint32_t a, uint32_t b) { return key(a) < key(b); });
   cursor_ = 0;
@@ -126,14 +135,17 @@ void PiecePicker::Rebuild() {
   picks_since_rebuild_ = 0;
 }
 
-int32_t PiecePicker::ChooseHolder(uint32_t piece, const PickerLimits& limits) const {
+int32_t PiecePicker::ChooseHolder(uint32_t piece, const PickerLimits& limits,
+                                  bool any_source) const {
   const int32_t n = static_cast<int32_t>(holders_.size());
+  const bool source_ok = any_source || Owned(piece);
   int32_t best = -1;
   // Starting from a different rank per piece spreads equal holders' reads over them.
   for (int32_t i = 1; i <= n; ++i) {
     const int32_t r = static_cast<int32_t>((self_ + piece + i) % n);
     const Holder& h = holders_[r];
     if (r == self_ || !Usable(h) || !h.have.Test(piece) || h.bad.Test(piece)) continue;
+    if (h.source && !source_ok) continue;
     if (h.in_flight >= (h.source ? limits.per_source : limits.per_peer)) continue;
     if (best < 0) {
       best = r;
@@ -145,6 +157,13 @@ int32_t PiecePicker::ChooseHolder(uint32_t piece, const PickerLimits& limits) co
   return best;
 }
 
+std::optional<Pick> PiecePicker::Take(uint32_t piece, int32_t holder) {
+  in_flight_.Insert(piece);
+  ++holders_[holder].in_flight;
+  ++picks_since_rebuild_;
+  return Pick{piece, holder};
+}
+
 std::optional<Pick> PiecePicker::Scan(const PickerLimits& limits) {
   while (cursor_ < plan_.size() &&
          (have_.Test(plan_[cursor_]) || in_flight_.Test(plan_[cursor_]))) {
@@ -154,17 +173,34 @@ std::optional<Pick> PiecePicker::Scan(const PickerLimits& limits) {
   for (size_t i = cursor_; i < end; ++i) {
     const uint32_t p = plan_[i];
     if (have_.Test(p) || in_flight_.Test(p)) continue;
-    const int32_t holder = ChooseHolder(p, limits);
-    if (holder < 0) continue;
-    in_flight_.Insert(p);
-    ++holders_[holder].in_flight;
-    ++picks_since_rebuild_;
-    return Pick{p, holder};
+    const int32_t holder = ChooseHolder(p, limits, /*any_source=*/false);
+    if (holder >= 0) return Take(p, holder);
   }
   return std::nullopt;
 }
 
-std::optional<Pick> PiecePicker::Next(const PickerLimits& limits) {
+std::optional<Pick> PiecePicker::Steal(const PickerLimits& limits) {
+  // The best piece to take from a source out of turn: nobody started it, it lies late in its
+  // stripe, and its stripe comes soon after this rank's (so idle ranks spread over stripes).
+  std::optional<std::tuple<uint32_t, size_t, uint32_t>> best_key;
+  std::optional<uint32_t> best;
+  for (uint32_t p = 0; p < pieces_; ++p) {
+    if (have_.Test(p) || in_flight_.Test(p) || holders_of_[p] == 0) continue;
+    const uint32_t s = StripeOf(p);
+    const size_t from_end = StripeBegin(s + 1 < stripes_ ? s + 1 : stripes_) - 1 - p;
+    const auto key = std::make_tuple(started_[p], from_end, (s + stripes_ - stripe_) % stripes_);
+    if (!best_key || key < *best_key) {
+      best_key = key;
+      best = p;
+    }
+  }
+  if (!best) return std::nullopt;
+  const int32_t holder = ChooseHolder(*best, limits, /*any_source=*/true);
+  if (holder < 0) return std::nullopt;
+  return Take(*best, holder);
+}
+
+std::optional<Pick> PiecePicker::Next(const PickerLimits& limits, bool may_steal) {
   if (must_rebuild_ ||
       (dirty_ && (cursor_ >= plan_.size() || picks_since_rebuild_ >= kPicksPerRebuild))) {
     Rebuild();
@@ -174,6 +210,7 @@ std::optional<Pick> PiecePicker::Next(const PickerLimits& limits) {
     Rebuild();
     pick = Scan(limits);
   }
+  if (!pick && may_steal && in_flight_.empty()) pick = Steal(limits);
   return pick;
 }
 

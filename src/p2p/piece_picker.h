@@ -1,15 +1,20 @@
 // Which piece to read next, and from which holder (docs/P2P.md "Piece order"). Pure logic over
 // what the tracker's events said; one per fetch; not thread-safe.
 //
-// The order keeps the sources from being the bottleneck and spreads the pieces fast:
-//   1. pieces some other receiver already holds come first, the rarest first (fewest holders),
-//      so each new copy makes a scarce piece less scarce and the source is left alone;
-//   2. then pieces only the sources hold, those no other receiver has started to read first;
-//   3. ties go by distance from this rank's start piece: receivers start at different places
-//      (start = their index x pieces / receivers), so their first reads from the source differ.
+// The pieces are cut into as many stripes as there are fetching receivers; receiver i owns
+// stripe i = [i x pieces / n, (i+1) x pieces / n). The sources are read for owned stripes only,
+// so each piece leaves a source about once (source share ~ 1/n, a scatter), and everything
+// else travels between receivers (an allgather, but dynamic and checked). The order:
+//   1. this rank's own stripe, in order (from a source, or from a receiver that has it);
+//   2. pieces other receivers hold, the rarest first (fewest holders), so each new copy makes
+//      a scarce piece less scarce;
+//   3. when nothing of 1 and 2 can be read and nothing is in flight (this rank would idle:
+//      its stripe is done and its peers are behind, or a stripe's owner died), a piece only
+//      the sources hold is read from a source: one no other rank started, from the end of a
+//      stripe (its owner reaches it last), stripes after this rank's own first.
 // The holder of a piece: a receiver before a source, the one with fewest reads in flight from
-// this rank, ties broken from rank self+piece+1 on so that reads spread over equal holders. At most
-// `per_peer` reads are in flight to one receiver and `per_source` to one source. A holder
+// this rank, ties broken from rank self+piece+1 on so that reads spread over equal holders. At
+// most `per_peer` reads are in flight to one receiver and `per_source` to one source. A holder
 // whose read failed, and a (holder, piece) that failed its checksum, are never chosen again.
 #pragma once
 
@@ -34,7 +39,8 @@ struct Pick {
 
 class PiecePicker {
  public:
-  PiecePicker(size_t pieces, int world_size, int32_t self, size_t start);
+  // This rank owns stripe `stripe` of `stripes` (0 of 1: every piece is its own).
+  PiecePicker(size_t pieces, int world_size, int32_t self, uint32_t stripe, uint32_t stripes);
 
   // What the tracker said.
   void AddHolder(int32_t rank, bool source);  // a source holds every piece, others none yet
@@ -49,8 +55,9 @@ class PiecePicker {
   void Lost(uint32_t piece);                   // failed a later check: fetch it again
 
   // The next read (marked in flight), or none: every missing piece is in flight, held by no
-  // usable holder, or its holders have no free slot. End() each pick once it finished.
-  std::optional<Pick> Next(const PickerLimits& limits);
+  // usable holder, or its holders have no free slot. With `may_steal` (the caller has been
+  // idle a while), order 3 above is allowed. End() each pick once it finished.
+  std::optional<Pick> Next(const PickerLimits& limits, bool may_steal = false);
   void End(const Pick& pick);
 
   bool complete() const { return have_.full(); }
@@ -74,11 +81,20 @@ class PiecePicker {
   void Forget(int32_t rank);  // subtracts the holder's pieces from the counts
   void Rebuild();
   std::optional<Pick> Scan(const PickerLimits& limits);
-  int32_t ChooseHolder(uint32_t piece, const PickerLimits& limits) const;
+  std::optional<Pick> Steal(const PickerLimits& limits);
+  // A usable holder of `piece` with a free slot, or -1. Sources only when `any_source` or the
+  // piece is in this rank's stripe.
+  int32_t ChooseHolder(uint32_t piece, const PickerLimits& limits, bool any_source) const;
+  uint32_t StripeOf(uint32_t piece) const;
+  size_t StripeBegin(uint32_t stripe) const { return pieces_ * stripe / stripes_; }
+  bool Owned(uint32_t piece) const { return piece >= begin_ && piece < end_; }
+  std::optional<Pick> Take(uint32_t piece, int32_t holder);
 
   size_t pieces_;
   int32_t self_;
-  size_t start_;
+  uint32_t stripe_;
+  uint32_t stripes_;
+  size_t begin_, end_;  // this rank's stripe
   std::vector<Holder> holders_;
   std::vector<uint32_t> holders_of_;    // usable holders of each piece
   std::vector<uint32_t> receivers_of_;  // usable non-source holders of each piece

@@ -13,6 +13,11 @@ Tracker::Tracker(TrackerConfig config, const Clock& clock)
   for (auto& r : ranks_) r.last_seen = clock_.Now();
 }
 
+void Tracker::RestartLiveness() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& r : ranks_) r.last_seen = clock_.Now();
+}
+
 void Tracker::ExpireSilentRanks() {
   const Nanos now = clock_.Now();
   for (int32_t r = 0; r < static_cast<int32_t>(ranks_.size()); ++r) {

@@ -36,6 +36,9 @@ class Tracker {
  public:
   // `clock` outlives the tracker. Every rank counts as alive from construction on.
   Tracker(TrackerConfig config, const Clock& clock);
+  // Every rank counts as heard from now (call when the ranks start to talk: a bootstrap that
+  // took longer than peer_timeout must not make them dead).
+  void RestartLiveness();
 
   // A holder of every piece. A second holder of the same name must bring the same manifest.
   Status Register(int32_t rank, const RegisterRequest& request);

@@ -121,8 +121,8 @@ TEST(P2pNode, ThreeReceiversFetchAtOnceAndEveryByteArrives) {
   for (int r = 1; r <= 3; ++r) {
     threads.emplace_back([&, r] {
       FetchOptions o;
-      o.stagger_index = r - 1;
-      o.stagger_count = 3;
+      o.stripe = r - 1;
+      o.stripes = 3;
       stats[r] = cluster.node(r).Fetch("ckpt", FetchTarget{}, o);
     });
   }

@@ -1,5 +1,6 @@
-// The piece order: receivers start at different pieces, prefer what other receivers hold
-// (rarest first) over the source, and never go back to a failed holder or a damaged piece.
+// The piece order: each receiver reads its own stripe from the source and the rest from the
+// other receivers (rarest first); it reads another stripe from the source only when idle;
+// a failed holder or a damaged piece is never chosen again.
 #include "p2p/piece_picker.h"
 
 #include <gtest/gtest.h>
@@ -9,11 +10,11 @@
 namespace mooncake::p2p {
 namespace {
 
-TEST(PiecePicker, ReceiversStartAtDifferentPiecesOfTheSource) {
-  // 4 ranks: 0 the source; 1..3 receivers with stagger index 0..2 of 3 over 12 pieces.
+TEST(PiecePicker, ReceiversStartAtTheirOwnStripeOfTheSource) {
+  // 4 ranks: 0 the source; 1..3 receivers own stripes 0..2 of 3 over 12 pieces.
   std::set<uint32_t> firsts;
   for (int32_t self = 1; self <= 3; ++self) {
-    PiecePicker p(12, 4, self, 12 * (self - 1) / 3);
+    PiecePicker p(12, 4, self, self - 1, 3);
     p.AddHolder(0, true);
     auto pick = p.Next({});
     ASSERT_TRUE(pick);
@@ -23,40 +24,49 @@ TEST(PiecePicker, ReceiversStartAtDifferentPiecesOfTheSource) {
   EXPECT_EQ(firsts, (std::set<uint32_t>{0, 4, 8}));
 }
 
-TEST(PiecePicker, PiecesOtherReceiversHoldComeFirstRarestFirst) {
-  PiecePicker p(10, 4, 3, 0);
+TEST(PiecePicker, OwnStripeThenWhatReceiversHoldRarestFirstNeverOtherStripesFromTheSource) {
+  PiecePicker p(10, 4, 3, 0, 2);  // this rank owns pieces 0-4
   p.AddHolder(0, true);
   p.AddHolder(1, false);
   p.AddHolder(2, false);
   p.HolderHas(1, 7);
   p.HolderHas(2, 7);
   p.HolderHas(2, 9);
-  auto first = p.Next({});
-  ASSERT_TRUE(first);
-  EXPECT_EQ(first->piece, 9u);  // held by rank 2 and the source: rarer than 7
-  EXPECT_EQ(first->holder, 2);  // a receiver before the source
-  auto second = p.Next({});
-  ASSERT_TRUE(second);
-  EXPECT_EQ(second->piece, 7u);
-  EXPECT_NE(second->holder, 0);
-  auto third = p.Next({});
-  ASSERT_TRUE(third);
-  EXPECT_EQ(third->piece, 0u);  // then the source, from the start piece on
-  EXPECT_EQ(third->holder, 0);
+  p.HolderHas(2, 1);
+  const PickerLimits wide{8, 8};
+  std::vector<std::pair<uint32_t, int32_t>> picks;
+  while (auto pick = p.Next(wide)) picks.emplace_back(pick->piece, pick->holder);
+  const std::vector<std::pair<uint32_t, int32_t>> want{{0, 0}, {1, 2}, {2, 0},
+                                                       {3, 0}, {4, 0}, {9, 2}};
+  ASSERT_GE(picks.size(), want.size() + 1);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(picks[i], want[i]) << i;
+  EXPECT_EQ(picks[6].first, 7u);  // held by two receivers: after 9
+  EXPECT_NE(picks[6].second, 0);
+  EXPECT_EQ(picks.size(), 7u);  // 5, 6, 8: only at the source, another rank's stripe
+  for (auto [piece, holder] : picks) {
+    p.End({piece, holder});
+    p.Have(piece);
+  }
+  EXPECT_FALSE(p.Next(wide));
+  auto stolen = p.Next(wide, /*may_steal=*/true);  // idle: the end of the other stripe
+  ASSERT_TRUE(stolen);
+  EXPECT_EQ(stolen->piece, 8u);
+  EXPECT_EQ(stolen->holder, 0);
 }
 
-TEST(PiecePicker, PiecesOthersStartedAtTheSourceWait) {
-  PiecePicker p(4, 3, 2, 0);
+TEST(PiecePicker, IdleRanksStealPiecesNobodyStarted) {
+  PiecePicker p(4, 3, 2, 0, 2);  // owns 0-1
   p.AddHolder(0, true);
-  p.StartedElsewhere(0);
-  p.StartedElsewhere(1);
-  auto pick = p.Next({});
+  p.Have(0);
+  p.Have(1);
+  p.StartedElsewhere(3);
+  auto pick = p.Next({}, true);
   ASSERT_TRUE(pick);
   EXPECT_EQ(pick->piece, 2u);
 }
 
 TEST(PiecePicker, InFlightLimitsPerHolder) {
-  PiecePicker p(100, 3, 2, 0);
+  PiecePicker p(100, 3, 2, 0, 1);
   p.AddHolder(0, true);
   p.AddHolder(1, false);
   for (uint32_t i = 50; i < 100; ++i) p.HolderHas(1, i);
@@ -69,7 +79,7 @@ TEST(PiecePicker, InFlightLimitsPerHolder) {
 }
 
 TEST(PiecePicker, AFailedHolderAndADamagedPieceAreNotChosenAgain) {
-  PiecePicker p(2, 4, 3, 0);
+  PiecePicker p(2, 4, 3, 0, 1);
   p.AddHolder(0, true);
   p.AddHolder(1, true);
   auto a = p.Next({1, 1});
@@ -87,13 +97,13 @@ TEST(PiecePicker, AFailedHolderAndADamagedPieceAreNotChosenAgain) {
   EXPECT_EQ(retry->piece, from0.piece);
   EXPECT_EQ(retry->holder, 1);
   // The other piece: rank 1 served it damaged and rank 0 failed; nobody is left for it.
-  EXPECT_FALSE(p.Next({}));
+  EXPECT_FALSE(p.Next({}, true));
   ASSERT_TRUE(p.Unavailable());
   EXPECT_EQ(*p.Unavailable(), from1.piece);
 }
 
 TEST(PiecePicker, DoneWhenEveryPieceIsHere) {
-  PiecePicker p(3, 2, 1, 0);
+  PiecePicker p(3, 2, 1, 0, 1);
   p.AddHolder(0, true);
   while (auto pick = p.Next({})) {
     p.End(*pick);

@@ -505,7 +505,7 @@ Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
   if (ucp_rkey_ptr(holder->rkey, d.addr, &mapped) == UCS_OK) {
     holder->mapped = static_cast<std::byte*>(mapped);
     holder->remote_base = d.addr;
-    PopulateMapping(mapped, d.length);
+    if (config_.populate_imports) PopulateMapping(mapped, d.length);
   }
   auto replaced = imported_[owner.value]->Insert(d.addr, d.length, std::move(holder));
   if (replaced) {

@@ -147,7 +147,7 @@ Status Timings(const Raw& r, P2pOptions* o) {
   MC_RETURN_IF_ERROR(Duration("p2p.deadline", r.deadline, kS, kS * 604'800, &c.p2p.fetch.deadline));
   MC_RETURN_IF_ERROR(Duration("p2p.progress_interval", r.progress_interval, kMs * 100, kS * 3600,
                               &c.progress_interval));
-  c.p2p.fetch.steal_delay = c.p2p.fetch.update_interval * 50;
+  c.p2p.fetch.orphan_delay = c.p2p.fetch.update_interval * 5;
   c.p2p.fetch.stall_timeout = std::max(c.peer_timeout * 5, Nanos(10 * kS));
   c.p2p.lookup_timeout = std::max(c.peer_timeout * 10, Nanos(60 * kS));
   return Status::Ok();

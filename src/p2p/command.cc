@@ -24,6 +24,7 @@ struct P2pCommand::Plan {
   std::vector<int32_t> host_mates;  // receivers on this rank's host, ascending
   uint32_t stripe = 0;              // this rank's (or its host's) place among the fetchers
   uint32_t stripes = 1;
+  std::vector<int32_t> stripe_owners;  // the first fetching rank of each stripe
   FetchTarget target;
 };
 
@@ -85,6 +86,7 @@ RankReport P2pCommand::FetchInto(const Plan& plan, const FetchTarget& target,
   FetchOptions options;
   options.stripe = plan.stripe;
   options.stripes = plan.stripes;
+  options.stripe_owners = plan.stripe_owners;
   options.cancel = &heartbeat.cancel();
   if (config_.kill_rank == plan.self) {
     const uint64_t after = config_.kill_after;
@@ -266,11 +268,11 @@ int P2pCommand::Run(const std::vector<std::string>& hosts) {
   const int world = transport_.world_size();
   std::vector<int32_t> fetchers;  // in node mode: the first receiver of each host
   std::vector<std::string> fetcher_hosts;
+  const bool per_node = !config_.in_memory && config_.copies == Copies::kNode;
   for (int32_t r = 0; r < world; ++r) {
     if (Contains(config_.source_ranks, r)) continue;
     const std::string& host = hosts[r];
     if (host == hosts[plan.self]) plan.host_mates.push_back(r);
-    const bool per_node = !config_.in_memory && config_.copies == Copies::kNode;
     if (per_node &&
         std::find(fetcher_hosts.begin(), fetcher_hosts.end(), host) != fetcher_hosts.end()) {
       continue;
@@ -279,8 +281,11 @@ int P2pCommand::Run(const std::vector<std::string>& hosts) {
     fetcher_hosts.push_back(host);
   }
   plan.stripes = static_cast<uint32_t>(std::max<size_t>(1, fetchers.size()));
+  plan.stripe_owners = fetchers;
+  // A rank's stripe is its own place among the fetchers; with one copy per node, its node's
+  // (a rank taking over its node's copy takes over the node's stripe).
   for (size_t i = 0; i < fetchers.size(); ++i) {
-    if (fetchers[i] == plan.self || fetcher_hosts[i] == hosts[plan.self]) {
+    if (per_node ? fetcher_hosts[i] == hosts[plan.self] : fetchers[i] == plan.self) {
       plan.stripe = static_cast<uint32_t>(i);
     }
   }

@@ -27,7 +27,9 @@ Fetcher::Fetcher(const FetchConfig& config, transport::Transport& transport, Tra
       picker_(layout_.count(), transport.world_size(), transport.self().value, options.stripe,
               options.stripes),
       entry_addrs_(std::max(1, transport.world_size())),
-      bad_from_(std::max(1, transport.world_size()), 0) {}
+      bad_from_(std::max(1, transport.world_size()), 0) {
+  if (!options.stripe_owners.empty()) picker_.SetStripeOwners(options.stripe_owners);
+}
 
 Fetcher::~Fetcher() {
   // Reads still in flight (a deadline passed) may still write into `dest`: the transport keeps
@@ -132,10 +134,10 @@ void Fetcher::Finish(UpdateChannel& channel, const Pick& pick, const Status& sta
 bool Fetcher::StartReads(UpdateChannel& channel) {
   bool any = false;
   int copies = 0;
-  const bool may_steal =
-      idle_since_.count() > 0 && clock_.Now() - idle_since_ >= config_.steal_delay;
+  const Nanos idle = idle_since_.count() > 0 ? clock_.Now() - idle_since_ : Nanos(0);
   while (copies < kCopiesPerRound) {
-    auto pick = picker_.Next(config_.limits, may_steal);
+    auto pick = picker_.Next(config_.limits, idle >= config_.orphan_delay,
+                             idle >= config_.steal_delay);
     if (!pick) break;
     any = true;
     channel.Started(pick->piece);

@@ -38,9 +38,10 @@ struct FetchConfig {
   // A fetch with nothing to read (no live holder has a missing piece) fails after this long.
   Nanos stall_timeout = Nanos(30'000'000'000);
   Nanos deadline = Nanos(3'600'000'000'000);  // the whole fetch
-  // Idle this long (nothing to read from peers, own stripe done) before reading a piece of
-  // another rank's stripe from a source (PiecePicker "order 3").
-  Nanos steal_delay = Nanos(100'000'000);
+  // Idle this long (nothing to read from peers, own stripe done) before reading from a source
+  // a piece of a stripe whose owner left, or of any stripe (PiecePicker "order 3").
+  Nanos orphan_delay = Nanos(10'000'000);
+  Nanos steal_delay = Nanos(1'000'000'000);
   uint32_t verify_rounds = 3;  // final checks that may send pieces back
 };
 
@@ -49,6 +50,7 @@ struct FetchOptions {
   // of `stripes` from the sources, the rest from the other receivers.
   uint32_t stripe = 0;
   uint32_t stripes = 1;
+  std::vector<int32_t> stripe_owners;  // rank of each stripe, when known (PiecePicker)
   // Called after each verified piece with the count so far (tests kill a rank mid-fetch).
   std::function<void(uint64_t verified)> on_piece;
   // Set by another thread to give up (the tracker is gone); the fetch fails with PeerFailure.

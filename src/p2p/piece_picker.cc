@@ -55,7 +55,7 @@ void PiecePicker::AddHolder(int32_t rank, bool source) {
   Forget(rank);
   Holder& h = holders_[rank];
   const bool failed = h.failed;
-  h = Holder{true, source, failed, PieceSet(pieces_), PieceSet(pieces_), h.in_flight};
+  h = Holder{true, source, failed, false, PieceSet(pieces_), PieceSet(pieces_), h.in_flight};
   if (source) {
     h.have.InsertAll();
     if (Usable(h)) {
@@ -67,7 +67,19 @@ void PiecePicker::AddHolder(int32_t rank, bool source) {
 void PiecePicker::RemoveHolder(int32_t rank) {
   if (rank < 0 || rank >= static_cast<int32_t>(holders_.size())) return;
   Forget(rank);
+  if (holders_[rank].active) holders_[rank].left = true;
   holders_[rank].active = false;
+}
+
+void PiecePicker::SetStripeOwners(std::vector<int32_t> owners) {
+  if (owners.size() == stripes_) owners_ = std::move(owners);
+}
+
+bool PiecePicker::Orphaned(uint32_t stripe) const {
+  if (owners_.empty()) return true;
+  const int32_t owner = owners_[stripe];
+  if (owner < 0 || owner >= static_cast<int32_t>(holders_.size())) return true;
+  return holders_[owner].left || holders_[owner].failed;
 }
 
 void PiecePicker::HolderFailed(int32_t rank) {
@@ -179,7 +191,7 @@ std::optional<Pick> PiecePicker::Scan(const PickerLimits& limits) {
   return std::nullopt;
 }
 
-std::optional<Pick> PiecePicker::Steal(const PickerLimits& limits) {
+std::optional<Pick> PiecePicker::Steal(const PickerLimits& limits, bool any_stripe) {
   // The best piece to take from a source out of turn: nobody started it, it lies late in its
   // stripe, and its stripe comes soon after this rank's (so idle ranks spread over stripes).
   std::optional<std::tuple<uint32_t, size_t, uint32_t>> best_key;
@@ -187,6 +199,7 @@ std::optional<Pick> PiecePicker::Steal(const PickerLimits& limits) {
   for (uint32_t p = 0; p < pieces_; ++p) {
     if (have_.Test(p) || in_flight_.Test(p) || holders_of_[p] == 0) continue;
     const uint32_t s = StripeOf(p);
+    if (!any_stripe && !Orphaned(s)) continue;
     const size_t from_end = StripeBegin(s + 1 < stripes_ ? s + 1 : stripes_) - 1 - p;
     const auto key = std::make_tuple(started_[p], from_end, (s + stripes_ - stripe_) % stripes_);
     if (!best_key || key < *best_key) {
@@ -200,7 +213,8 @@ std::optional<Pick> PiecePicker::Steal(const PickerLimits& limits) {
   return Take(*best, holder);
 }
 
-std::optional<Pick> PiecePicker::Next(const PickerLimits& limits, bool may_steal) {
+std::optional<Pick> PiecePicker::Next(const PickerLimits& limits, bool steal_orphans,
+                                      bool steal_any) {
   if (must_rebuild_ ||
       (dirty_ && (cursor_ >= plan_.size() || picks_since_rebuild_ >= kPicksPerRebuild))) {
     Rebuild();
@@ -210,7 +224,7 @@ std::optional<Pick> PiecePicker::Next(const PickerLimits& limits, bool may_steal
     Rebuild();
     pick = Scan(limits);
   }
-  if (!pick && may_steal && in_flight_.empty()) pick = Steal(limits);
+  if (!pick && (steal_orphans || steal_any) && in_flight_.empty()) pick = Steal(limits, steal_any);
   return pick;
 }
 
@@ -233,3 +247,4 @@ std::optional<uint32_t> PiecePicker::Unavailable() const {
 }
 
 }  // namespace mooncake::p2p
+

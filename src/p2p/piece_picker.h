@@ -8,10 +8,11 @@
 //   1. this rank's own stripe, in order (from a source, or from a receiver that has it);
 //   2. pieces other receivers hold, the rarest first (fewest holders), so each new copy makes
 //      a scarce piece less scarce;
-//   3. when nothing of 1 and 2 can be read and nothing is in flight (this rank would idle:
-//      its stripe is done and its peers are behind, or a stripe's owner died), a piece only
-//      the sources hold is read from a source: one no other rank started, from the end of a
-//      stripe (its owner reaches it last), stripes after this rank's own first.
+//   3. when nothing of 1 and 2 can be read and nothing is in flight (this rank idles), a piece
+//      only the sources hold is read from a source: of a stripe whose owner left or failed
+//      (when the owners are known), or of any stripe after a longer idle (an owner that is
+//      alive but stalled); one no other rank started, from the end of its stripe (the owner
+//      reaches it last), stripes after this rank's own first.
 // The holder of a piece: a receiver before a source, the one with fewest reads in flight from
 // this rank, ties broken from rank self+piece+1 on so that reads spread over equal holders. At
 // most `per_peer` reads are in flight to one receiver and `per_source` to one source. A holder
@@ -41,6 +42,9 @@ class PiecePicker {
  public:
   // This rank owns stripe `stripe` of `stripes` (0 of 1: every piece is its own).
   PiecePicker(size_t pieces, int world_size, int32_t self, uint32_t stripe, uint32_t stripes);
+  // The rank that owns each stripe (one per stripe), when known: lets idle ranks take over the
+  // stripes of owners that left at once (order 3). Without it any stripe counts as orphaned.
+  void SetStripeOwners(std::vector<int32_t> owners);
 
   // What the tracker said.
   void AddHolder(int32_t rank, bool source);  // a source holds every piece, others none yet
@@ -55,9 +59,11 @@ class PiecePicker {
   void Lost(uint32_t piece);                   // failed a later check: fetch it again
 
   // The next read (marked in flight), or none: every missing piece is in flight, held by no
-  // usable holder, or its holders have no free slot. With `may_steal` (the caller has been
-  // idle a while), order 3 above is allowed. End() each pick once it finished.
-  std::optional<Pick> Next(const PickerLimits& limits, bool may_steal = false);
+  // usable holder, or its holders have no free slot. Order 3 above: with `steal_orphans` (the
+  // caller idles) from stripes whose owner left; with `steal_any` (idle a while) from any.
+  // End() each pick once it finished.
+  std::optional<Pick> Next(const PickerLimits& limits, bool steal_orphans = false,
+                           bool steal_any = false);
   void End(const Pick& pick);
 
   bool complete() const { return have_.full(); }
@@ -72,6 +78,7 @@ class PiecePicker {
     bool active = false;
     bool source = false;
     bool failed = false;
+    bool left = false;  // was a holder, then left (dead, banned, unregistered)
     PieceSet have;
     PieceSet bad;
     uint32_t in_flight = 0;
@@ -81,7 +88,8 @@ class PiecePicker {
   void Forget(int32_t rank);  // subtracts the holder's pieces from the counts
   void Rebuild();
   std::optional<Pick> Scan(const PickerLimits& limits);
-  std::optional<Pick> Steal(const PickerLimits& limits);
+  std::optional<Pick> Steal(const PickerLimits& limits, bool any_stripe);
+  bool Orphaned(uint32_t stripe) const;
   // A usable holder of `piece` with a free slot, or -1. Sources only when `any_source` or the
   // piece is in this rank's stripe.
   int32_t ChooseHolder(uint32_t piece, const PickerLimits& limits, bool any_source) const;
@@ -95,6 +103,7 @@ class PiecePicker {
   uint32_t stripe_;
   uint32_t stripes_;
   size_t begin_, end_;  // this rank's stripe
+  std::vector<int32_t> owners_;  // rank owning each stripe (empty: unknown)
   std::vector<Holder> holders_;
   std::vector<uint32_t> holders_of_;    // usable holders of each piece
   std::vector<uint32_t> receivers_of_;  // usable non-source holders of each piece

@@ -65,6 +65,24 @@ TEST(PiecePicker, IdleRanksStealPiecesNobodyStarted) {
   EXPECT_EQ(pick->piece, 2u);
 }
 
+TEST(PiecePicker, OnlyTheStripesOfOwnersThatLeftAreTakenOverEarly) {
+  PiecePicker p(6, 4, 1, 0, 2);  // rank 1 owns pieces 0-2, rank 2 owns 3-5
+  p.SetStripeOwners({1, 2});
+  p.AddHolder(0, true);
+  p.AddHolder(2, false);
+  for (uint32_t i = 0; i < 3; ++i) p.Have(i);
+  EXPECT_FALSE(p.Next({}, /*steal_orphans=*/true));  // rank 2 is alive: wait for it
+  auto late = p.Next({}, true, /*steal_any=*/true);   // idle long: take one anyway
+  ASSERT_TRUE(late);
+  EXPECT_EQ(late->piece, 5u);
+  p.End(*late);
+  p.RemoveHolder(2);  // rank 2 died
+  auto orphan = p.Next({}, true);
+  ASSERT_TRUE(orphan);
+  EXPECT_EQ(orphan->holder, 0);
+  EXPECT_GE(orphan->piece, 3u);
+}
+
 TEST(PiecePicker, InFlightLimitsPerHolder) {
   PiecePicker p(100, 3, 2, 0, 1);
   p.AddHolder(0, true);

@@ -75,6 +75,21 @@ Result<std::vector<int32_t>> ReadableRanks(const cluster::MpiSession& mpi,
   return ranks;
 }
 
+// Rank 0's first line: what goes where, and the UCX transports in use.
+void PrintStart(const P2pOptions& o, const std::vector<std::string>& hosts,
+                transport::Transport& transport) {
+  const auto& c = o.command;
+  const std::string where = c.in_memory ? "in memory"
+                            : c.copies == p2p::Copies::kNode
+                                ? "one copy per host in " + c.dest
+                                : "one copy per rank in " + c.dest + "/rank<r>";
+  const size_t nodes = std::set<std::string>(hosts.begin(), hosts.end()).size();
+  std::printf("mooncake p2p: %s from rank(s) %s to %zu ranks on %zu host(s), %s; ucx %s\n",
+              c.source.c_str(), o.source_ranks.c_str(), hosts.size(), nodes, where.c_str(),
+              transport.DescribePath(Rank{1}).c_str());
+  std::fflush(stdout);
+}
+
 void WriteStatus(const std::string& file, int code) {
   if (!file.empty()) std::ofstream(file) << code << "\n";
 }
@@ -135,17 +150,7 @@ int RunP2p(int argc, char** argv) {
   }
   std::vector<std::string> hosts;
   for (const auto& p : *peers) hosts.push_back(p.host);
-  if (mpi.rank() == 0) {
-    const std::string where = o.command.in_memory ? "in memory"
-                              : o.command.copies == p2p::Copies::kNode
-                                  ? "one copy per host in " + o.command.dest
-                                  : "one copy per rank in " + o.command.dest + "/rank<r>";
-    const size_t nodes = std::set<std::string>(hosts.begin(), hosts.end()).size();
-    std::printf("mooncake p2p: %s from rank(s) %s to %d ranks on %zu host(s), %s; ucx %s\n",
-                o.command.source.c_str(), o.source_ranks.c_str(), mpi.size(), nodes, where.c_str(),
-                transport.DescribePath(Rank{1}).c_str());
-    std::fflush(stdout);
-  }
+  if (mpi.rank() == 0) PrintStart(o, hosts, transport);
   mpi.Leave();  // from here on only the UCX RPC joins the ranks: one may die alone
   const int code = command->Run(hosts);
   if (command->peers_lost()) {

@@ -136,8 +136,8 @@ bool Fetcher::StartReads(UpdateChannel& channel) {
   int copies = 0;
   const Nanos idle = idle_since_.count() > 0 ? clock_.Now() - idle_since_ : Nanos(0);
   while (copies < kCopiesPerRound) {
-    auto pick = picker_.Next(config_.limits, idle >= config_.orphan_delay,
-                             idle >= config_.steal_delay);
+    auto pick =
+        picker_.Next(config_.limits, idle >= config_.orphan_delay, idle >= config_.steal_delay);
     if (!pick) break;
     any = true;
     channel.Started(pick->piece);

@@ -247,4 +247,3 @@ std::optional<uint32_t> PiecePicker::Unavailable() const {
 }
 
 }  // namespace mooncake::p2p
-

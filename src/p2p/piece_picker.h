@@ -102,7 +102,7 @@ class PiecePicker {
   int32_t self_;
   uint32_t stripe_;
   uint32_t stripes_;
-  size_t begin_, end_;  // this rank's stripe
+  size_t begin_, end_;           // this rank's stripe
   std::vector<int32_t> owners_;  // rank owning each stripe (empty: unknown)
   std::vector<Holder> holders_;
   std::vector<uint32_t> holders_of_;    // usable holders of each piece

@@ -72,7 +72,7 @@ TEST(PiecePicker, OnlyTheStripesOfOwnersThatLeftAreTakenOverEarly) {
   p.AddHolder(2, false);
   for (uint32_t i = 0; i < 3; ++i) p.Have(i);
   EXPECT_FALSE(p.Next({}, /*steal_orphans=*/true));  // rank 2 is alive: wait for it
-  auto late = p.Next({}, true, /*steal_any=*/true);   // idle long: take one anyway
+  auto late = p.Next({}, true, /*steal_any=*/true);  // idle long: take one anyway
   ASSERT_TRUE(late);
   EXPECT_EQ(late->piece, 5u);
   p.End(*late);

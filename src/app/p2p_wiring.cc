@@ -35,8 +35,19 @@ Status CheckBeforeMpi(const P2pOptions& o, int rank, int world) {
                              std::to_string(world) + " is a source; nothing to distribute");
     }
   }
-  const bool listed =
-      std::find(c.source_ranks.begin(), c.source_ranks.end(), rank) != c.source_ranks.end();
+  auto is_source = [&c](int r) {
+    return std::find(c.source_ranks.begin(), c.source_ranks.end(), r) != c.source_ranks.end();
+  };
+  if (c.corrupt_rank >= 0 && !o.sources_readable && !is_source(c.corrupt_rank)) {
+    return InvalidArgument("fault.corrupt = " + std::to_string(c.corrupt_rank) +
+                           ": not a source rank (--source-ranks " + o.source_ranks + ")");
+  }
+  if (world > 0 && (c.corrupt_rank >= world || c.kill_rank >= world)) {
+    return InvalidArgument("fault.corrupt / fault.kill: rank " +
+                           std::to_string(std::max(c.corrupt_rank, c.kill_rank)) +
+                           " is not below the job's " + std::to_string(world) + " ranks");
+  }
+  const bool listed = is_source(rank);
   if (!o.sources_readable && listed && !Readable(c.source)) {
     return InvalidArgument("source = '" + c.source + "': cannot read it on rank " +
                            std::to_string(rank) + " (a source rank)");

@@ -22,6 +22,7 @@ rows=(
   "--source $work/file --dest $work/d --source-ranks 0,0|source-ranks"
   "--source $work/file --dest $work/d --source-ranks x|source-ranks"
   "--source $work/file --dest $work/d --fault.kill 3|fault.kill"
+  "--source $work/file --dest $work/d --fault.corrupt 2|fault.corrupt"
   "--source $work/file --dest $work/d --transport.data_path pigeon|transport.data_path"
   "--source $work/file --dest $work/d --name a/b|name"
   "--source $work/missing --dest $work/d|$work/missing"

@@ -36,4 +36,5 @@ install(PROGRAMS tools/plot_run.py DESTINATION ${CMAKE_INSTALL_DATADIR}/mooncake
 install(PROGRAMS launch/mooncake-mpirun DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES launch/lib-layout.sh DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES slurm/mooncake.slurm slurm/eval-sweep.slurm slurm/store.slurm slurm/hetjob.slurm
+              slurm/p2p.slurm
         DESTINATION ${CMAKE_INSTALL_DATADIR}/mooncake/slurm)

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# Spill and promote bandwidth of the HDF5 SSD tier against fio on the same folder, same run.
-# Usage: benchmarks/hdf5_vs_fio.sh [BUILD_DIR] [DIR] [TOTAL]
+# Durable spills and cold promotions of the HDF5 SSD tier against fio on the same folder, same
+# block sizes and bytes, in one run.
+# Usage: benchmarks/hdf5_vs_fio.sh [BUILD_DIR] [DIR] [TOTAL] [REPEATS]
 #   BUILD_DIR  holds benchmarks/store_hdf5_bench (default build)
 #   DIR        scratch folder on the disk under test (default /tmp/mooncake-hdf5-vs-fio)
-#   TOTAL      bytes per size and tool (default 512MiB)
-# Both tools write through the page cache (fio --direct=0) with no fsync (the tier's default
-# flush policy is H5Fflush per block, which hands bytes to the OS but does not fsync; set
-# FSYNC=1 to run both with an fdatasync per block instead). Reads are of the files just written,
-# so both read hot from the page cache (fio --invalidate=0: the tier does not drop the cache
-# either). Neither preallocates differently: fio's default fallocate is kept. Ratios are
-# geometric means over the block sizes.
-# Last line: hdf5_vs_fio write_ratio=<r> read_ratio=<r>
+#   TOTAL      bytes per block size, tool and repeat (default 512MiB)
+#   REPEATS    rounds, the tools interleaved in each; figures are medians (default 3)
+# Durable write: the tier spills with fsync on (group commit: each group of queued blocks ends
+# with one fdatasync; its mean group size is printed) and its time ends when the last block is
+# on disk. fio writes the same bytes two ways, both durable when timed: buffered with an
+# fdatasync after as many blocks as the tier's mean group (--fdatasync=N --end_fsync=1), and
+# O_DIRECT (--direct=1 --end_fsync=1). The baseline is the faster of the two.
+# Cold read: the tier reads every block back (checksum verified, as a promotion does) after
+# its files' pages were synced and dropped (posix_fadvise DONTNEED per file). fio reads its
+# file two ways: O_DIRECT (--direct=1) and buffered after the same per-file drop
+# (--invalidate=1). The baseline is the faster of the two. When the script may write
+# /proc/sys/vm/drop_caches (root), it also drops the whole page cache before every cold read of
+# either tool (DROP_CACHES=0 turns that off); it says which it did.
+# Both tools use one thread and one request in flight (fio psync), the tier its writer thread.
+# Ratios are tier / baseline per block size (medians), then geometric means over the sizes.
+# Last line: hdf5_vs_fio durable_write_ratio=<r> cold_read_ratio=<r>
 set -euo pipefail
 # --help prints the comment block above.
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
@@ -20,36 +29,77 @@ fi
 BUILD=${1:-build}
 DIR=${2:-/tmp/mooncake-hdf5-vs-fio}
 TOTAL=${3:-512MiB}
+REPEATS=${4:-3}
 BENCH="$BUILD/benchmarks/store_hdf5_bench"
 PY=/usr/bin/python3
 [[ -x "$BENCH" ]] || { echo "missing $BENCH (build target store_hdf5_bench)" >&2; exit 2; }
 command -v fio >/dev/null || { echo "fio not installed" >&2; exit 2; }
-FSYNC=${FSYNC:-0}
-bench_fsync=""; fio_fsync=0
-if [[ "$FSYNC" == 1 ]]; then bench_fsync=fsync; fio_fsync=1; fi
-fio_size=$($PY -c "import re,sys;m=re.fullmatch(r'(\d+)(KiB|MiB|GiB)?','$TOTAL');print(int(m[1])*{None:1,'KiB':1<<10,'MiB':1<<20,'GiB':1<<30}[m[2]])")
+[[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || { echo "REPEATS must be a positive integer: $REPEATS" >&2; exit 2; }
+fio_size=$($PY -c "
+import re, sys
+m = re.fullmatch(r'(\d+)(KiB|MiB|GiB)?', '$TOTAL')
+if not m: sys.exit('TOTAL must be a byte count such as 512MiB: $TOTAL')
+print(int(m[1]) * {None: 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}[m[2]])") || exit 2
 mkdir -p "$DIR"
-results=()
-printf '%-8s %14s %14s %14s %14s\n' block hdf5_write fio_write hdf5_read fio_read
-for bs in 256KiB 1MiB 16MiB; do
-  bytes=$($PY -c "print({'256KiB':262144,'1MiB':1048576,'16MiB':16777216}['$bs'])")
-  line=$("$BENCH" "$DIR/hdf5" "$bs" "$TOTAL" $bench_fsync)
-  hw=$(sed -E 's/.*write_MBps=([0-9.]+).*/\1/' <<<"$line")
-  hr=$(sed -E 's/.*read_MBps=([0-9.]+).*/\1/' <<<"$line")
-  common=(--directory="$DIR" --filename=fio.dat --bs="$bytes" --size="$fio_size" --direct=0
-          --ioengine=psync --fdatasync="$fio_fsync" --end_fsync=0 --invalidate=0
-          --output-format=json)
-  fw=$(fio --name=w --rw=write "${common[@]}" |
-       $PY -c "import json,sys;print(json.load(sys.stdin)['jobs'][0]['write']['bw_bytes']/1e6)")
-  fr=$(fio --name=r --rw=read "${common[@]}" |
-       $PY -c "import json,sys;print(json.load(sys.stdin)['jobs'][0]['read']['bw_bytes']/1e6)")
-  rm -f "$DIR/fio.dat"
-  printf '%-8s %11.0f MB/s %9.0f MB/s %9.0f MB/s %9.0f MB/s\n' "$bs" "$hw" "$fw" "$hr" "$fr"
-  results+=("$hw $fw $hr $fr")
+
+drop_global=0
+if [[ ${DROP_CACHES:-1} == 1 ]] && { sync; (echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; }; then
+  drop_global=1
+  echo "cold reads: /proc/sys/vm/drop_caches before each, plus the per-file drop of each tool"
+else
+  echo "cold reads: per-file drop only (posix_fadvise DONTNEED; fio --invalidate=1 and O_DIRECT);" \
+       "writing /proc/sys/vm/drop_caches was refused or DROP_CACHES=0"
+fi
+drop() { if [[ $drop_global == 1 ]]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi; }
+
+# fio JOB_ARGS... -> MB/s of its one job (read or write, whichever moved bytes).
+fio_mbps() {
+  fio --name=j --directory="$DIR" --filename=fio.dat --size="$fio_size" --ioengine=psync \
+      --output-format=json "$@" |
+    $PY -c "import json,sys;j=json.load(sys.stdin)['jobs'][0];print((j['write']['bw_bytes']+j['read']['bw_bytes'])/1e6)"
+}
+
+rows=$(mktemp)
+trap 'rm -f "$rows"; rm -rf "$DIR/hdf5" "$DIR/fio.dat"; rmdir "$DIR" 2>/dev/null || true' EXIT
+for ((round = 1; round <= REPEATS; ++round)); do
+  for bs in 256KiB 1MiB 16MiB; do
+    bytes=$($PY -c "print({'256KiB':262144,'1MiB':1048576,'16MiB':16777216}['$bs'])")
+    # The tier: durable spill, then the drop(s), then the cold read, in one process.
+    line=$("$BENCH" "$DIR/hdf5" "$bs" "$TOTAL" fsync cold $([[ $drop_global == 1 ]] && echo dropall))
+    field() { sed -E "s/.*$1=([0-9.]+).*/\1/" <<<"$line"; }
+    hw=$(field write_MBps); group=$(field blocks_per_commit); hr=$(field read_MBps)
+    per_sync=$($PY -c "print(max(1, round($group)))")
+    common=(--bs="$bytes" --end_fsync=1)
+    fw_buf=$(fio_mbps --rw=write --direct=0 --fdatasync="$per_sync" "${common[@]}")
+    rm -f "$DIR/fio.dat"
+    fw_dir=$(fio_mbps --rw=write --direct=1 "${common[@]}")
+    drop
+    fr_dir=$(fio_mbps --rw=read --direct=1 --bs="$bytes")
+    drop
+    fr_buf=$(fio_mbps --rw=read --direct=0 --invalidate=1 --bs="$bytes")
+    rm -f "$DIR/fio.dat"
+    printf 'round %d %-7s tier write %6.0f MB/s (%s blocks/sync)  fio %6.0f buffered+fdatasync=%s, %6.0f direct |' \
+      "$round" "$bs" "$hw" "$group" "$fw_buf" "$per_sync" "$fw_dir"
+    printf '  tier cold read %6.0f  fio %6.0f direct, %6.0f buffered\n' "$hr" "$fr_dir" "$fr_buf"
+    echo "$bs $hw $fw_buf $fw_dir $hr $fr_dir $fr_buf" >>"$rows"
+  done
 done
-rmdir "$DIR" 2>/dev/null || true
-printf '%s\n' "${results[@]}" | $PY -c '
-import math, sys
-rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+$PY - "$rows" <<'EOF'
+import math, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    bs, *vals = line.split()
+    rows.setdefault(bs, []).append(list(map(float, vals)))
+print("medians over %d round(s), MB/s:" % len(next(iter(rows.values()))))
+print("%-7s %10s %10s %10s %6s %10s %10s %10s %6s" % ("block", "tier_wr", "fio_buf", "fio_dir",
+      "ratio", "tier_rd", "fio_dir", "fio_buf", "ratio"))
+w_ratios, r_ratios = [], []
+for bs, rs in rows.items():
+    m = [statistics.median(r[i] for r in rs) for i in range(6)]
+    wr, rr = m[0] / max(m[1], m[2]), m[3] / max(m[4], m[5])
+    w_ratios.append(wr)
+    r_ratios.append(rr)
+    print("%-7s %10.0f %10.0f %10.0f %6.2f %10.0f %10.0f %10.0f %6.2f" % (bs, *m[:3], wr, *m[3:], rr))
 g = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
-print("hdf5_vs_fio write_ratio=%.2f read_ratio=%.2f" % (g([r[0] / r[1] for r in rows]), g([r[2] / r[3] for r in rows])))'
+print("hdf5_vs_fio durable_write_ratio=%.2f cold_read_ratio=%.2f" % (g(w_ratios), g(r_ratios)))
+EOF

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Kill a store rank with SIGKILL while it spills, restart over the same folder, and check that
 # every block whose spill had completed is served with correct bytes and nothing corrupt is.
-# Usage: ssd_crash_test.sh SSD_MPI_TEST MPIRUN [mpirun args...]
+# Usage: ssd_crash_test.sh crash|crash-commit SSD_MPI_TEST MPIRUN [mpirun args...]
+#   crash         the store rank dies right after acknowledging its 40th block
+#   crash-commit  it dies inside a group commit (index slots flushed, not yet acknowledged)
 set -u
-exe=$1
-shift
+mode=$1
+exe=$2
+shift 2
 dir=$(mktemp -d "${TMPDIR:-/tmp}"/ssd_crash_XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-out=$(timeout 120 "$@" -np 3 "$exe" --mode crash "$dir" 2>&1)
+out=$(timeout 120 "$@" -np 3 "$exe" --mode "$mode" "$dir" 2>&1)
 code=$?
 echo "$out" | tail -3
 if [[ $code -eq 0 ]]; then

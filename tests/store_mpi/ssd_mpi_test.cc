@@ -5,6 +5,9 @@
 //   --mode crash DIR: as spill, but the store rank raises SIGKILL after 40 blocks were written
 //     while more are queued; rank 0 appends each block whose SSD replica it recorded to
 //     DIR/completed.txt. The job dies (expected).
+//   --mode crash-commit DIR: as crash, but the store rank dies inside a group commit, once at
+//     least 40 blocks were written: the dying group's index slots are in the files, its blocks
+//     were never acknowledged (recovery may find them; they must be whole).
 //   --mode recover DIR: the store rank reopens DIR/rank1 (scan + checksums), the master
 //     AddReplica()s what it reports; the client gets every block in completed.txt (each must be
 //     served with correct bytes) and tries every block of the crashed run (whatever is served
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
   if (!mpi_or.ok()) return 2;
   auto& mpi = **mpi_or;
   if (argc < 4 || std::string(argv[1]) != "--mode") {
-    std::fprintf(stderr, "usage: ssd_mpi_test --mode spill|crash|recover DIR\n");
+    std::fprintf(stderr, "usage: ssd_mpi_test --mode spill|crash|crash-commit|recover DIR\n");
     return 2;
   }
   const std::string mode = argv[2], dir = argv[3];
@@ -122,6 +125,14 @@ int main(int argc, char** argv) {
     t.queue_bytes = 8 << 20;  // >= DRAM: the tier never refuses here (tested over loopback)
     if (mode == "spill") std::filesystem::remove_all(t.dir);  // a fresh tier each run
     t.on_drop_block = [&](const store::hdf5::SsdBlock& b) { service->OnTierDrop(b); };
+    if (mode == "crash-commit") {
+      // Slots written and flushed to the OS, fdatasync and acknowledgement not yet done.
+      t.on_commit_stage = [&](store::hdf5::CommitStage s) {
+        if (s == store::hdf5::CommitStage::kIndexFlushed && tier->Stats().spilled >= kKillAfter) {
+          std::raise(SIGKILL);
+        }
+      };
+    }
     auto opened = store::hdf5::Hdf5Tier::Open(t, &report);
     if (!opened.ok()) {
       std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
@@ -137,7 +148,7 @@ int main(int argc, char** argv) {
     service->Start();
   } else if (c.role == bench::StoreRole::kMaster) {
     coordinator = std::make_unique<store::SpillCoordinator>(*c.rpc, *c.service);
-    if (mode == "crash") {
+    if (mode == "crash" || mode == "crash-commit") {
       completed.open(dir + "/completed.txt", std::ios::trunc);
       coordinator->on_spill_recorded = [&](const std::string& k) {
         completed << k << "\n" << std::flush;
@@ -153,6 +164,8 @@ int main(int argc, char** argv) {
     store::RecoveredBlocks b;
     ck.Expect(store::Decode(reports[1], &b).ok(), "recovery report");
     coordinator->AddRecovered(Rank{1}, b);
+    // A killed process leaves no torn block: every index slot names bytes flushed before it.
+    ck.Expect(b.dropped == 0, std::to_string(b.dropped) + " torn blocks at recovery");
     std::printf("recovered %zu blocks, dropped %llu\n", b.blocks.size(),
                 static_cast<unsigned long long>(b.dropped));
   }

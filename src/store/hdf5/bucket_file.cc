@@ -131,7 +131,7 @@ Result<std::unique_ptr<BucketFile>> BucketFile::Create(const std::string& path,
   b->index_ = Contiguous(f, "index", b->entry_type_.get(), max_entries, H5D_ALLOC_TIME_EARLY);
   b->blocks_ = Contiguous(f, "blocks", H5T_NATIVE_UINT8, data_bytes, H5D_ALLOC_TIME_LATE);
   if (!b->blocks_.valid() || !b->index_.valid()) return Err("cannot create datasets", path);
-  MC_RETURN_IF_ERROR(b->Sync(false));
+  MC_RETURN_IF_ERROR(b->Sync(/*fsync=*/false, /*flush=*/true));
   return b;
 }
 
@@ -154,8 +154,8 @@ Result<std::unique_ptr<BucketFile>> BucketFile::Open(const std::string& path) {
   return b;
 }
 
-Result<IndexEntry> BucketFile::Append(const std::string& key, std::span<const std::byte> bytes,
-                                      uint64_t checksum, bool fsync) {
+Result<IndexEntry> BucketFile::Stage(const std::string& key, std::span<const std::byte> bytes,
+                                     uint64_t checksum) {
   if (key.size() > kMaxKeyBytes) return InvalidArgument("key longer than 255 bytes: " + key);
   if (bytes.empty() || !HasRoom(bytes.size())) return NoSpace("bucket full: " + path_);
   IndexEntry e;
@@ -168,28 +168,63 @@ Result<IndexEntry> BucketFile::Append(const std::string& key, std::span<const st
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
   if (!WriteAt(blocks_.get(), H5T_NATIVE_UINT8, e.offset, e.length, bytes.data())) {
-    return Err("cannot write block bytes", path_);
+    return Err("cannot write block bytes", path_);  // nothing reserved: the next block reuses it
   }
-  MC_RETURN_IF_ERROR(Sync(fsync));  // bytes before the index entry that names them
-  RawEntry raw{};
-  std::memcpy(raw.key, key.data(), key.size());
-  raw.offset = e.offset;
-  raw.length = e.length;
-  raw.checksum = e.checksum;
-  raw.written_ns = e.written_ns;
-  if (!WriteAt(index_.get(), entry_type_.get(), e.slot, 1, &raw)) {
-    return Err("cannot write index entry", path_);
-  }
-  MC_RETURN_IF_ERROR(Sync(fsync));
   // Reserve in 64-byte steps so every block starts aligned (for direct readers of the file).
   used_ += (e.length + 63) / 64 * 64;
   if (used_ > data_bytes_) used_ = data_bytes_;
   ++next_slot_;
+  staged_.push_back(e);
   return e;
 }
 
-Status BucketFile::Sync(bool fsync) {
-  if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) return Err("H5Fflush failed", path_);
+Status BucketFile::Commit(bool fsync, const std::function<void(CommitStage)>& on_stage) {
+  auto stage = [&](CommitStage s) {
+    if (on_stage) on_stage(s);
+  };
+  if (staged_.empty()) return Status::Ok();
+  stage(CommitStage::kBytesWritten);
+  Status s = [&]() -> Status {
+    // Bytes before the slots that name them; one fdatasync at the end covers both (see the
+    // header: recovery's checksums catch a slot whose bytes a power loss kept off the disk).
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) return Err("H5Fflush failed", path_);
+    stage(CommitStage::kBytesFlushed);
+    MC_RETURN_IF_ERROR(WriteStagedSlots());
+    stage(CommitStage::kIndexWritten);
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) return Err("H5Fflush failed", path_);
+    stage(CommitStage::kIndexFlushed);
+    MC_RETURN_IF_ERROR(Sync(fsync, /*flush=*/false));
+    stage(CommitStage::kSynced);
+    return Status::Ok();
+  }();
+  staged_.clear();
+  if (!s.ok()) {
+    failed_ = true;
+    return s;
+  }
+  committed_slots_ = next_slot_;
+  return Status::Ok();
+}
+
+// The staged slots are consecutive ([committed_slots_, next_slot_)): one hyperslab write.
+Status BucketFile::WriteStagedSlots() {
+  std::vector<RawEntry> raw(staged_.size());
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    const IndexEntry& e = staged_[i];
+    std::memcpy(raw[i].key, e.key.data(), e.key.size());
+    raw[i].offset = e.offset;
+    raw[i].length = e.length;
+    raw[i].checksum = e.checksum;
+    raw[i].written_ns = e.written_ns;
+  }
+  if (!WriteAt(index_.get(), entry_type_.get(), committed_slots_, raw.size(), raw.data())) {
+    return Err("cannot write index entries", path_);
+  }
+  return Status::Ok();
+}
+
+Status BucketFile::Sync(bool fsync, bool flush) {
+  if (flush && H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) return Err("H5Fflush failed", path_);
   if (!fsync) return Status::Ok();
   void* handle = nullptr;
   if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) {

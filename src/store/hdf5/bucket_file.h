@@ -8,8 +8,12 @@
 //            its length is non-zero
 //   file attributes: format_version, cluster_id, model_preset, kv_layout, block_tokens,
 //            store_rank, checksum_algorithm ("XXH3_64")
-// Append writes the bytes, flushes, then writes the index slot and flushes again: a block is in
-// the index only after its bytes reached the OS (and the disk, with fsync on).
+// Group commit: Stage writes a block's bytes (not yet indexed); Commit then makes every staged
+// block indexed in one go: H5Fflush (the bytes reach the OS), one H5Dwrite of their index slots,
+// H5Fflush, and with fsync one fdatasync. A slot is written only after the bytes it names were
+// flushed, so a killed process never leaves a slot naming bytes the OS did not get; after a power
+// loss the disk may hold a slot whose bytes did not land (the index and the data are synced
+// together): recovery checksums every slot and drops such a block, and it was never acknowledged.
 //
 // Thread: HDF5 is built thread-safe (one global lock); Append and ReadData may run on different
 // threads. The owner keeps the file alive while any call is running.
@@ -18,12 +22,14 @@
 #include <atomic>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "store/hdf5/commit_stage.h"
 #include "store/hdf5/h5_handle.h"
 
 namespace mooncake::store::hdf5 {
@@ -59,11 +65,18 @@ class BucketFile {
   static Result<std::unique_ptr<BucketFile>> Open(const std::string& path);
 
   bool HasRoom(uint64_t length) const {
-    return !read_only_ && next_slot_ < max_entries_ && used_ + length <= data_bytes_;
+    return !read_only_ && !failed_ && next_slot_ < max_entries_ && used_ + length <= data_bytes_;
   }
-  // Appends one block; `fsync` also forces both writes to the disk. Returns its index entry.
-  Result<IndexEntry> Append(const std::string& key, std::span<const std::byte> bytes,
-                            uint64_t checksum, bool fsync);
+  // Writes one block's bytes after the previous one and reserves its index slot; the block is
+  // not indexed (nor durable) until Commit. Returns the entry it will have.
+  Result<IndexEntry> Stage(const std::string& key, std::span<const std::byte> bytes,
+                           uint64_t checksum);
+  // Indexes every staged block: flush of the bytes, one write of their slots, flush of the
+  // index, and with `fsync` one fdatasync (power-loss durable). `on_stage` (may be empty) runs
+  // after each step (crash tests). After a failure the file takes no more blocks (a half-written
+  // index must not be reused) and the staged blocks are lost.
+  Status Commit(bool fsync, const std::function<void(CommitStage)>& on_stage);
+  uint32_t staged() const { return next_slot_ - committed_slots_; }
   Status ReadData(uint64_t offset, std::span<std::byte> out) const;
   // Used slots only, in slot order. Entries are not verified here.
   Result<std::vector<IndexEntry>> ReadIndex() const;
@@ -75,7 +88,8 @@ class BucketFile {
 
  private:
   BucketFile() = default;
-  Status Sync(bool fsync);
+  Status Sync(bool fsync, bool flush);  // H5Fflush when `flush`, then fdatasync when `fsync`
+  Status WriteStagedSlots();
 
   std::string path_;
   bool read_only_ = false;
@@ -88,7 +102,10 @@ class BucketFile {
   uint64_t data_bytes_ = 0;
   uint32_t max_entries_ = 0;
   uint64_t used_ = 0;
-  uint32_t next_slot_ = 0;
+  uint32_t next_slot_ = 0;        // the next slot Stage hands out
+  uint32_t committed_slots_ = 0;  // slots [0, committed_slots_) are written and flushed
+  std::vector<IndexEntry> staged_;
+  bool failed_ = false;  // a Commit failed: the index may be half written
 };
 
 }  // namespace mooncake::store::hdf5

@@ -106,42 +106,92 @@ void Hdf5Tier::WriterLoop() {
   while (true) {
     queue_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) break;  // stop_ and nothing left to write
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
+    // The group: every queued job, stopping after the one that reaches commit_bytes.
+    std::vector<Job> group;
+    uint64_t group_bytes = 0;
+    while (!queue_.empty() && (group.empty() || group_bytes < opts_.commit_bytes)) {
+      group_bytes += queue_.front().view.size();
+      group.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     writing_ = true;
     lock.unlock();
-    Result<SsdBlock> result = Write(job);
-    if (job.done) job.done(std::move(result));
+    std::vector<Result<SsdBlock>> results = WriteGroup(group);
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (group[i].done) group[i].done(std::move(results[i]));
+    }
     lock.lock();
-    queued_bytes_ -= job.view.size();
-    if (job.bytes.capacity() > 0 && spare_bytes_ + job.bytes.capacity() <= opts_.queue_bytes) {
-      spare_bytes_ += job.bytes.capacity();
-      spare_.push_back(std::move(job.bytes));
+    for (Job& job : group) {
+      queued_bytes_ -= job.view.size();
+      if (job.bytes.capacity() > 0 && spare_bytes_ + job.bytes.capacity() <= opts_.queue_bytes) {
+        spare_bytes_ += job.bytes.capacity();
+        spare_.push_back(std::move(job.bytes));
+      }
     }
     writing_ = false;
     space_cv_.notify_all();
   }
 }
 
-Result<SsdBlock> Hdf5Tier::Write(Job& job) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(job.key);
-    if (it != index_.end()) {  // already on SSD (blocks are immutable): nothing to write
-      return SsdBlock{job.key, it->second.length, it->second.checksum,
-                      Pack(it->second.bucket, it->second.slot)};
+std::vector<Result<SsdBlock>> Hdf5Tier::WriteGroup(std::vector<Job>& jobs) {
+  std::vector<Result<SsdBlock>> out(jobs.size(), Internal("not written"));
+  std::vector<Staged> staged;
+  std::unordered_map<std::string, size_t> in_group;  // key -> its first job in this group
+  std::vector<std::pair<size_t, size_t>> repeats;    // (job, first job of the same key)
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& job = jobs[i];
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = index_.find(job.key);
+      if (it != index_.end()) {  // already on SSD (blocks are immutable): nothing to write
+        out[i] = SsdBlock{job.key, it->second.length, it->second.checksum,
+                          Pack(it->second.bucket, it->second.slot)};
+        continue;
+      }
     }
+    if (auto [it, fresh] = in_group.emplace(job.key, i); !fresh) {
+      repeats.emplace_back(i, it->second);
+      continue;
+    }
+    if (!active_ || !active_->HasRoom(job.view.size())) {
+      CommitStaged(jobs, staged, out);  // a group never spans two files
+      if (Status s = RollBucket(); !s.ok()) {
+        out[i] = s;
+        continue;
+      }
+    }
+    auto e = active_->Stage(job.key, job.view, job.checksum);
+    if (!e.ok()) {
+      out[i] = e.status();
+      continue;
+    }
+    staged.push_back(Staged{i, active_id_, e->slot, e->offset, e->length});
   }
-  if (!active_ || !active_->HasRoom(job.view.size())) MC_RETURN_IF_ERROR(RollBucket());
-  auto e = active_->Append(job.key, job.view, job.checksum, opts_.fsync);
-  if (!e.ok()) return e.status();
+  CommitStaged(jobs, staged, out);
+  for (auto [i, first] : repeats) out[i] = out[first];
+  return out;
+}
+
+void Hdf5Tier::CommitStaged(std::vector<Job>& jobs, std::vector<Staged>& staged,
+                            std::vector<Result<SsdBlock>>& out) {
+  if (staged.empty()) return;
+  Status s = active_->Commit(opts_.fsync, opts_.on_commit_stage);
   std::lock_guard<std::mutex> lock(mu_);
-  index_[job.key] = Entry{active_id_, e->slot, e->offset, e->length, e->checksum};
-  Bucket& b = buckets_[active_id_];
-  b.keys.push_back(job.key);
-  b.last_use = ++use_clock_;
-  ++stats_.spilled;
-  return SsdBlock{job.key, e->length, e->checksum, Pack(active_id_, e->slot)};
+  ++stats_.commits;
+  for (const Staged& st : staged) {
+    const Job& job = jobs[st.job];
+    if (!s.ok()) {
+      out[st.job] = s;
+      continue;
+    }
+    index_[job.key] = Entry{st.bucket, st.slot, st.offset, st.length, job.checksum};
+    Bucket& b = buckets_[st.bucket];
+    b.keys.push_back(job.key);
+    b.last_use = ++use_clock_;
+    ++stats_.spilled;
+    out[st.job] = SsdBlock{job.key, st.length, job.checksum, Pack(st.bucket, st.slot)};
+  }
+  staged.clear();
 }
 
 Status Hdf5Tier::RollBucket() {

@@ -6,10 +6,12 @@
 //   thread appends them. Spill blocks while the queue is full (back-pressure); TrySpill returns
 //   Busy instead. `done` runs on the writer thread once the block is durable and indexed, or
 //   with the error.
-// - Flush policy: per block, write bytes -> H5Fflush -> write index slot -> H5Fflush (and
-//   fdatasync after each with `fsync`). A block is visible (Read, Lookup, the file's index) only
-//   after both; a crash in between leaves bytes no index slot names, or a slot whose bytes fail
-//   the checksum; neither is ever served.
+// - Group commit: the writer takes every queued block (up to `commit_bytes`), writes their
+//   bytes, then H5Fflush, one write of their index slots, H5Fflush, and with `fsync` one
+//   fdatasync (bucket_file.h). Only then are the blocks visible (Read, Lookup) and their `done`
+//   called, in queue order. A crash before that leaves bytes no index slot names, or (power loss
+//   only) a slot whose bytes fail the checksum; neither is ever served. Under light load a group
+//   is one block; a burst of spills shares one flush pair and one fdatasync.
 // - Capacity: at most capacity / bucket_bytes bucket files. Eviction is LRU at bucket
 //   granularity (append-only files cannot free single blocks): the least recently read or written
 //   bucket is deleted and `on_drop` is called for each of its keys (on the writer thread).
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/hdf5/commit_stage.h"
 #include "store/ssd_tier.h"
 
 namespace mooncake::store::hdf5 {
@@ -48,7 +51,8 @@ struct Hdf5TierOptions {
   uint64_t bucket_bytes = 256ull << 20;  // /blocks size per file; a block must fit one bucket
   uint32_t bucket_entries = 4096;        // index slots per file
   uint64_t queue_bytes = 64ull << 20;    // spill queue bound
-  bool fsync = false;                    // fdatasync per write (power-loss durability)
+  bool fsync = false;                    // one fdatasync per group (power-loss durability)
+  uint64_t commit_bytes = 32ull << 20;   // a group stops after the block that reaches this
   // File attributes.
   std::string cluster_id;
   std::string model_preset;
@@ -59,6 +63,9 @@ struct Hdf5TierOptions {
   std::function<void(const std::string& key)> on_drop;
   // Same, with the block's size, checksum and location (what the master's DropReplica needs).
   std::function<void(const SsdBlock& block)> on_drop_block;
+  // Test hook: runs on the writer thread after each step of a group commit (a crash test raises
+  // SIGKILL there). May be empty.
+  std::function<void(CommitStage stage)> on_commit_stage;
 };
 
 struct TierStats {
@@ -68,6 +75,7 @@ struct TierStats {
   uint64_t queued_bytes = 0;
   uint64_t spilled = 0;
   uint64_t dropped_by_lru = 0;
+  uint64_t commits = 0;  // group commits (spilled / commits = blocks per flush pair and sync)
 };
 
 class Hdf5Tier final : public SsdTier {
@@ -122,8 +130,20 @@ class Hdf5Tier final : public SsdTier {
   explicit Hdf5Tier(Hdf5TierOptions opts);
   Status Enqueue(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
                  SpillDone done, bool wait, bool copy);
+  // A block of the group being written: its job, and where Stage put it.
+  struct Staged {
+    size_t job;
+    uint32_t bucket;
+    uint32_t slot;
+    uint64_t offset;
+    uint64_t length;
+  };
   void WriterLoop();
-  Result<SsdBlock> Write(Job& job);
+  // Writes a group of jobs (one commit per bucket touched); one result per job, in order.
+  std::vector<Result<SsdBlock>> WriteGroup(std::vector<Job>& jobs);
+  // Commits the active bucket's staged blocks and makes them visible; fills their results.
+  void CommitStaged(std::vector<Job>& jobs, std::vector<Staged>& staged,
+                    std::vector<Result<SsdBlock>>& out);
   Status RollBucket();  // writer thread: seal the active bucket, make room, create the next
   Status Recover(RecoveryReport* report);
 

@@ -10,6 +10,8 @@ target_link_libraries(mooncake_store_bench_setup PUBLIC mooncake_store_net moonc
                       mooncake_cluster mooncake_transport_factory mooncake_transport)
 
 add_executable(store_bench ${CMAKE_CURRENT_LIST_DIR}/store_bench.cc
-               ${CMAKE_CURRENT_LIST_DIR}/store_bench_options.cc)
-target_link_libraries(store_bench PRIVATE mooncake_store_bench_setup Boost::program_options)
+               ${CMAKE_CURRENT_LIST_DIR}/store_bench_options.cc
+               ${CMAKE_CURRENT_LIST_DIR}/store_bench_ssd.cc)
+target_link_libraries(store_bench PRIVATE mooncake_store_bench_setup mooncake_store_ssd
+                      mooncake_store_hdf5 Boost::program_options)
 set_target_properties(store_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})

@@ -4,10 +4,16 @@
 // Every case (size x batch) starts from an empty store; each client puts its share of objects
 // (spread over the store, up to --fill of it), then gets them in passes for --min-time, then asks
 // exists in batches. Rank 0 prints one row per op and case and writes --csv.
+// With --ssd-dir the store ranks keep an SSD tier: before the first ssd / ssd_local op of a
+// case every client puts filler objects worth the store's whole DRAM, so each of the case's
+// objects is evicted and spilled (the master never promotes them back); `ssd` then gets them
+// remotely (the store ranks stage them and the client reads them one-sided) and `ssd_local`
+// has each store rank read the same blocks from its own tier, for the ratio of the two.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <thread>
+#include <utility>
 
 #include "common/block_content.h"
 #include "common/log.h"
@@ -63,8 +69,8 @@ struct Case {
 
 class Bench {
  public:
-  Bench(const cluster::MpiSession& mpi, StoreCluster& c, const StoreBenchOptions& o)
-      : mpi_(mpi), c_(c), o_(o) {}
+  Bench(const cluster::MpiSession& mpi, StoreCluster& c, const StoreBenchOptions& o, SsdBench* ssd)
+      : mpi_(mpi), c_(c), o_(o), ssd_(ssd) {}
 
   int Run() {
     if (mpi_.rank() == 0) OpenOutput();
@@ -102,11 +108,22 @@ class Bench {
   }
   // Buffer slots of one thread (each thread owns a contiguous part of the client buffer).
   size_t Slots(size_t size) const { return o_.cluster.client_buffer / size / o_.threads; }
-  std::string Key(size_t i) const {
+  // Keys name the case too: the SSD tier outlives the master's Reset between cases, and a block
+  // of another size under the same key would be taken for this one.
+  std::string Key(size_t i, int client = -1) const {
     return std::string("c")
-        .append(std::to_string(c_.client_index))
+        .append(std::to_string(client < 0 ? c_.client_index : client))
         .append("/")
+        .append(case_tag_)
         .append(std::to_string(i));
+  }
+  // Every client's keys of the case (the master and the store ranks need them for SSD ops).
+  std::vector<std::string> CaseKeys(const Case& k) const {
+    std::vector<std::string> keys;
+    for (int c = 0; c < c_.clients; ++c) {
+      for (size_t i = 0; i < k.objects; ++i) keys.push_back(Key(i, c));
+    }
+    return keys;
   }
   std::span<std::byte> Slot(size_t i, size_t size, int t) const {
     return c_.buffer().subspan((t * Slots(size) + i % Slots(size)) * size, size);
@@ -121,14 +138,20 @@ class Bench {
       return true;
     }
     Case k{"", size, batch, ObjectsPerClient(size, batch)};
+    case_tag_ = std::to_string(size) + "x" + std::to_string(batch) + "/";
     if (c_.service) c_.service->Reset();
     if (c_.client) FillBlockContent({size, 0, 7}, c_.buffer());
     bool ok = true;
     const bool want_objects =
         std::any_of(o_.ops.begin(), o_.ops.end(), [](const auto& op) { return op != "raw"; });
     if (want_objects) ok = Phase(Case{"put", size, batch, k.objects}, /*report=*/Has("put")) && ok;
+    bool evicted = false;
     for (const auto& op : o_.ops) {
-      if (op != "put") ok = Phase(Case{op, size, batch, k.objects}, true) && ok;
+      if (op == "put") continue;
+      if ((op == "ssd" || op == "ssd_local") && !std::exchange(evicted, true)) {
+        ok = EvictToSsd(k) && ok;
+      }
+      ok = Phase(Case{op, size, batch, k.objects}, true) && ok;
     }
     return ok;
   }
@@ -136,17 +159,64 @@ class Bench {
     return std::find(o_.ops.begin(), o_.ops.end(), op) != o_.ops.end();
   }
 
+  // Clients put filler objects worth the whole store's DRAM, so every object of the case is
+  // evicted to SSD (LRU: they are the oldest); the master waits for the spills and checks.
+  bool EvictToSsd(const Case& k) {
+    Barrier();
+    bool ok = true;
+    if (c_.client) {
+      const uint64_t store = o_.cluster.store_dram * static_cast<uint64_t>(o_.cluster.stores);
+      const size_t n = store / k.size / static_cast<size_t>(c_.clients) + 1;
+      std::span<const std::byte> value = Slot(0, k.size, 0);
+      for (size_t i = 0; i < n && ok; ++i) {
+        const std::string key =
+            "fill/" + case_tag_ + std::to_string(c_.client_index) + "/" + std::to_string(i);
+        Status st = c_.client->Put(key, value);
+        for (int t = 0; st.code() == ErrorCode::kNoSpace && t < 30000; ++t) {  // being spilled
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          st = c_.client->Put(key, value);
+        }
+        if (!st.ok()) log::Error("filler put {}: {}", key, st.ToString());
+        ok = st.ok();
+      }
+    }
+    Barrier(std::chrono::seconds(120));
+    if (c_.service) {
+      ok = ssd_->WaitSpills(std::chrono::seconds(300)) && ok;
+      const size_t left = ssd_->InDram(CaseKeys(k));
+      if (left > 0) log::Error("{} objects of the case are still in DRAM", left);
+      ok = left == 0 && ok;
+    }
+    return ok;
+  }
+
   bool Phase(const Case& k, bool report) {
+    const bool ssd_op = k.op == "ssd" || k.op == "ssd_local";
+    if (ssd_op && o_.ssd.cold && c_.role == StoreRole::kStore) {
+      const std::string what = ssd_->DropCaches();
+      if (mpi_.rank() == 1) log::Info("{} before {}: {}", k.op, FormatBytes(k.size), what);
+    }
     Barrier();
     store::StatsResponse before;
     if (c_.service) before = c_.service->Stats();
+    const uint64_t hits_before = SsdHits();
     Sample s;
-    if (c_.client) s = RunClient(k);
+    if (c_.client && k.op != "ssd_local") s = RunClient(k);
+    if (k.op == "ssd_local" && c_.role == StoreRole::kStore) s = RunLocal(k);
     // The master and store ranks wait here, in a barrier that sleeps between polls: in the
     // blocking Gather they busy-polled, taking the cores the client's copy threads need.
     Barrier(o_.min_time);
     auto all = mpi_.Gather(s.Encode(), 0);
     if (mpi_.rank() != 0) return s.errors == 0;
+    if (k.op == "ssd") {  // every get must have been served from SSD, none from DRAM
+      uint64_t keys = 0;
+      for (size_t r = 1 + o_.cluster.stores; r < all.size(); ++r)
+        keys += Sample::Decode(all[r]).keys;
+      if (SsdHits() - hits_before != keys) {
+        log::Error("ssd: {} of {} gets were SSD hits", SsdHits() - hits_before, keys);
+        return false;
+      }
+    }
     store::StatsResponse after = c_.service->Stats();
     double master_rate = 0;
     if (after.exists_ns > before.exists_ns) {
@@ -154,6 +224,25 @@ class Bench {
                     static_cast<double>(after.exists_ns - before.exists_ns);
     }
     return !report || Report(k, all, master_rate);
+  }
+
+  uint64_t SsdHits() const {
+    if (!c_.service) return 0;
+    return c_.service->WithMaster([](store::MetadataMaster& m) { return m.Stats().ssd_hits; });
+  }
+
+  // A store rank reads the case's blocks it holds from its own tier (one thread).
+  Sample RunLocal(const Case& k) {
+    LocalReads r = ssd_->ReadLocally(CaseKeys(k), k.size, o_.min_time, o_.ssd.cold);
+    Sample s;
+    s.calls = r.calls;
+    s.keys = r.calls;
+    s.bytes = r.bytes;
+    s.errors = r.errors;
+    s.seconds = r.seconds;
+    s.lat_us = std::move(r.lat_us);
+    s.first_error = r.first_error;
+    return s;
   }
 
   // --threads threads per client, each on every T-th batch and its own part of the buffer.
@@ -189,6 +278,7 @@ class Bench {
     Nanos busy{0};  // time in the loop before the last restart of t0 (removals excluded)
     Nanos t0 = clock.Now();
     const bool is_put = k.op == "put";
+    const bool one_pass = k.op == "ssd" && o_.ssd.cold;  // a second pass would read cached pages
     const size_t step = static_cast<size_t>(k.batch) * o_.threads;
     size_t next = static_cast<size_t>(k.batch) * t;
     while (true) {
@@ -196,6 +286,7 @@ class Bench {
           (!is_put || next >= k.objects)) {
         break;
       }
+      if (next >= k.objects && one_pass) break;
       if (next >= k.objects) {
         next = static_cast<size_t>(k.batch) * t;
         if (next >= k.objects) break;  // fewer batches than threads
@@ -289,7 +380,10 @@ class Bench {
   bool Report(const Case& k, const std::vector<std::vector<std::byte>>& all, double master_rate) {
     Sample t;
     std::string error;
-    for (size_t r = 1 + o_.cluster.stores; r < all.size(); ++r) {
+    // ssd_local ran on the store ranks, everything else on the clients.
+    const size_t first = k.op == "ssd_local" ? 1 : 1 + o_.cluster.stores;
+    const size_t last = k.op == "ssd_local" ? 1 + o_.cluster.stores : all.size();
+    for (size_t r = first; r < last; ++r) {
       Sample s = Sample::Decode(all[r]);
       t.calls += s.calls;
       t.keys += s.keys;
@@ -347,6 +441,8 @@ class Bench {
   const cluster::MpiSession& mpi_;
   StoreCluster& c_;
   const StoreBenchOptions& o_;
+  SsdBench* ssd_;         // null without --ssd-dir
+  std::string case_tag_;  // size and batch of the running case, part of every key
   std::ofstream csv_;
 };
 
@@ -377,7 +473,18 @@ int main(int argc, char** argv) {
     log::Info("store_bench: {} store rank(s) of {}, {} client(s), tls {}", opts->cluster.stores,
               FormatBytes(opts->cluster.store_dram), (*c)->clients, opts->tls_label);
   }
-  int rc = bench::Bench(**mpi, **c, *opts).Run();
+  std::unique_ptr<bench::SsdBench> ssd;
+  if (!opts->ssd.dir.empty()) {
+    auto started = bench::SsdBench::Start(**mpi, **c, opts->ssd);
+    if (!started.ok()) {
+      std::fprintf(stderr, "store_bench rank %d: %s\n", (*mpi)->rank(),
+                   started.status().ToString().c_str());
+      (*mpi)->Abort(2);
+    }
+    ssd = std::move(*started);
+  }
+  int rc = bench::Bench(**mpi, **c, *opts, ssd.get()).Run();
+  if (ssd) ssd->Stop();  // the staging region goes before the transport closes
   Status s = bench::StopStoreCluster(**mpi, **c, std::chrono::seconds(30));
   if (!s.ok()) log::Error("stop: {}", s.ToString());
   return rc;

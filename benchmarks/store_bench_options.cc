@@ -24,7 +24,7 @@ std::vector<std::string> Split(const std::string& s) {
 Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool print_help) {
   StoreBenchOptions o;
   std::string sizes, batches, ops, dram, buffer, min_time, timeout, data_path, progress;
-  std::string idle_spin, master_spin;
+  std::string idle_spin, master_spin, ssd_capacity;
   po::options_description d(
       "store_bench (mpirun; rank 0 master, ranks 1..M stores, the rest clients)");
   d.add_options()("help,h", "this text")("stores", po::value(&o.cluster.stores)->default_value(1),
@@ -35,7 +35,10 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "sizes", po::value(&sizes)->default_value("4KiB,64KiB,1MiB,16MiB"), "object sizes")(
       "batches", po::value(&batches)->default_value("1,8,32,128"), "keys per call")(
       "ops", po::value(&ops)->default_value("put,get,exists"),
-      "put,get,exists,raw (raw: one-sided reads of the same sizes and footprint, no store)")(
+      "put,get,exists,raw,ssd,ssd_local (raw: one-sided reads of the same sizes and footprint, "
+      "no store; ssd: gets of the case's objects once all were evicted to the SSD tier, read "
+      "remotely through the store ranks' staging; ssd_local: each store rank reads the same "
+      "blocks from its own tier, one thread; both need --ssd-dir)")(
       "threads", po::value(&o.threads)->default_value(1),
       "calling threads per client (each on its own batches and part of the buffer)")(
       "copy-threads", po::value(&o.cluster.client.copy_threads)->default_value(1),
@@ -55,7 +58,15 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "master-idle-spin", po::value(&master_spin)->default_value("2ms"),
       "the same for rank 0 (the master answers faster while clients are active)")(
       "timeout", po::value(&timeout)->default_value("30s"), "deadline of every store call")(
-      "csv", po::value(&o.csv), "CSV output file (rank 0)");
+      "csv", po::value(&o.csv), "CSV output file (rank 0)")(
+      "ssd-dir", po::value(&o.ssd.dir),
+      "store ranks keep an HDF5 SSD tier under DIR/rank<r> (emptied at start and end)")(
+      "ssd-capacity", po::value(&ssd_capacity)->default_value("16GiB"),
+      "bucket files per store rank (each case spills about twice --store-dram)")(
+      "ssd-readers", po::value(&o.ssd.reader_threads)->default_value(4),
+      "SSD reads in flight per store rank for remote gets")(
+      "ssd-cold", po::bool_switch(&o.ssd.cold),
+      "drop the tier files' page cache before each ssd / ssd_local pass, and make one pass");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -79,10 +90,22 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
   }
   o.ops = Split(ops);
   for (const auto& op : o.ops) {
-    if (op != "put" && op != "get" && op != "exists" && op != "raw") {
-      return InvalidArgument("bad --ops entry: " + op + " (put, get, exists, raw)");
+    if (op != "put" && op != "get" && op != "exists" && op != "raw" && op != "ssd" &&
+        op != "ssd_local") {
+      return InvalidArgument("bad --ops entry: " + op + " (put, get, exists, raw, ssd, ssd_local)");
+    }
+    if ((op == "ssd" || op == "ssd_local") && o.ssd.dir.empty()) {
+      return InvalidArgument("--ops " + op + " needs --ssd-dir");
     }
   }
+  auto sc = ParseBytes(ssd_capacity);
+  if (!sc.ok() || *sc < (64ull << 20)) return InvalidArgument("bad --ssd-capacity (>= 64MiB)");
+  o.ssd.capacity = *sc;
+  if (o.ssd.reader_threads < 1 || o.ssd.reader_threads > 64) {
+    return InvalidArgument("--ssd-readers must be 1..64");
+  }
+  // SSD-only objects: the master never promotes them back into DRAM.
+  if (!o.ssd.dir.empty()) o.cluster.service.master.promote_after = 0;
   auto dr = ParseBytes(dram), bu = ParseBytes(buffer);
   auto mt = ParseDuration(min_time), to = ParseDuration(timeout);
   if (!dr.ok() || !bu.ok() || !mt.ok() || !to.ok()) {

@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "store_bench_setup.h"
+#include "store_bench_ssd.h"
 
 namespace mooncake::bench {
 
@@ -14,7 +15,7 @@ struct StoreBenchOptions {
   StoreClusterOptions cluster;
   std::vector<size_t> sizes;
   std::vector<int> batches;
-  std::vector<std::string> ops;  // put, get, exists, raw (in run order per case)
+  std::vector<std::string> ops;  // put, get, exists, raw, ssd, ssd_local (run order per case)
   uint32_t replicas = 1;
   int threads = 1;            // calling threads per client
   size_t max_objects = 4096;  // per client and case
@@ -22,6 +23,7 @@ struct StoreBenchOptions {
   Nanos min_time = std::chrono::seconds(1);
   std::string csv;
   std::string tls_label;
+  SsdBenchOptions ssd;  // --ssd-dir etc.; needed by the ssd and ssd_local ops
 };
 
 // kNotFound means --help was printed; other errors are bad options.

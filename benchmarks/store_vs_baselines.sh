@@ -11,8 +11,16 @@
 # The store's puts and gets also run with --copy-threads 2 (each call's copy and hash on two
 # threads); against Redis the store counts at its best of 1 and 2 copy threads, as Redis at its
 # best of 1 and 4 clients; get/raw stays one thread against one thread.
+# SSD-only gets (SSD=0 skips them): in each round store_bench with an HDF5 SSD tier on the store
+# rank (--ssd-dir under /tmp, a 512 MiB store): each case's objects are evicted to SSD, then
+# got by the client (the store rank stages them, the client reads them one-sided: "ssd") and
+# read by the store rank from its own tier ("ssd_local", Hdf5Tier::Read, one thread), at 64 KiB,
+# 1 MiB and 16 MiB, batches of 32; once from the page cache and once cold (--ssd-cold: the
+# tier files' pages dropped before each pass, one pass each).
 # Last line: store_vs_baselines get_vs_raw=<r> get_vs_redis=<r> put_vs_redis=<r>
-# (get_vs_raw is the lowest of the 1, 4 and 16 MiB ratios; the Redis ratios are at 1 MiB).
+#   ssd_vs_local=<r> ssd_vs_local_cold=<r>
+# (get_vs_raw is the lowest of the 1, 4 and 16 MiB ratios; the Redis ratios are at 1 MiB; the
+# SSD ratios are remote / local GB/s, the lowest over the three sizes, medians over rounds).
 # A line per size compares with Mooncake Store's published 1 and 4 MiB put/get figures.
 set -euo pipefail
 # --help prints the comment block above.
@@ -71,9 +79,13 @@ run_redis() {  # one round of redis-benchmark SET/GET, 1 and 4 clients, 1 MiB an
 }
 STORE_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 1GiB --sizes 1MiB,4MiB,16MiB --batches 32
             --min-time 1s --tls "$TLS")
+SSD_ARGS=(--stores 1 --store-dram 512MiB --client-buffer 1GiB --sizes 64KiB,1MiB,16MiB
+          --batches 32 --min-time 1s --tls "$TLS" --ops put,ssd,ssd_local
+          --ssd-dir "$OUT/ssd")
 echo "== store_bench (3 ranks: master, 1 store of 1 GiB, 1 client; tls $TLS) and redis-benchmark"
 echo "   (redis-server on 127.0.0.1, 1 and 4 clients), $REPEATS rounds"
 echo "   ${MPIRUN[*]} -np 3 $BUILD/store_bench ${STORE_ARGS[*]} --ops put,get,raw"
+[[ ${SSD:-1} == 1 ]] && echo "   SSD-only gets: ... $BUILD/store_bench ${SSD_ARGS[*]} [--ssd-cold]"
 for i in $(seq 1 "$REPEATS"); do
   "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get,raw \
     --csv "$OUT/store_$i.csv" > "$OUT/store_$i.log" 2>&1 || { cat "$OUT/store_$i.log"; exit 1; }
@@ -85,6 +97,13 @@ for i in $(seq 1 "$REPEATS"); do
   "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get --copy-threads 2 \
     --csv "$OUT/ct2_$i.csv" > "$OUT/ct2_$i.log" 2>&1 || { cat "$OUT/ct2_$i.log"; exit 1; }
   run_redis "$i"
+  if [[ ${SSD:-1} == 1 ]]; then
+    for temp in hot cold; do
+      "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${SSD_ARGS[@]}" \
+        $([[ $temp == cold ]] && echo --ssd-cold) --csv "$OUT/ssd_${temp}_$i.csv" \
+        > "$OUT/ssd_${temp}_$i.log" 2>&1 || { cat "$OUT/ssd_${temp}_$i.log"; exit 1; }
+    done
+  fi
   echo "   round $i of $REPEATS done"
 done
 kill "$REDIS_PID" && wait "$REDIS_PID" 2>/dev/null || true
@@ -94,9 +113,9 @@ echo "== batched exists, 128 keys per call (4 KiB objects)"
   --min-time 1s --tls "$TLS" --ops exists --csv "$OUT/exists.csv" > "$OUT/exists.log" 2>&1 ||
   { cat "$OUT/exists.log"; exit 1; }
 
-$PY - "$OUT" "$REPEATS" "$TLS" <<'PYEOF'
+$PY - "$OUT" "$REPEATS" "$TLS" "${SSD:-1}" <<'PYEOF'
 import csv, statistics, sys
-out, repeats, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+out, repeats, tls, ssd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
 runs = {}
 for i in range(1, repeats + 1):
     for row in csv.DictReader(open(f"{out}/store_{i}.csv")):
@@ -152,8 +171,30 @@ for size, (mc_put, mc_get) in mooncake.items():
           f"put {best('put', size):.2f}/{mc_put} = {best('put', size) / mc_put:.2f}x, "
           f"get {best('get', size):.2f}/{mc_get} = {best('get', size) / mc_get:.2f}x "
           f"(target {factor:g}x on {tls}; store: best of 1 and 2 copy threads)")
+ssd_line = ""
+if ssd:  # SSD-only gets: remote (staged, one-sided) against the tier's own read
+    ssd_runs = {}
+    for i in range(1, repeats + 1):
+        for temp in ("hot", "cold"):
+            for row in csv.DictReader(open(f"{out}/ssd_{temp}_{i}.csv")):
+                if int(row["errors"]) != 0:
+                    sys.exit(f"store_bench SSD run {i} ({temp}): {row['op']} {row['size']} had errors")
+                ssd_runs.setdefault((temp, row["op"], int(row["size"])), []).append(
+                    float(row["gb_per_s"]))
+    ssd_ratio = {}
+    for temp in ("hot", "cold"):
+        for size in sorted({k[2] for k in ssd_runs}):
+            remote = statistics.median(ssd_runs[(temp, "ssd", size)])
+            local = statistics.median(ssd_runs[(temp, "ssd_local", size)])
+            ssd_ratio.setdefault(temp, []).append(remote / local)
+            print(f"{size >> 10:>6}Ki SSD-only ({temp}): remote get {remote:.3f} GB/s, the tier's "
+                  f"local read {local:.3f} GB/s, ratio {remote / local:.2f}  (remote runs "
+                  f"{' '.join(f'{x:.3f}' for x in ssd_runs[(temp, 'ssd', size)])}; local "
+                  f"{' '.join(f'{x:.3f}' for x in ssd_runs[(temp, 'ssd_local', size)])})")
+    ssd_line = (f" ssd_vs_local={min(ssd_ratio['hot']):.2f}"
+                f" ssd_vs_local_cold={min(ssd_ratio['cold']):.2f}")
 mi = 1 << 20
 print(f"store_vs_baselines get_vs_raw={min(ratios.values()):.2f} "
       f"get_vs_redis={best('get', mi) / redis[('get', mi)]:.2f} "
-      f"put_vs_redis={best('put', mi) / redis[('set', mi)]:.2f}")
+      f"put_vs_redis={best('put', mi) / redis[('set', mi)]:.2f}{ssd_line}")
 PYEOF

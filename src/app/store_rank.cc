@@ -59,8 +59,12 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
               job->recovery.recovered, job->recovery.dropped, job->recovery.files,
               job->recovery.unreadable_files);
   }
+  // Remote SSD reads land in a staging region registered with the transport (kSsdStage).
+  store::SsdStoreServiceConfig sc;
+  sc.transport = &ctx.transport;
   job->service = std::make_unique<store::SsdStoreService>(
-      ctx.rpc, *job->tier, std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), Rank{0});
+      ctx.rpc, *job->tier, std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), Rank{0},
+      sc);
   job->service->Start();
   return Status::Ok();
 }

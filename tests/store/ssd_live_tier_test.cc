@@ -1,11 +1,15 @@
 // The SSD tier wired into the store over the loopback transport: the master's sink
 // (SpillCoordinator) asks the store rank's SsdStoreService to spill evicted blocks to its
-// Hdf5Tier, gets of spilled keys are served from SSD with verified bytes, repeated hits promote a
-// block back to DRAM, and a restarted store recovers every spilled block from the files.
+// Hdf5Tier, gets of spilled keys are served from SSD with verified bytes (staged in the store
+// rank's registered region and read one-sided, or in the RPC reply without staging), repeated
+// hits promote a block back to DRAM, and a restarted store recovers every spilled block.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
 
 #include "../support/scratch_dir.h"
 #include "loopback_store.h"
@@ -20,16 +24,21 @@ namespace fs = std::filesystem;
 constexpr uint64_t kSegment = 1 << 20;
 constexpr uint64_t kBlock = 64 << 10;
 
+// Random bytes per block: no block's bytes appear inside another's (the corruption test finds
+// a block in its file by content).
 std::vector<std::byte> Value(int i) {
   std::vector<std::byte> v(kBlock);
-  for (size_t j = 0; j < v.size(); ++j) v[j] = static_cast<std::byte>((i * 131 + j * 7) & 0xff);
+  std::mt19937_64 rng(1000 + i);
+  for (auto& b : v) b = static_cast<std::byte>(rng());
   return v;
 }
 std::string Key(int i) { return "block/" + std::to_string(i); }
 
 // One store rank with an SSD tier under `dir`, one client; the master promotes after 2 SSD hits.
 struct SsdStore {
-  explicit SsdStore(const std::string& dir, uint32_t promote_after = 2) {
+  // `staging` null: the store rank has no staging region (clients fall back to kSsdRead).
+  explicit SsdStore(const std::string& dir, uint32_t promote_after = 2,
+                    std::optional<SsdStagerConfig> staging = SsdStagerConfig{}) {
     auto o = testing::Options(1, 1, kSegment);
     o.service.master.promote_after = promote_after;
     store = std::make_unique<testing::LoopbackStore>(o);
@@ -39,14 +48,20 @@ struct SsdStore {
     t.bucket_bytes = 16 << 20;
     t.on_drop_block = [this](const hdf5::SsdBlock& b) { service->OnTierDrop(b); };
     tier = hdf5::Hdf5Tier::Open(t, &recovery).value();
+    SsdStoreServiceConfig sc;
+    if (staging) {
+      sc.transport = &store->transport(1);
+      sc.staging = *staging;
+    }
     service = std::make_unique<SsdStoreService>(
-        store->rpc(1), *tier, std::span<std::byte>(store->segment(Rank{1}), kSegment), Rank{0});
+        store->rpc(1), *tier, std::span<std::byte>(store->segment(Rank{1}), kSegment), Rank{0}, sc);
     service->Start();
     coordinator = std::make_unique<SpillCoordinator>(store->rpc(0), store->service());
     coordinator->Start();
   }
   ~SsdStore() {
     coordinator->Stop();
+    service->Stop();  // before the transports close
     tier->Drain();
   }
   // Puts `key`; a NoSpace while evicted regions are still being spilled is retried once the
@@ -93,6 +108,108 @@ TEST_F(SsdLiveTierTest, EvictedBlocksSpillAndAreServedFromSsdWithVerifiedBytes) 
   EXPECT_GE(s.Stats().ssd_hits, 30u);
   EXPECT_GT(s.service->Stats().reads_served, 0u);
   EXPECT_EQ(s.service->Stats().read_failures, 0u);
+  EXPECT_EQ(s.service->Stats().staged.blocks_staged, s.Stats().ssd_hits);  // all one-sided
+}
+
+// A store rank without a staging region answers kSsdStage NotSupported: the bytes then come
+// back in the kSsdRead reply, verified as before.
+TEST_F(SsdLiveTierTest, WithoutStagingTheBlocksComeBackInTheReply) {
+  SsdStore s(dir_, 2, std::nullopt);
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(s.Put(Key(i), Value(i)).ok()) << i;
+  ASSERT_TRUE(s.coordinator->WaitIdle(std::chrono::seconds(30)));
+  std::vector<std::byte> out(kBlock);
+  ASSERT_TRUE(s.store->client(0).Get(Key(0), out).ok());
+  EXPECT_EQ(out, Value(0));
+  EXPECT_EQ(s.service->Stats().reads_served, 1u);
+  EXPECT_EQ(s.service->Stats().staged.requests, 0u);
+}
+
+// A batch get of many SSD-only blocks is cut into pieces that run at once; every byte is right.
+TEST_F(SsdLiveTierTest, BatchGetOfSsdBlocksReadsEveryPieceVerified) {
+  SsdStore s(dir_, 0);  // never promote: every get below is served from SSD
+  const int n = 200;    // 12.5 MiB over a 1 MiB segment: two 8 MiB pieces
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(s.Put(Key(i), Value(i)).ok()) << i;
+  ASSERT_TRUE(s.coordinator->WaitIdle(std::chrono::seconds(30)));
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::byte>> bufs;
+  for (int i = 0; i < 150; ++i) {  // the first 150 were all evicted
+    keys.push_back(Key(i));
+    bufs.emplace_back(kBlock);
+  }
+  std::vector<std::span<std::byte>> outs(bufs.begin(), bufs.end());
+  auto got = s.store->client(0).BatchGet(keys, outs);
+  for (int i = 0; i < 150; ++i) {
+    ASSERT_TRUE(got[i].ok()) << Key(i) << ": " << got[i].status().ToString();
+    EXPECT_EQ(bufs[i], Value(i)) << Key(i);
+  }
+  const SsdStagerStats st = s.service->Stats().staged;
+  EXPECT_EQ(st.blocks_staged, 150u);
+  EXPECT_GE(st.requests, 2u);
+}
+
+// A block whose bytes on disk changed fails the tier's checksum: answered Corrupt, the caller's
+// buffer untouched, and the other blocks of the batch still served.
+TEST_F(SsdLiveTierTest, CorruptBlockOnDiskIsNeverServed) {
+  SsdStore s(dir_, 0);
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(s.Put(Key(i), Value(i)).ok()) << i;
+  ASSERT_TRUE(s.coordinator->WaitIdle(std::chrono::seconds(30)));
+  s.tier->Drain();
+  std::string file;
+  for (auto& de : fs::directory_iterator(dir_)) file = de.path();
+  std::string content;
+  {
+    std::ifstream in(file, std::ios::binary);
+    content.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto v = Value(3);
+  size_t at = content.find(std::string(reinterpret_cast<const char*>(v.data()), 4096));
+  ASSERT_NE(at, std::string::npos);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(at + 100));
+    f.put(static_cast<char>(~content[at + 100]));
+  }
+  std::vector<std::string> keys{Key(2), Key(3)};
+  std::vector<std::vector<std::byte>> bufs(2, std::vector<std::byte>(kBlock));
+  std::vector<std::span<std::byte>> outs(bufs.begin(), bufs.end());
+  auto got = s.store->client(0).BatchGet(keys, outs);
+  ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
+  EXPECT_EQ(bufs[0], Value(2));
+  EXPECT_EQ(got[1].status().code(), ErrorCode::kCorrupt) << got[1].status().ToString();
+  EXPECT_EQ(bufs[1], std::vector<std::byte>(kBlock));
+  EXPECT_EQ(s.service->Stats().staged.read_failures, 1u);
+}
+
+// Staging room that a client never released comes back when its lease runs out; a request that
+// finds no room within admission_wait is answered Busy.
+TEST_F(SsdLiveTierTest, UnreleasedStagingIsReclaimedAfterItsLease) {
+  SsdStagerConfig tight;
+  tight.staging_bytes = 2 * kBlock;  // room for two blocks
+  tight.lease = std::chrono::milliseconds(300);
+  tight.admission_wait = std::chrono::seconds(5);
+  SsdStore s(dir_, 0, tight);
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(s.Put(Key(i), Value(i)).ok()) << i;
+  ASSERT_TRUE(s.coordinator->WaitIdle(std::chrono::seconds(30)));
+  transport::Rpc& client_rpc = s.store->rpc(s.store->client_rank(0));
+  auto stage = [&](std::vector<std::string> keys) {  // kSsdStage, never released
+    auto reply = client_rpc.Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
+                                 Encode(KeysRequest{std::move(keys)}), std::chrono::seconds(10));
+    SsdStageResponse r;
+    EXPECT_TRUE(reply.ok() && Decode(*reply, &r).ok());
+    return r;
+  };
+  SsdStageResponse first = stage({Key(0), Key(1)});
+  ASSERT_EQ(first.entries.size(), 2u);
+  EXPECT_TRUE(FromEntry(first.entries[1].status).ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  SsdStageResponse second = stage({Key(2)});  // waits for the first lease to run out
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
+  EXPECT_TRUE(FromEntry(second.entries[0].status).ok());
+  EXPECT_EQ(s.service->Stats().staged.leases_expired, 1u);
+  s.service->Stop();  // a stopped stager answers Busy
+  auto reply = client_rpc.Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
+                               Encode(KeysRequest{{Key(3)}}), std::chrono::seconds(10));
+  EXPECT_EQ(reply.status().code(), ErrorCode::kBusy);
 }
 
 TEST_F(SsdLiveTierTest, SecondSsdHitPromotesTheBlockBackToDram) {

@@ -23,11 +23,15 @@
 // the caller's buffer before it returns Timeout; only a transfer still running after that (a
 // peer that neither answers nor fails) may touch the buffer until the transport closes.
 //
-// Threading: a StoreClient may be used from several threads at once (it holds no mutable state).
+// Threading: a StoreClient may be used from several threads at once (its only mutable state,
+// the staging regions of store ranks it imported, is behind a mutex).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,12 +110,32 @@ class StoreClient {
   void MoveGroup(const std::vector<transport::TransferRequest>& reqs, size_t first, size_t last,
                  const std::vector<char>* hash, const Deadline& d, std::vector<Status>* out,
                  std::vector<uint64_t>* sums);
-  // Reads the keys `which` (SSD replicas only) through the store ranks holding them (kSsdRead;
-  // the bytes come back in the RPC answer) into `outs`, verifying the master's checksum; sets
-  // `status` per key. Defined in client_ssd.cc.
+  // Reads the keys `which` (SSD replicas only) through the store ranks holding them into
+  // `outs`, verifying the master's checksum; sets `status` per key. The store rank stages the
+  // blocks in registered memory and this client READs them one-sided (kSsdStage), several
+  // pieces in flight; store ranks without staging answer the bytes in the reply (kSsdRead).
+  // Defined in client_ssd.cc.
   void ReadFromSsd(std::span<const std::string> keys, std::span<const std::span<std::byte>> outs,
                    const GetResponse& resp, const std::vector<size_t>& which, const Deadline& d,
                    std::vector<Status>* status);
+  struct SsdPiece;  // client_ssd.cc: keys of one request to one store rank
+  // The staging region each store rank answered with, as imported into the transport.
+  struct StagingImports {
+    std::mutex mu;
+    std::map<int, std::vector<std::byte>> encoded;       // rank -> the descriptor imported
+    std::map<int, std::pair<uint64_t, uint64_t>> range;  // rank -> its [addr, addr + length)
+  };
+  struct SsdGet {  // one ReadFromSsd call's arguments
+    std::span<const std::string> keys;
+    std::span<const std::span<std::byte>> outs;
+    const GetResponse& resp;
+    const Deadline& d;
+    std::vector<Status>* status;
+  };
+  void ReadSsdPiece(const SsdGet& g, const SsdPiece& piece);
+  void ReadSsdInReply(const SsdGet& g, const SsdPiece& piece);
+  // Imports store rank `rank`'s staging region (once per region) and returns its address range.
+  Result<std::pair<uint64_t, uint64_t>> ImportStaging(Rank rank, std::span<const std::byte> desc);
   // The last step of a put: ends the keys whose writes all succeeded, revokes the others.
   void EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
                    const PutStartResponse& started, const Deadline& d, std::vector<Status>* out);
@@ -124,6 +148,7 @@ class StoreClient {
   StoreTopology topology_;
   StoreClientConfig cfg_;
   SteadyClock clock_;
+  std::shared_ptr<StagingImports> staging_ = std::make_shared<StagingImports>();  // movable
 };
 
 }  // namespace mooncake::store

@@ -40,6 +40,17 @@ Status SsdReadResponse::Validate() const {
   return Status::Ok();
 }
 
+Status SsdStageResponse::Validate() const {
+  if (entries.size() > kMaxBatchKeys) return Bad(kWireName, "too many entries");
+  if (staging.size() > kMaxStagingDescriptorBytes) return Bad(kWireName, "staging descriptor");
+  if (lease < Nanos(0)) return Bad(kWireName, "negative lease");
+  for (const auto& e : entries) {
+    MC_RETURN_IF_ERROR(e.status.Validate());
+    if (e.remote_addr + e.length < e.remote_addr) return Bad(kWireName, "range overflows");
+  }
+  return Status::Ok();
+}
+
 Status SsdDropNotice::Validate() const {
   return CheckKeyed(kWireName, blocks, kMaxRecoveredBlocks);
 }

@@ -7,6 +7,9 @@
 //   kPromote   master -> store rank  PromoteRequest    -> StatusResponse (one per entry)
 //   kSsdRead   client -> store rank  KeysRequest       -> SsdReadResponse (the bytes, verified)
 //   kSsdDrop   store rank -> master  SsdDropNotice     (one-way: the tier's LRU deleted blocks)
+//   kSsdStage  client -> store rank  KeysRequest       -> SsdStageResponse (where the blocks now
+//              are in the store rank's registered staging region, for a one-sided READ)
+//   kSsdRelease client -> store rank SsdReleaseNotice  (one-way: the client read them)
 #pragma once
 
 #include <cstddef>
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "store/net/messages.h"
 
@@ -25,10 +29,14 @@ enum class SsdMsg : uint16_t {
   kPromote = 0x0411,
   kSsdRead = 0x0412,
   kSsdDrop = 0x0413,
+  kSsdStage = 0x0414,
+  kSsdRelease = 0x0415,
 };
 
 // At most this many bytes of blocks in one SsdReadResponse (below the Rpc's 64 MiB cap).
 inline constexpr uint64_t kMaxSsdReadBytes = 32ull << 20;
+// A packed remote key is a few hundred bytes; refuse anything much larger.
+inline constexpr uint32_t kMaxStagingDescriptorBytes = 16u << 10;
 // Recovery reports can name many more blocks than a request batch.
 inline constexpr uint32_t kMaxRecoveredBlocks = 1u << 24;
 
@@ -109,6 +117,39 @@ struct SsdReadResponse {
     visit(m.entries);
   }
   Status Validate() const;
+};
+
+// Where one block of a kSsdStage request was staged: `length` bytes at `remote_addr` of the
+// staging region (inside `SsdStageResponse::staging`). Read it one-sided before the lease ends.
+struct SsdStagedEntry {
+  StatusEntry status;  // OK, NotFound (not on this rank's SSD), Busy (no staging room in time),
+                       // Corrupt or IoError (the tier's read failed its checksum or the disk)
+  uint64_t remote_addr = 0;
+  uint64_t length = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.status, m.remote_addr, m.length);
+  }
+};
+struct SsdStageResponse {
+  static constexpr const char* kWireName = "SsdStageResponse";
+  uint64_t ticket = 0;             // names the staged blocks in kSsdRelease; 0: nothing staged
+  Nanos lease{0};                  // the blocks stay at least this long after the answer was sent
+  std::vector<std::byte> staging;  // transport::RemoteDescriptor::Encode() of the region
+  std::vector<SsdStagedEntry> entries;  // same order as the request's keys
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.ticket, m.lease, m.staging, m.entries);
+  }
+  Status Validate() const;
+};
+struct SsdReleaseNotice {
+  static constexpr const char* kWireName = "SsdReleaseNotice";
+  uint64_t ticket = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.ticket);
+  }
 };
 
 struct SsdBlockRef {

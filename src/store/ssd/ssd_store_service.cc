@@ -8,10 +8,33 @@
 namespace mooncake::store {
 
 SsdStoreService::SsdStoreService(transport::Rpc& rpc, SsdTier& tier, std::span<std::byte> segment,
-                                 Rank master)
-    : rpc_(rpc), tier_(tier), segment_(segment), master_(master) {}
+                                 Rank master, SsdStoreServiceConfig cfg)
+    : rpc_(rpc), tier_(tier), segment_(segment), master_(master), cfg_(cfg) {}
+
+SsdStoreService::~SsdStoreService() { Stop(); }
+
+void SsdStoreService::Stop() {
+  if (stager_) stager_->Stop();
+}
 
 void SsdStoreService::Start() {
+  if (cfg_.transport != nullptr) {
+    auto stager = SsdStager::Create(*cfg_.transport, tier_, cfg_.staging);
+    if (stager.ok()) {
+      stager_ = std::move(*stager);
+    } else {
+      log::Warn("SSD reads go through RPC replies: {}", stager.status().ToString());
+    }
+  }
+  // Inline: both only queue or free under a short lock (Rpc::RegisterInline's contract).
+  rpc_.RegisterInline(
+      static_cast<uint16_t>(SsdMsg::kSsdStage),
+      [this](Rank, std::span<const std::byte> req, transport::Responder r) { Stage(req, r); });
+  rpc_.RegisterInline(static_cast<uint16_t>(SsdMsg::kSsdRelease),
+                      [this](Rank, std::span<const std::byte> req, transport::Responder) {
+                        SsdReleaseNotice n;
+                        if (stager_ && Decode(req, &n).ok()) stager_->Release(n.ticket);
+                      });
   rpc_.Register(
       static_cast<uint16_t>(SsdMsg::kSpill),
       [this](Rank, std::span<const std::byte> req, transport::Responder r) { Spill(req, r); });
@@ -28,6 +51,20 @@ void SsdStoreService::Start() {
   };
   sync(SsdMsg::kPromote);
   sync(SsdMsg::kSsdRead);
+}
+
+void SsdStoreService::Stage(std::span<const std::byte> request, transport::Responder responder) {
+  if (!stager_) {
+    responder.Fail(NotSupported("store rank has no SSD staging region"));
+    return;
+  }
+  KeysRequest req;
+  Status s = Decode(request, &req);
+  if (!s.ok()) {
+    responder.Fail(s);
+    return;
+  }
+  stager_->Submit(std::move(req.keys), responder);
 }
 
 Status SsdStoreService::CheckRange(uint64_t offset, uint64_t length) const {
@@ -162,9 +199,18 @@ void SsdStoreService::OnTierDrop(const SsdBlock& block) {
 }
 
 SsdStoreStats SsdStoreService::Stats() const {
-  return SsdStoreStats{spilled_.load(),  refused_.load(), spill_errors_.load(),
-                       promoted_.load(), reads_.load(),   read_failures_.load(),
-                       dropped_.load()};
+  // Blocks answered either way count as reads; staged blocks not served (read failed, or no
+  // room in time) as read failures.
+  const SsdStagerStats st = stager_ ? stager_->Stats() : SsdStagerStats{};
+  const uint64_t staged_failures = st.read_failures + st.busy;
+  return SsdStoreStats{spilled_.load(),
+                       refused_.load(),
+                       spill_errors_.load(),
+                       promoted_.load(),
+                       reads_.load() + st.blocks_staged + staged_failures,
+                       read_failures_.load() + staged_failures,
+                       dropped_.load(),
+                       st};
 }
 
 RecoveredBlocks ToRecoveredBlocks(const RecoveryReport& report) {

@@ -1,0 +1,135 @@
+#include "store_bench_ssd.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/log.h"
+
+namespace mooncake::bench {
+
+namespace fs = std::filesystem;
+
+Result<std::unique_ptr<SsdBench>> SsdBench::Start(const cluster::MpiSession& mpi, StoreCluster& c,
+                                                  const SsdBenchOptions& o) {
+  std::unique_ptr<SsdBench> b(new SsdBench());
+  b->cluster_ = &c;
+  const uint64_t dram = c.role == StoreRole::kStore ? c.region.length : 0;
+  if (c.role == StoreRole::kMaster) {
+    store::SpillCoordinatorConfig cc;
+    cc.max_pending_bytes = uint64_t{1} << 40;  // never refuse: a refused block would be lost
+    b->coordinator_ = std::make_unique<store::SpillCoordinator>(*c.rpc, *c.service, cc);
+    b->coordinator_->Start();
+  } else if (c.role == StoreRole::kStore) {
+    b->dir_ = o.dir + "/rank" + std::to_string(mpi.rank());
+    std::error_code ec;
+    fs::remove_all(b->dir_, ec);
+    store::hdf5::Hdf5TierOptions t;
+    t.dir = b->dir_;
+    t.capacity = o.capacity;
+    t.bucket_bytes = std::min<uint64_t>(256ull << 20, o.capacity / 4);
+    t.queue_bytes = std::max<uint64_t>(dram, 64ull << 20);  // never Busy: see above
+    t.cluster_id = "store_bench";
+    SsdBench* self = b.get();
+    t.on_drop_block = [self](const store::SsdBlock& blk) {
+      if (self->service_) self->service_->OnTierDrop(blk);
+    };
+    auto tier = store::hdf5::Hdf5Tier::Open(t, nullptr);
+    if (!tier.ok()) return tier.status().WithContext("SSD tier in " + t.dir);
+    b->tier_ = std::move(*tier);
+    store::SsdStoreServiceConfig sc;
+    sc.transport = c.transport.get();
+    sc.staging.reader_threads = o.reader_threads;
+    b->service_ =
+        std::make_unique<store::SsdStoreService>(*c.rpc, *b->tier_, c.buffer(), Rank{0}, sc);
+    b->service_->Start();
+  }
+  return b;
+}
+
+SsdBench::~SsdBench() {
+  Stop();
+  service_.reset();
+  tier_.reset();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+}
+
+bool SsdBench::WaitSpills(Nanos timeout) {
+  return coordinator_ == nullptr || coordinator_->WaitIdle(timeout);
+}
+
+size_t SsdBench::InDram(const std::vector<std::string>& keys) {
+  if (cluster_->service == nullptr) return 0;
+  return cluster_->service->WithMaster([&](store::MetadataMaster& m) {
+    size_t n = 0;
+    for (const auto& k : keys) {
+      auto v = m.Get(k);
+      if (!v.ok()) continue;
+      n += std::any_of(v->replicas.begin(), v->replicas.end(),
+                       [](const auto& r) { return r.tier == store::Tier::kDram; });
+    }
+    return n;
+  });
+}
+
+std::string SsdBench::DropCaches() {
+  if (!tier_) return "";
+  tier_->Drain();
+  size_t files = 0;
+  for (const auto& de : fs::directory_iterator(dir_)) {
+    int fd = open(de.path().c_str(), O_RDONLY);
+    if (fd < 0) continue;
+    if (fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0) ++files;
+    close(fd);
+  }
+  std::string what = std::to_string(files) + " bucket files dropped (fadvise)";
+  sync();
+  int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+  if (fd >= 0 && write(fd, "3", 1) == 1) what += ", page cache dropped (drop_caches)";
+  if (fd >= 0) close(fd);
+  return what;
+}
+
+LocalReads SsdBench::ReadLocally(const std::vector<std::string>& keys, size_t size, Nanos min_time,
+                                 bool one_pass) {
+  LocalReads r;
+  if (!tier_) return r;
+  std::vector<std::string> mine;
+  for (const auto& k : keys) {
+    if (tier_->Lookup(k).ok()) mine.push_back(k);
+  }
+  if (mine.empty()) return r;
+  std::vector<std::byte> buf(size);
+  SteadyClock clock;
+  const Nanos t0 = clock.Now();
+  for (size_t i = 0;; ++i) {
+    if (i == mine.size()) {
+      if (one_pass || clock.Now() - t0 >= min_time) break;
+      i = 0;
+    }
+    const Nanos c0 = clock.Now();
+    auto n = tier_->Read(mine[i], buf);
+    r.lat_us.push_back(std::chrono::duration<float, std::micro>(clock.Now() - c0).count());
+    ++r.calls;
+    if (n.ok()) {
+      r.bytes += *n;
+    } else if (r.errors++ == 0) {
+      r.first_error = n.status().ToString();
+    }
+  }
+  r.seconds = std::chrono::duration<double>(clock.Now() - t0).count();
+  return r;
+}
+
+void SsdBench::Stop() {
+  if (coordinator_) coordinator_->Stop();
+  if (service_) service_->Stop();
+  if (tier_) tier_->Drain();
+}
+
+}  // namespace mooncake::bench

@@ -1,0 +1,241 @@
+#include "store/ssd/ssd_stager.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.h"
+#include "store/net/ssd_messages.h"
+
+namespace mooncake::store {
+
+SsdStager::SsdStager(transport::Transport& transport, SsdTier& tier, SsdStagerConfig cfg)
+    : transport_(transport), tier_(tier), cfg_(cfg), room_(cfg.staging_bytes) {}
+
+Result<std::unique_ptr<SsdStager>> SsdStager::Create(transport::Transport& transport, SsdTier& tier,
+                                                     SsdStagerConfig cfg) {
+  if (cfg.staging_bytes < SegmentAllocator::kAlignment || cfg.reader_threads < 1) {
+    return InvalidArgument("SSD staging needs some bytes and at least one reader thread");
+  }
+  std::unique_ptr<SsdStager> s(new SsdStager(transport, tier, cfg));
+  MC_RETURN_IF_ERROR(s->AllocateRegion());
+  s->admitter_ = std::thread([p = s.get()] { p->AdmitLoop(); });
+  for (int i = 0; i < cfg.reader_threads; ++i) {
+    s->readers_.emplace_back([p = s.get()] { p->ReadLoop(); });
+  }
+  return s;
+}
+
+SsdStager::~SsdStager() { Stop(); }
+
+Status SsdStager::AllocateRegion() {
+  const size_t bytes = cfg_.staging_bytes;
+  auto r = transport_.AllocateMemory(bytes, transport::MemoryType::kHost);
+  if (!r.ok()) {  // a backend without its own memory: register ours
+    const size_t rounded = (bytes + 4095) / 4096 * 4096;
+    owned_ = {static_cast<std::byte*>(std::aligned_alloc(4096, rounded)), std::free};
+    if (!owned_) return NoSpace("cannot allocate " + std::to_string(bytes) + " B of SSD staging");
+    r = transport_.RegisterMemory(owned_.get(), bytes, transport::MemoryType::kHost);
+  }
+  if (!r.ok()) return r.status().WithContext("registering the SSD staging region");
+  region_ = *r;
+  std::memset(region_.addr, 0, bytes);  // fault the pages in now, not during the first reads
+  auto d = transport_.Export(region_);
+  if (!d.ok()) return d.status().WithContext("exporting the SSD staging region");
+  descriptor_ = d->Encode();
+  return Status::Ok();
+}
+
+void SsdStager::Submit(std::vector<std::string> keys, transport::Responder responder) {
+  auto r = std::make_shared<Request>();
+  r->keys = std::move(keys);
+  r->responder = responder;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      requests_.push_back(std::move(r));
+      admit_cv_.notify_one();
+      return;
+    }
+  }
+  responder.Fail({ErrorCode::kBusy, "SSD staging is stopping"});
+}
+
+void SsdStager::Release(uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = leases_.find(ticket);
+  if (it == leases_.end()) return;  // expired already, or forged
+  for (const Allocation& a : it->second.room) (void)room_.Free(a);
+  leases_.erase(it);
+  admit_cv_.notify_one();
+}
+
+void SsdStager::AdmitLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    admit_cv_.wait(lock, [&] { return stopping_ || !requests_.empty(); });
+    if (stopping_) break;
+    std::shared_ptr<Request> r = std::move(requests_.front());
+    requests_.pop_front();
+    ++stats_.requests;
+    Admit(*r, lock);
+    for (size_t i = 0; i < r->keys.size(); ++i) {
+      if (r->room[i].size == 0) continue;
+      ++r->reads_left;
+      reads_.push_back(Read{r, i});
+    }
+    if (r->reads_left == 0) {
+      lock.unlock();
+      Answer(r);
+      lock.lock();
+      continue;
+    }
+    read_cv_.notify_all();
+  }
+  // Stopping: what was never admitted is answered Busy.
+  std::deque<std::shared_ptr<Request>> left;
+  left.swap(requests_);
+  lock.unlock();
+  for (auto& r : left) r->responder.Fail({ErrorCode::kBusy, "SSD staging is stopping"});
+}
+
+void SsdStager::Admit(Request& r, std::unique_lock<std::mutex>& lock) {
+  const size_t n = r.keys.size();
+  r.room.assign(n, Allocation{});
+  r.length.assign(n, 0);
+  r.status.assign(n, Status::Ok());
+  std::vector<uint64_t> sizes(n, 0);
+  lock.unlock();  // the tier's index has its own lock: Release must not wait for these
+  for (size_t i = 0; i < n; ++i) {
+    auto block = tier_.Lookup(r.keys[i]);
+    if (block.ok()) {
+      sizes[i] = block->size;
+    } else {
+      r.status[i] = block.status();
+    }
+  }
+  lock.lock();
+  const Nanos deadline = clock_.Now() + cfg_.admission_wait;
+  for (size_t i = 0; i < n; ++i) {
+    if (sizes[i] == 0) continue;
+    while (true) {
+      auto a = room_.Allocate(sizes[i]);
+      if (a.ok()) {
+        r.room[i] = *a;
+        break;
+      }
+      const Nanos now = clock_.Now();
+      Nanos next_expiry = deadline;
+      if (ReclaimExpired(now, &next_expiry)) continue;
+      if (stopping_ || now >= deadline || sizes[i] > room_.capacity()) {
+        r.status[i] = Status(ErrorCode::kBusy, "no SSD staging room for '" + r.keys[i] + "' (" +
+                                                   std::to_string(room_.capacity()) + " B)");
+        ++stats_.busy;
+        break;
+      }
+      admit_cv_.wait_for(lock, std::min(deadline, next_expiry) - now);
+    }
+  }
+}
+
+bool SsdStager::ReclaimExpired(Nanos now, Nanos* next_expiry) {
+  bool freed = false;
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (it->second.until > now) {
+      *next_expiry = std::min(*next_expiry, it->second.until);
+      ++it;
+      continue;
+    }
+    for (const Allocation& a : it->second.room) (void)room_.Free(a);
+    it = leases_.erase(it);
+    ++stats_.leases_expired;
+    freed = true;
+  }
+  return freed;
+}
+
+void SsdStager::ReadLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    read_cv_.wait(lock, [&] { return readers_stop_ || !reads_.empty(); });
+    if (reads_.empty()) break;  // stopping, and every admitted read is done
+    Read rd = std::move(reads_.front());
+    reads_.pop_front();
+    lock.unlock();
+    Request& r = *rd.request;
+    const Allocation& a = r.room[rd.index];
+    auto* base = static_cast<std::byte*>(region_.addr);
+    // The tier verifies the block's checksum: a torn or corrupt block is answered, not served.
+    auto n = tier_.Read(r.keys[rd.index], std::span<std::byte>(base + a.offset, a.size));
+    lock.lock();
+    r.status[rd.index] = n.status();
+    if (n.ok()) r.length[rd.index] = *n;
+    if (--r.reads_left == 0) {
+      lock.unlock();
+      Answer(rd.request);
+      lock.lock();
+    }
+  }
+}
+
+void SsdStager::Answer(const std::shared_ptr<Request>& r) {
+  SsdStageResponse resp;
+  resp.lease = cfg_.lease;
+  resp.staging = descriptor_;
+  resp.entries.resize(r->keys.size());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Lease lease{{}, clock_.Now() + cfg_.lease};
+    for (size_t i = 0; i < r->keys.size(); ++i) {
+      Allocation& a = r->room[i];
+      SsdStagedEntry& e = resp.entries[i];
+      e.status = ToEntry(r->status[i]);
+      if (a.size == 0) continue;  // never staged: the status says why
+      if (!r->status[i].ok()) {
+        ++stats_.read_failures;
+        (void)room_.Free(a);
+        continue;
+      }
+      e.remote_addr = reinterpret_cast<uint64_t>(region_.addr) + a.offset;
+      e.length = r->length[i];
+      lease.room.push_back(a);
+      ++stats_.blocks_staged;
+    }
+    if (!lease.room.empty()) {
+      resp.ticket = next_ticket_++;
+      leases_.emplace(resp.ticket, std::move(lease));
+    } else {
+      admit_cv_.notify_one();  // failed reads freed their room
+    }
+  }
+  r->responder.Reply(Encode(resp));
+}
+
+void SsdStager::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  admit_cv_.notify_all();
+  if (admitter_.joinable()) admitter_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    readers_stop_ = true;  // only now: the admitter may have queued reads until it left
+  }
+  read_cv_.notify_all();
+  for (auto& t : readers_) t.join();
+  readers_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  leases_.clear();
+  // Fails harmlessly (NotFound) when the transport already closed and freed it.
+  if (region_.addr != nullptr) (void)transport_.UnregisterMemory(region_);
+  region_ = {};
+}
+
+SsdStagerStats SsdStager::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace mooncake::store

@@ -196,10 +196,10 @@ class Bench {
       const std::string what = ssd_->DropCaches();
       if (mpi_.rank() == 1) log::Info("{} before {}: {}", k.op, FormatBytes(k.size), what);
     }
+    const uint64_t hits_before = SsdHits();  // before the barrier releases the clients
     Barrier();
     store::StatsResponse before;
     if (c_.service) before = c_.service->Stats();
-    const uint64_t hits_before = SsdHits();
     Sample s;
     if (c_.client && k.op != "ssd_local") s = RunClient(k);
     if (k.op == "ssd_local" && c_.role == StoreRole::kStore) s = RunLocal(k);
@@ -282,11 +282,11 @@ class Bench {
     const size_t step = static_cast<size_t>(k.batch) * o_.threads;
     size_t next = static_cast<size_t>(k.batch) * t;
     while (true) {
-      if (busy + (clock.Now() - t0) >= o_.min_time && s.calls > 0 &&
+      if (next >= k.objects && one_pass) break;  // the whole pass, however long it takes
+      if (!one_pass && busy + (clock.Now() - t0) >= o_.min_time && s.calls > 0 &&
           (!is_put || next >= k.objects)) {
         break;
       }
-      if (next >= k.objects && one_pass) break;
       if (next >= k.objects) {
         next = static_cast<size_t>(k.batch) * t;
         if (next >= k.objects) break;  // fewer batches than threads

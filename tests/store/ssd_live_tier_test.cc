@@ -147,8 +147,8 @@ TEST_F(SsdLiveTierTest, BatchGetOfSsdBlocksReadsEveryPieceVerified) {
   EXPECT_GE(st.requests, 2u);
 }
 
-// A block whose bytes on disk changed fails the tier's checksum: answered Corrupt, the caller's
-// buffer untouched, and the other blocks of the batch still served.
+// A block whose bytes on disk changed is never served: the client's check (or, for a client that
+// does not verify, the tier's) answers Corrupt; the other blocks of the batch are served.
 TEST_F(SsdLiveTierTest, CorruptBlockOnDiskIsNeverServed) {
   SsdStore s(dir_, 0);
   for (int i = 0; i < 40; ++i) ASSERT_TRUE(s.Put(Key(i), Value(i)).ok()) << i;
@@ -172,11 +172,21 @@ TEST_F(SsdLiveTierTest, CorruptBlockOnDiskIsNeverServed) {
   std::vector<std::string> keys{Key(2), Key(3)};
   std::vector<std::vector<std::byte>> bufs(2, std::vector<std::byte>(kBlock));
   std::vector<std::span<std::byte>> outs(bufs.begin(), bufs.end());
+  // The client verifies: the store rank stages the bytes as they are, the client's check fails.
   auto got = s.store->client(0).BatchGet(keys, outs);
   ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
   EXPECT_EQ(bufs[0], Value(2));
   EXPECT_EQ(got[1].status().code(), ErrorCode::kCorrupt) << got[1].status().ToString();
-  EXPECT_EQ(bufs[1], std::vector<std::byte>(kBlock));
+  // A client that does not verify: the tier checks, and the block is not staged at all.
+  auto reply = s.store->rpc(s.store->client_rank(0))
+                   .Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
+                         Encode(SsdStageRequest{{Key(2), Key(3)}, 0}), std::chrono::seconds(10));
+  SsdStageResponse r;
+  ASSERT_TRUE(reply.ok() && Decode(*reply, &r).ok());
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_TRUE(FromEntry(r.entries[0].status).ok());
+  EXPECT_EQ(FromEntry(r.entries[1].status).code(), ErrorCode::kCorrupt);
+  EXPECT_EQ(r.entries[1].length, 0u);
   EXPECT_EQ(s.service->Stats().staged.read_failures, 1u);
 }
 
@@ -192,8 +202,9 @@ TEST_F(SsdLiveTierTest, UnreleasedStagingIsReclaimedAfterItsLease) {
   ASSERT_TRUE(s.coordinator->WaitIdle(std::chrono::seconds(30)));
   transport::Rpc& client_rpc = s.store->rpc(s.store->client_rank(0));
   auto stage = [&](std::vector<std::string> keys) {  // kSsdStage, never released
-    auto reply = client_rpc.Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
-                                 Encode(KeysRequest{std::move(keys)}), std::chrono::seconds(10));
+    auto reply =
+        client_rpc.Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
+                        Encode(SsdStageRequest{std::move(keys), 0}), std::chrono::seconds(10));
     SsdStageResponse r;
     EXPECT_TRUE(reply.ok() && Decode(*reply, &r).ok());
     return r;
@@ -208,7 +219,7 @@ TEST_F(SsdLiveTierTest, UnreleasedStagingIsReclaimedAfterItsLease) {
   EXPECT_EQ(s.service->Stats().staged.leases_expired, 1u);
   s.service->Stop();  // a stopped stager answers Busy
   auto reply = client_rpc.Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
-                               Encode(KeysRequest{{Key(3)}}), std::chrono::seconds(10));
+                               Encode(SsdStageRequest{{Key(3)}, 0}), std::chrono::seconds(10));
   EXPECT_EQ(reply.status().code(), ErrorCode::kBusy);
 }
 

@@ -71,6 +71,47 @@ TEST(SsdMessagesTest, SsdReadResponseCarriesBytesAndErrors) {
   ExpectRejectsTruncationAndTrailing<SsdReadResponse>(bytes);
 }
 
+TEST(SsdMessagesTest, StageRequestResponseAndReleaseRoundTrip) {
+  SsdStageRequest q{{"a", "bb"}, 1};
+  auto qb = Encode(q);
+  SsdStageRequest qback;
+  ASSERT_TRUE(Decode(qb, &qback).ok());
+  EXPECT_EQ(qback.keys, q.keys);
+  EXPECT_EQ(qback.client_verifies, 1);
+  ExpectRejectsTruncationAndTrailing<SsdStageRequest>(qb);
+  q.client_verifies = 2;  // a flag is 0 or 1
+  EXPECT_EQ(Decode(Encode(q), &qback).code(), ErrorCode::kProtocolError);
+
+  SsdStageResponse m;
+  m.ticket = 42;
+  m.lease = std::chrono::seconds(10);
+  m.staging = {std::byte{9}, std::byte{8}};
+  m.entries = {{StatusEntry{}, 0x7f0000001000, 65536},
+               {StatusEntry{ErrorCode::kBusy, "full"}, 0, 0}};
+  auto bytes = Encode(m);
+  SsdStageResponse back;
+  ASSERT_TRUE(Decode(bytes, &back).ok());
+  EXPECT_EQ(back.ticket, 42u);
+  EXPECT_EQ(back.lease, std::chrono::seconds(10));
+  EXPECT_EQ(back.staging, m.staging);
+  EXPECT_EQ(back.entries[0].remote_addr, 0x7f0000001000u);
+  EXPECT_EQ(back.entries[0].length, 65536u);
+  EXPECT_EQ(back.entries[1].status.code, ErrorCode::kBusy);
+  ExpectRejectsTruncationAndTrailing<SsdStageResponse>(bytes);
+  m.entries[0].remote_addr = ~uint64_t{0};  // a range that wraps around
+  EXPECT_EQ(Decode(Encode(m), &back).code(), ErrorCode::kProtocolError);
+  m.entries[0].remote_addr = 0;
+  m.lease = Nanos(-1);
+  EXPECT_EQ(Decode(Encode(m), &back).code(), ErrorCode::kProtocolError);
+
+  SsdReleaseNotice n{42};
+  auto nb = Encode(n);
+  SsdReleaseNotice nback;
+  ASSERT_TRUE(Decode(nb, &nback).ok());
+  EXPECT_EQ(nback.ticket, 42u);
+  ExpectRejectsTruncationAndTrailing<SsdReleaseNotice>(nb);
+}
+
 TEST(SsdMessagesTest, RecoveredBlocksAndDropNoticeRoundTrip) {
   RecoveredBlocks m;
   m.dropped = 3;

@@ -245,6 +245,15 @@ Status Hdf5Tier::RollBucket() {
 }
 
 Result<uint64_t> Hdf5Tier::Read(const std::string& key, std::span<std::byte> out) {
+  return ReadBlock(key, out, /*verify=*/true);
+}
+
+Result<uint64_t> Hdf5Tier::ReadUnverified(const std::string& key, std::span<std::byte> out) {
+  return ReadBlock(key, out, /*verify=*/false);
+}
+
+Result<uint64_t> Hdf5Tier::ReadBlock(const std::string& key, std::span<std::byte> out,
+                                     bool verify) {
   Entry e;
   std::shared_ptr<BucketFile> file;
   {
@@ -261,7 +270,7 @@ Result<uint64_t> Hdf5Tier::Read(const std::string& key, std::span<std::byte> out
                            std::to_string(e.length) + " B");
   }
   MC_RETURN_IF_ERROR(file->ReadData(e.offset, out.first(e.length)));
-  if (Checksum64(out.data(), e.length) != e.checksum) {
+  if (verify && Checksum64(out.data(), e.length) != e.checksum) {
     return Corrupt("checksum mismatch for '" + key + "' in " + file->path());
   }
   return e.length;

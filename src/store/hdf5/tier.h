@@ -102,6 +102,7 @@ class Hdf5Tier final : public SsdTier {
                           uint64_t checksum, SpillDone done) override;
   // Reads the block into `out` (at least its size) and verifies its checksum. Returns the size.
   Result<uint64_t> Read(const std::string& key, std::span<std::byte> out) override;
+  Result<uint64_t> ReadUnverified(const std::string& key, std::span<std::byte> out) override;
   Result<SsdBlock> Lookup(const std::string& key) const override;
   void Drain();  // returns when the queue is empty and the writer idle
   TierStats Stats() const;
@@ -146,6 +147,7 @@ class Hdf5Tier final : public SsdTier {
                     std::vector<Result<SsdBlock>>& out);
   Status RollBucket();  // writer thread: seal the active bucket, make room, create the next
   Status Recover(RecoveryReport* report);
+  Result<uint64_t> ReadBlock(const std::string& key, std::span<std::byte> out, bool verify);
 
   Hdf5TierOptions opts_;
   mutable std::mutex mu_;

@@ -1,6 +1,7 @@
 // StoreClient: gets of SSD-resident objects. The keys are cut into pieces (per store rank, at
-// most kSsdPieceBytes each) and up to kSsdPiecesInFlight pieces run at once, so the store rank
-// reads the next piece from its disk while this client copies the last one. For each piece the
+// most kSsdPieceBytes each, a quarter of the rank's share when that is smaller) and up to
+// kSsdPiecesInFlight pieces run at once, so the store rank reads the next piece from its disk
+// while this client copies the last one. For each piece the
 // store rank holding it reads the blocks into its registered staging region (several reads in
 // flight; each checksum-verified by its tier) and answers where they are (kSsdStage); the client
 // READs them one-sided straight into the caller's buffers (over shared memory one memcpy from
@@ -25,6 +26,7 @@ namespace {
 // A piece is a few MiB: large enough that its RPC is cheap next to its bytes, small enough
 // that several fit in the store rank's staging region (64 MiB by default) at once.
 constexpr uint64_t kSsdPieceBytes = 8ull << 20;
+constexpr uint64_t kSsdMinPieceBytes = 256ull << 10;
 constexpr size_t kSsdPiecesInFlight = 4;
 
 const ReplicaLocation* SsdReplica(const ObjectView& v) {
@@ -45,6 +47,15 @@ void StoreClient::ReadFromSsd(std::span<const std::string> keys,
                               std::span<const std::span<std::byte>> outs, const GetResponse& resp,
                               const std::vector<size_t>& which, const Deadline& d,
                               std::vector<Status>* status) {
+  // Each rank's share is cut into up to kSsdPiecesInFlight pieces (kSsdMinPieceBytes ..
+  // kSsdPieceBytes each), so even one call of a few MiB keeps the store rank and this client
+  // busy at the same time.
+  std::map<Rank, uint64_t> total;
+  for (size_t i : which) {
+    if (const ReplicaLocation* ssd = SsdReplica(resp.entries[i].view)) {
+      total[ssd->rank] += resp.entries[i].view.size;
+    }
+  }
   std::vector<SsdPiece> pieces;
   std::map<Rank, size_t> open;  // rank -> its piece still taking keys
   std::map<Rank, uint64_t> bytes;
@@ -58,7 +69,8 @@ void StoreClient::ReadFromSsd(std::span<const std::string> keys,
     }
     auto it = open.find(ssd->rank);
     if (it == open.end() || pieces[it->second].keys.size() >= kMaxBatchKeys ||
-        bytes[ssd->rank] + v.size > kSsdPieceBytes) {
+        bytes[ssd->rank] + v.size >
+            std::clamp(total[ssd->rank] / kSsdPiecesInFlight, kSsdMinPieceBytes, kSsdPieceBytes)) {
       it = open.insert_or_assign(ssd->rank, pieces.size()).first;
       pieces.push_back(SsdPiece{ssd->rank, {}});
       bytes[ssd->rank] = 0;
@@ -79,8 +91,9 @@ void StoreClient::ReadFromSsd(std::span<const std::string> keys,
 }
 
 void StoreClient::ReadSsdPiece(const SsdGet& g, const SsdPiece& piece) {
-  KeysRequest req;
+  SsdStageRequest req;
   for (size_t i : piece.keys) req.keys.push_back(g.keys[i]);
+  req.client_verifies = cfg_.verify_checksum ? 1 : 0;
   const Nanos sent = clock_.Now();
   Nanos left = g.d.Remaining(clock_);
   auto reply = left > Nanos(0) ? rpc_.Call(piece.rank, static_cast<uint16_t>(SsdMsg::kSsdStage),

@@ -40,6 +40,15 @@ Status SsdReadResponse::Validate() const {
   return Status::Ok();
 }
 
+Status SsdStageRequest::Validate() const {
+  if (keys.size() > kMaxBatchKeys) return Bad(kWireName, "too many keys");
+  for (const auto& k : keys) {
+    if (k.size() > kMaxKeyBytes) return Bad(kWireName, "a key is longer than the limit");
+  }
+  if (client_verifies > 1) return Bad(kWireName, "client_verifies is not 0 or 1");
+  return Status::Ok();
+}
+
 Status SsdStageResponse::Validate() const {
   if (entries.size() > kMaxBatchKeys) return Bad(kWireName, "too many entries");
   if (staging.size() > kMaxStagingDescriptorBytes) return Bad(kWireName, "staging descriptor");

@@ -7,7 +7,7 @@
 //   kPromote   master -> store rank  PromoteRequest    -> StatusResponse (one per entry)
 //   kSsdRead   client -> store rank  KeysRequest       -> SsdReadResponse (the bytes, verified)
 //   kSsdDrop   store rank -> master  SsdDropNotice     (one-way: the tier's LRU deleted blocks)
-//   kSsdStage  client -> store rank  KeysRequest       -> SsdStageResponse (where the blocks now
+//   kSsdStage  client -> store rank  SsdStageRequest   -> SsdStageResponse (where the blocks now
 //              are in the store rank's registered staging region, for a one-sided READ)
 //   kSsdRelease client -> store rank SsdReleaseNotice  (one-way: the client read them)
 #pragma once
@@ -115,6 +115,19 @@ struct SsdReadResponse {
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.entries);
+  }
+  Status Validate() const;
+};
+
+struct SsdStageRequest {
+  static constexpr const char* kWireName = "SsdStageRequest";
+  std::vector<std::string> keys;
+  // 1: the client checks every block against the master's checksum (the value the tier
+  // stored), so the store rank skips its own check; 0: the store rank checks.
+  uint8_t client_verifies = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.keys, m.client_verifies);
   }
   Status Validate() const;
 };

@@ -2,11 +2,11 @@
 //
 // A client asks for keys; the stager reserves room for each block in its staging region (memory
 // registered with the transport and exported to the client in the answer), several reader
-// threads read the blocks from the SsdTier into it at once (each read checksum-verified by the
-// tier), and the answer says where each block sits. The client then READs the bytes one-sided
-// (over shared memory: one memcpy from the mapped region) and verifies them against the
-// master's checksum, then releases them (kSsdRelease). Nothing of a block travels inside an RPC
-// reply, and the RPC dispatcher never waits on the disk.
+// threads read the blocks from the SsdTier into it at once (checksum-verified by the tier,
+// unless the client said it verifies them itself), and the answer says where each block sits. The
+// client then READs the bytes one-sided (over shared memory: one memcpy from the mapped region) and
+// verifies them against the master's checksum, then releases them (kSsdRelease). Nothing of a block
+// travels inside an RPC reply, and the RPC dispatcher never waits on the disk.
 //
 // Staging room is leased: released by the client, or reclaimed `lease` after the answer (a
 // client that died or gave up). A client reading after its lease may see other bytes; its
@@ -61,8 +61,10 @@ class SsdStager {
   SsdStager(const SsdStager&) = delete;
   SsdStager& operator=(const SsdStager&) = delete;
 
-  // Queues a request; `responder` is answered (SsdStageResponse) from a reader thread.
-  void Submit(std::vector<std::string> keys, transport::Responder responder);
+  // Queues a request; `responder` is answered (SsdStageResponse) from a reader thread. With
+  // `client_verifies` the tier's own checksum check is skipped (the client checks each block
+  // against the same checksum); otherwise a block that fails it is answered Corrupt.
+  void Submit(std::vector<std::string> keys, bool client_verifies, transport::Responder responder);
   // The client read ticket's blocks: their room is free again. Unknown tickets are ignored.
   void Release(uint64_t ticket);
   // Answers what is queued with Busy, joins the threads, unregisters the region. Idempotent;
@@ -74,14 +76,18 @@ class SsdStager {
   struct Request {
     std::vector<std::string> keys;
     transport::Responder responder;
+    bool client_verifies = false;
+    std::vector<uint64_t> size;    // per key: the tier's size (0: not on SSD), then bytes read
     std::vector<Allocation> room;  // per key (size 0: not staged)
-    std::vector<uint64_t> length;  // per key: the block's bytes once read
-    std::vector<Status> status;    // per key
-    size_t reads_left = 0;         // guarded by the stager's mutex
+    std::vector<Status> status;    // per key; a run's keys are written by its reader only
+    std::vector<size_t> staged;    // the keys with room, in order (set by Dispatch)
+    size_t runs_left = 0;          // guarded by the stager's mutex
   };
+  // Keys staged[first, last) of a request, read back to back by one reader.
   struct Read {
     std::shared_ptr<Request> request;
-    size_t index;
+    size_t first;
+    size_t last;
   };
   struct Lease {
     std::vector<Allocation> room;
@@ -92,8 +98,12 @@ class SsdStager {
   Status AllocateRegion();
   void AdmitLoop();
   void ReadLoop();
+  // Room for every key of `r` if all fit now (else none taken). Holds mu_.
+  bool TryAdmit(Request& r);
   // Admission thread: room for every key of `r` (waiting for releases, up to admission_wait).
   void Admit(Request& r, std::unique_lock<std::mutex>& lock);
+  // Queues the reads of an admitted request (or answers it when nothing was staged).
+  void Dispatch(const std::shared_ptr<Request>& r, std::unique_lock<std::mutex>& lock);
   // Frees expired leases (true when it freed any) and lowers *next_expiry to the earliest one
   // left. Holds mu_.
   bool ReclaimExpired(Nanos now, Nanos* next_expiry);

@@ -58,13 +58,13 @@ void SsdStoreService::Stage(std::span<const std::byte> request, transport::Respo
     responder.Fail(NotSupported("store rank has no SSD staging region"));
     return;
   }
-  KeysRequest req;
+  SsdStageRequest req;
   Status s = Decode(request, &req);
   if (!s.ok()) {
     responder.Fail(s);
     return;
   }
-  stager_->Submit(std::move(req.keys), responder);
+  stager_->Submit(std::move(req.keys), req.client_verifies != 0, responder);
 }
 
 Status SsdStoreService::CheckRange(uint64_t offset, uint64_t length) const {

@@ -50,8 +50,8 @@ class SsdBench {
   // whole page cache when /proc/sys/vm/drop_caches may be written. Returns what it did.
   std::string DropCaches();
   // Store rank: the tier's own read (Hdf5Tier::Read, checksum verified, one thread) of those
-  // `keys` it holds, into one buffer of `size` bytes, in passes until `min_time` (one pass when
-  // `one_pass`).
+  // `keys` it holds, each into its own `size`-byte slot of one buffer (the footprint a client's
+  // gets have), in passes until `min_time` (one pass when `one_pass`).
   LocalReads ReadLocally(const std::vector<std::string>& keys, size_t size, Nanos min_time,
                          bool one_pass);
   // Stops the coordinator (master) and the staging (store ranks): before StopStoreCluster.

@@ -1,5 +1,6 @@
 #include "store/hdf5/bucket_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -155,7 +156,7 @@ Result<std::unique_ptr<BucketFile>> BucketFile::Open(const std::string& path) {
 }
 
 Result<IndexEntry> BucketFile::Stage(const std::string& key, std::span<const std::byte> bytes,
-                                     uint64_t checksum) {
+                                     uint64_t checksum, bool start_writeback) {
   if (key.size() > kMaxKeyBytes) return InvalidArgument("key longer than 255 bytes: " + key);
   if (bytes.empty() || !HasRoom(bytes.size())) return NoSpace("bucket full: " + path_);
   IndexEntry e;
@@ -173,6 +174,7 @@ Result<IndexEntry> BucketFile::Stage(const std::string& key, std::span<const std
   // Reserve in 64-byte steps so every block starts aligned (for direct readers of the file).
   used_ += (e.length + 63) / 64 * 64;
   if (used_ > data_bytes_) used_ = data_bytes_;
+  if (start_writeback && used_ - writeback_from_ >= kWritebackChunk) StartWriteback();
   ++next_slot_;
   staged_.push_back(e);
   return e;
@@ -234,13 +236,19 @@ Status BucketFile::Sync(bool fsync, bool flush) {
   return Status::Ok();
 }
 
-Status BucketFile::ReadData(uint64_t offset, std::span<std::byte> out) const {
-  if (offset > data_bytes_ || out.size() > data_bytes_ - offset) {
-    return Corrupt("block range beyond /blocks in " + path_);
+// Asynchronous: the disk starts on the bytes written since the last call while the next blocks
+// are written, so the group's fdatasync waits only for the tail. Best effort: any write error
+// is still reported by that fdatasync. Bytes HDF5 still holds in its sieve buffer (small
+// blocks) go at the commit's flush.
+void BucketFile::StartWriteback() {
+  if (int fd = RawFd(); fd >= 0) {
+    (void)sync_file_range(fd, static_cast<off64_t>(raw_address_.load() + writeback_from_),
+                          static_cast<off64_t>(used_ - writeback_from_), SYNC_FILE_RANGE_WRITE);
   }
-  if (out.empty()) return Status::Ok();
-  // The index entry naming these bytes became visible only after they were written and
-  // H5Fflush'ed to the OS, so reading the file directly sees them; HDF5 state is untouched.
+  writeback_from_ = used_;
+}
+
+int BucketFile::RawFd() const {
   if (raw_fd_.load(std::memory_order_acquire) < 0) {
     haddr_t address = H5Dget_offset(blocks_.get());
     void* handle = nullptr;
@@ -250,7 +258,17 @@ Status BucketFile::ReadData(uint64_t offset, std::span<std::byte> out) const {
       raw_fd_.store(*static_cast<int*>(handle), std::memory_order_release);
     }
   }
-  if (int fd = raw_fd_.load(std::memory_order_acquire); fd >= 0) {
+  return raw_fd_.load(std::memory_order_acquire);
+}
+
+Status BucketFile::ReadData(uint64_t offset, std::span<std::byte> out) const {
+  if (offset > data_bytes_ || out.size() > data_bytes_ - offset) {
+    return Corrupt("block range beyond /blocks in " + path_);
+  }
+  if (out.empty()) return Status::Ok();
+  // The index entry naming these bytes became visible only after they were written and
+  // H5Fflush'ed to the OS, so reading the file directly sees them; HDF5 state is untouched.
+  if (int fd = RawFd(); fd >= 0) {
     const uint64_t base = raw_address_.load(std::memory_order_relaxed) + offset;
     size_t done = 0;
     while (done < out.size()) {

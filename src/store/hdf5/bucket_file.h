@@ -68,9 +68,11 @@ class BucketFile {
     return !read_only_ && !failed_ && next_slot_ < max_entries_ && used_ + length <= data_bytes_;
   }
   // Writes one block's bytes after the previous one and reserves its index slot; the block is
-  // not indexed (nor durable) until Commit. Returns the entry it will have.
+  // not indexed (nor durable) until Commit. `start_writeback` (for a Commit with fsync) also
+  // has the kernel start writing the bytes to the disk (per kWritebackChunk). Returns the entry
+  // it will have.
   Result<IndexEntry> Stage(const std::string& key, std::span<const std::byte> bytes,
-                           uint64_t checksum);
+                           uint64_t checksum, bool start_writeback);
   // Indexes every staged block: flush of the bytes, one write of their slots, flush of the
   // index, and with `fsync` one fdatasync (power-loss durable). `on_stage` (may be empty) runs
   // after each step (crash tests). After a failure the file takes no more blocks (a half-written
@@ -90,6 +92,13 @@ class BucketFile {
   BucketFile() = default;
   Status Sync(bool fsync, bool flush);  // H5Fflush when `flush`, then fdatasync when `fsync`
   Status WriteStagedSlots();
+  // The file descriptor under /blocks once HDF5 allocated it (raw_address_ set), else -1.
+  int RawFd() const;
+  void StartWriteback();  // of /blocks bytes [writeback_from_, used_)
+  // Writeback is started per 8 MiB written. Per block, 256 KiB blocks became small disk writes
+  // (slower than none); per 8 MiB, durable 16 MiB spills went from ~185 to ~300 MB/s (4
+  // interleaved runs each), 256 KiB and 1 MiB stayed level or gained a little.
+  static constexpr uint64_t kWritebackChunk = 8ull << 20;
 
   std::string path_;
   bool read_only_ = false;
@@ -102,6 +111,7 @@ class BucketFile {
   uint64_t data_bytes_ = 0;
   uint32_t max_entries_ = 0;
   uint64_t used_ = 0;
+  uint64_t writeback_from_ = 0;   // /blocks bytes before this were handed to StartWriteback
   uint32_t next_slot_ = 0;        // the next slot Stage hands out
   uint32_t committed_slots_ = 0;  // slots [0, committed_slots_) are written and flushed
   std::vector<IndexEntry> staged_;

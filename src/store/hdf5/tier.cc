@@ -160,7 +160,7 @@ std::vector<Result<SsdBlock>> Hdf5Tier::WriteGroup(std::vector<Job>& jobs) {
         continue;
       }
     }
-    auto e = active_->Stage(job.key, job.view, job.checksum);
+    auto e = active_->Stage(job.key, job.view, job.checksum, /*start_writeback=*/opts_.fsync);
     if (!e.ok()) {
       out[i] = e.status();
       continue;

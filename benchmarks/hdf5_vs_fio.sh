@@ -8,9 +8,11 @@
 #   REPEATS    rounds, the tools interleaved in each; figures are medians (default 3)
 # Durable write: the tier spills with fsync on (group commit: each group of queued blocks ends
 # with one fdatasync; its mean group size is printed) and its time ends when the last block is
-# on disk. fio writes the same bytes two ways, both durable when timed: buffered with an
-# fdatasync after as many blocks as the tier's mean group (--fdatasync=N --end_fsync=1), and
-# O_DIRECT (--direct=1 --end_fsync=1). The baseline is the faster of the two.
+# on disk. fio writes the same block size two ways, syncing after as many blocks N as the
+# tier's mean group (--fdatasync=N): buffered, and O_DIRECT (--direct=1). fio leaves its final
+# --end_fsync out of its runtime, so its file is the smallest multiple of N blocks not below
+# TOTAL: the last write is then followed by a counted fdatasync, and fio's MB/s include every
+# sync, as the tier's do. The baseline is the faster of the two.
 # Cold read: the tier reads every block back (checksum verified, as a promotion does) after
 # its files' pages were synced and dropped (posix_fadvise DONTNEED per file). fio reads its
 # file two ways: O_DIRECT (--direct=1) and buffered after the same per-file drop
@@ -54,7 +56,7 @@ drop() { if [[ $drop_global == 1 ]]; then sync; echo 3 >/proc/sys/vm/drop_caches
 
 # fio JOB_ARGS... -> MB/s of its one job (read or write, whichever moved bytes).
 fio_mbps() {
-  fio --name=j --directory="$DIR" --filename=fio.dat --size="$fio_size" --ioengine=psync \
+  fio --name=j --directory="$DIR" --filename=fio.dat --ioengine=psync \
       --output-format=json "$@" |
     $PY -c "import json,sys;j=json.load(sys.stdin)['jobs'][0];print((j['write']['bw_bytes']+j['read']['bw_bytes'])/1e6)"
 }
@@ -69,17 +71,18 @@ for ((round = 1; round <= REPEATS; ++round)); do
     field() { sed -E "s/.*$1=([0-9.]+).*/\1/" <<<"$line"; }
     hw=$(field write_MBps); group=$(field blocks_per_commit); hr=$(field read_MBps)
     per_sync=$($PY -c "print(max(1, round($group)))")
-    common=(--bs="$bytes" --end_fsync=1)
-    fw_buf=$(fio_mbps --rw=write --direct=0 --fdatasync="$per_sync" "${common[@]}")
+    synced_size=$($PY -c "n = $per_sync * $bytes; print(-(-$fio_size // n) * n)")
+    common=(--bs="$bytes" --fdatasync="$per_sync" --end_fsync=1 --size="$synced_size")
+    fw_buf=$(fio_mbps --rw=write --direct=0 "${common[@]}")
     rm -f "$DIR/fio.dat"
     fw_dir=$(fio_mbps --rw=write --direct=1 "${common[@]}")
     drop
-    fr_dir=$(fio_mbps --rw=read --direct=1 --bs="$bytes")
+    fr_dir=$(fio_mbps --rw=read --direct=1 --bs="$bytes" --size="$fio_size")
     drop
-    fr_buf=$(fio_mbps --rw=read --direct=0 --invalidate=1 --bs="$bytes")
+    fr_buf=$(fio_mbps --rw=read --direct=0 --invalidate=1 --bs="$bytes" --size="$fio_size")
     rm -f "$DIR/fio.dat"
-    printf 'round %d %-7s tier write %6.0f MB/s (%s blocks/sync)  fio %6.0f buffered+fdatasync=%s, %6.0f direct |' \
-      "$round" "$bs" "$hw" "$group" "$fw_buf" "$per_sync" "$fw_dir"
+    printf 'round %d %-7s tier write %6.0f MB/s (%s blocks/sync)  fio %6.0f buffered, %6.0f direct (fdatasync=%s) |' \
+      "$round" "$bs" "$hw" "$group" "$fw_buf" "$fw_dir" "$per_sync"
     printf '  tier cold read %6.0f  fio %6.0f direct, %6.0f buffered\n' "$hr" "$fr_dir" "$fr_buf"
     echo "$bs $hw $fw_buf $fw_dir $hr $fr_dir $fr_buf" >>"$rows"
   done

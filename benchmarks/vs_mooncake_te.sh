@@ -172,7 +172,7 @@ TE=$SCRATCH/te-build/mooncake-transfer-engine/example/transfer_engine_bench
 WORK=$(mktemp -d /tmp/vs_mooncake_te_run.XXXXXX)
 TARGET_PID=""
 cleanup() {
-  if [[ -n $TARGET_PID ]]; then kill "$TARGET_PID" 2>/dev/null || true; fi
+  stop_target
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -200,43 +200,81 @@ te_flags() {  # sets TE_FLAGS: the flags both Mooncake processes share, for bloc
 # Configurations: "default" as built (its TCP transport opens a connection per request) and
 # "pool" with MC_TCP_ENABLE_CONNECTION_POOL=1 (Mooncake's documented switch: requests reuse a
 # few connections per peer). The better of the two is the baseline of the ratio.
-mooncake_once() {  # mooncake_once REP SIZE CONFIG
-  local rep=$1 size=$2 config=$3 b port="" op gbps env=(env)
-  b=$(bytes_of "$size")
+stop_target() {
+  if [[ -n $TARGET_PID ]]; then
+    kill "$TARGET_PID" 2>/dev/null || true
+    wait "$TARGET_PID" 2>/dev/null || true
+  fi
+  TARGET_PID=""
+}
+mooncake_logs() {  # the tails of both processes' logs, on stderr
+  echo "--- Mooncake target log (tail) ---" >&2; tail -8 "$WORK/target.log" >&2 || true
+  echo "--- Mooncake initiator log (tail) ---" >&2; tail -8 "$WORK/initiator.log" >&2 || true
+}
+# One attempt: a target, then an initiator per operation; sets RESULT ("read_GB/s write_GB/s")
+# or FAILURE and returns 1.
+mooncake_attempt() {  # mooncake_attempt SIZE_BYTES ENV...
+  local b=$1 port="" op gbps
+  shift
   te_flags "$b"
-  [[ $config == pool ]] && env+=(MC_TCP_ENABLE_CONNECTION_POOL=1)
-  # shellcheck disable=SC2206  # --mooncake-env is a list of VAR=VALUE words
-  env+=(GLOG_logtostderr=1 $MOONCAKE_ENV)
-  "${env[@]}" "${ON_CORE1[@]}" timeout $((4 * DURATION + 120)) "$TE" --mode=target \
+  : >"$WORK/initiator.log"
+  # The child opens the log only once it runs: remove the last target's, or its port is read.
+  rm -f "$WORK/target.log"
+  "$@" "${ON_CORE1[@]}" timeout $((4 * DURATION + 120)) "$TE" --mode=target \
     --local_server_name=127.0.0.1:12345 "${TE_FLAGS[@]}" >"$WORK/target.log" 2>&1 &
   TARGET_PID=$!
   # The target is ready once it has registered its buffer (it then logs the NUMA line).
   for _ in $(seq 1 300); do
-    port=$(sed -n 's/.*P2P handshake, listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/target.log")
-    grep -q "DRAM is used" "$WORK/target.log" && [[ -n $port ]] && break
+    port=$(sed -n 's/.*P2P handshake, listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' \
+      "$WORK/target.log" 2>/dev/null)
+    grep -qs "DRAM is used" "$WORK/target.log" && [[ -n $port ]] && break
     kill -0 "$TARGET_PID" 2>/dev/null || break
     sleep 0.1
   done
-  if [[ -z $port ]] || ! grep -q "DRAM is used" "$WORK/target.log"; then
-    tail -15 "$WORK/target.log" >&2
-    die 1 "Mooncake's target did not come up within 30 s (log above)"
+  if [[ -z $port ]] || ! grep -qs "DRAM is used" "$WORK/target.log"; then
+    FAILURE="the target did not come up within 30 s"; return 1
   fi
   sleep 1  # the NUMA line comes just before the buffer is allocated and published
+  RESULT=""
   for op in read write; do
-    if ! "${env[@]}" "${ON_CORE0[@]}" timeout $((DURATION + 60)) "$TE" --mode=initiator \
+    if ! "$@" "${ON_CORE0[@]}" timeout $((DURATION + 60)) "$TE" --mode=initiator \
       --local_server_name=127.0.0.1:12346 --segment_id=127.0.0.1:"$port" --operation=$op \
       --duration="$DURATION" --report_unit=GB --report_precision=4 "${TE_FLAGS[@]}" \
       >"$WORK/initiator.log" 2>&1; then
-      tail -15 "$WORK/initiator.log" >&2
-      die 1 "Mooncake's initiator failed ($size $op, $config; log above)"
+      FAILURE="the $op initiator failed"; return 1
     fi
+    kill -0 "$TARGET_PID" 2>/dev/null || { FAILURE="the target exited during the $op run"; return 1; }
     gbps=$(sed -n 's/.*Test completed: .* throughput \([0-9.]*\) GB\/s.*/\1/p' "$WORK/initiator.log")
-    [[ -n $gbps ]] || { tail -15 "$WORK/initiator.log" >&2; die 1 "no throughput line from Mooncake ($size $op)"; }
-    record "$rep" "$size" $op "mc-$config" "$gbps"
+    [[ -n $gbps ]] || { FAILURE="no throughput line from the $op initiator"; return 1; }
+    RESULT+="$gbps "
   done
-  kill "$TARGET_PID" 2>/dev/null || true
-  wait "$TARGET_PID" 2>/dev/null || true
-  TARGET_PID=""
+  stop_target
+}
+# Mooncake: per size and configuration one target, then one initiator per operation against it.
+# Configurations: "default" as built (its TCP transport opens a connection per request) and
+# "pool" with MC_TCP_ENABLE_CONNECTION_POOL=1 (Mooncake's documented switch: requests reuse a
+# few connections per peer). The better of the two is the baseline of the ratio. A failed
+# attempt is shown with both logs and retried once with a fresh target; a second failure ends
+# the run.
+mooncake_once() {  # mooncake_once REP SIZE CONFIG
+  local rep=$1 size=$2 config=$3 env=(env GLOG_logtostderr=1) attempt rd wr
+  [[ $config == pool ]] && env+=(MC_TCP_ENABLE_CONNECTION_POOL=1)
+  # shellcheck disable=SC2206  # --mooncake-env is a list of VAR=VALUE words
+  env+=($MOONCAKE_ENV)
+  for attempt in 1 2; do
+    if mooncake_attempt "$(bytes_of "$size")" "${env[@]}"; then
+      read -r rd wr <<<"$RESULT"
+      record "$rep" "$size" read "mc-$config" "$rd"
+      record "$rep" "$size" write "mc-$config" "$wr"
+      return 0
+    fi
+    stop_target
+    mooncake_logs
+    if ((attempt == 1)); then
+      echo "vs_mooncake_te: Mooncake $size $config: $FAILURE; retrying once (logs above)" >&2
+    fi
+  done
+  die 1 "Mooncake $size $config failed twice: $FAILURE (logs above)"
 }
 mooncake_both() { mooncake_once "$1" "$2" default; mooncake_once "$1" "$2" pool; }
 

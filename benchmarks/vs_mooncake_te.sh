@@ -3,7 +3,7 @@
 #
 #   benchmarks/vs_mooncake_te.sh [MOONCAKE_SRC] [--build DIR] [--scratch DIR] [--jobs N]
 #       [--sizes "64KiB 1MiB 4MiB"] [--batch 128] [--threads 1] [--duration 5] [--repeats 3]
-#       [--bind none|core] [--mooncake-env "VAR=VALUE ..."] [--csv FILE] [--no-install]
+#       [--bind native|none|core] [--mooncake-env "VAR=VALUE ..."] [--csv FILE] [--no-install]
 #
 # MOONCAKE_SRC is a checkout of kvcache-ai/Mooncake with its submodules (extern/yalantinglibs,
 # extern/pybind11: `git clone --recursive`, or `git submodule update --init` in it). Without it
@@ -29,10 +29,13 @@
 #     configuration; last line "vs_mooncake_te read_ratio=<r> write_ratio=<r> ..." with the
 #     lowest ratio over the sizes.
 #
-# --bind none (default) lets the kernel place both processes of each engine on any core;
-# --bind core puts the initiator on core 0 and the target on core 1 (taskset; mpirun
-# --bind-to core for ours). Mooncake's initiator threads spin on getTransferStatus while its
-# TCP transport's single asio thread moves the bytes, so on one core they take turns.
+# Placement. --bind native (default): each engine as its own launcher places it: ours under
+# mpirun's default for two ranks, one core each (initiator core 0, target core 1); Mooncake's
+# processes unpinned, its bench binding its threads to their NUMA node's cores, here both.
+# --bind core: both engines' initiators on core 0 and targets on core 1 (taskset for Mooncake).
+# --bind none: no engine pinned (mpirun --bind-to none). Mooncake's initiator threads spin on
+# getTransferStatus while its TCP transport's one asio thread moves the bytes: on one core
+# they take turns, so Mooncake is slower pinned; ours is slower unpinned (docs/TRANSFER.md).
 # --mooncake-env adds environment variables to every Mooncake process (e.g. MC_TCP_SLICE_SIZE).
 # --csv FILE writes every single measurement (repeat,size,op,engine,GB/s).
 # Exit status: 0 measured (or no checkout given), 1 a build or a run failed, 2 usage errors and
@@ -48,12 +51,12 @@ BATCH=128
 THREADS=1
 DURATION=5
 REPEATS=3
-BIND=none
+BIND=native
 CSV=""
 MOONCAKE_ENV=""
 INSTALL=1
 SRC=""
-usage() { sed -n 2,39p "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n 2,42p "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vs_mooncake_te: $2" >&2; exit "$1"; }
 need_value() { [[ $# -ge 2 && -n $2 ]] || die 2 "option $1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
@@ -75,7 +78,7 @@ done
 for v in JOBS BATCH THREADS DURATION REPEATS; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die 2 "--${v,,} must be a positive integer, got '${!v}'"
 done
-[[ $BIND == none || $BIND == core ]] || die 2 "--bind must be none or core, got '$BIND'"
+[[ $BIND =~ ^(native|none|core)$ ]] || die 2 "--bind must be native, none or core, got '$BIND'"
 for word in $MOONCAKE_ENV; do
   [[ $word =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die 2 "--mooncake-env: '$word' is not VAR=VALUE"
 done
@@ -178,6 +181,8 @@ cleanup() {
 trap cleanup EXIT
 if [[ $BIND == core ]]; then
   ON_CORE0=(taskset -c 0); ON_CORE1=(taskset -c 1); MPI_BIND=(--bind-to core --map-by core)
+elif [[ $BIND == native ]]; then
+  ON_CORE0=(); ON_CORE1=(); MPI_BIND=(--bind-to core --map-by core)
 else
   ON_CORE0=(); ON_CORE1=(); MPI_BIND=(--bind-to none)
 fi

@@ -5,7 +5,25 @@
 namespace mooncake::conductor {
 
 DecodeLoad::DecodeLoad(int instances, const engine::CostModel* cost, Nanos assumed_decode_time)
-    : cost_(cost), inst_(instances), assumed_decode_time_(assumed_decode_time) {}
+    : cost_(cost), inst_(instances), assumed_decode_time_(assumed_decode_time) {
+  for (int i = 0; i < instances; ++i) by_active_tokens_.insert(OrderKey{0, 0, i});
+}
+
+void DecodeLoad::SetActiveTokens(int instance, int64_t tokens) {
+  Instance& in = inst_[instance];
+  if (!in.excluded) {
+    by_active_tokens_.erase(OrderKey{in.active_tokens, 0, instance});
+    by_active_tokens_.insert(OrderKey{tokens, 0, instance});
+  }
+  in.active_tokens = tokens;
+}
+
+void DecodeLoad::Exclude(int instance) {
+  Instance& in = inst_[instance];
+  if (in.excluded) return;
+  by_active_tokens_.erase(OrderKey{in.active_tokens, 0, instance});
+  in.excluded = true;
+}
 
 void DecodeLoad::AddPending(RequestId id, int instance, Nanos join_at, int64_t tokens) {
   inst_[instance].pending[id.value] = {join_at, tokens};
@@ -17,7 +35,7 @@ void DecodeLoad::Join(RequestId id, int instance, Nanos now) {
   const int64_t tokens = it == in.pending.end() ? 0 : it->second.tokens;
   if (it != in.pending.end()) in.pending.erase(it);
   in.active[id.value] = {now, tokens};
-  in.active_tokens += tokens;
+  SetActiveTokens(instance, in.active_tokens + tokens);
 }
 
 void DecodeLoad::Remove(RequestId id, int instance, Nanos now) { Drop(id, instance, &now); }
@@ -33,7 +51,7 @@ void DecodeLoad::Drop(RequestId id, int instance, const Nanos* now) {
     decode_time_sum_s_ += engine::NanosToSeconds(*now - it->second.at);
     ++decode_time_count_;
   }
-  in.active_tokens -= it->second.tokens;
+  SetActiveTokens(instance, in.active_tokens - it->second.tokens);
   in.active.erase(it);
 }
 

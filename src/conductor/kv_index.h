@@ -2,13 +2,15 @@
 //
 // Each prefill instance has an LRU cache of `capacity_blocks` (its DRAM), or, with
 // `shared_pool`, all instances see one global LRU pool of that capacity. The index answers
-// prefix queries (longest prefix held by one instance, longest held anywhere) and keeps a
-// replica count per block. Not thread-safe.
+// prefix queries (longest prefix held by one instance, longest held anywhere) and keeps the
+// holders of every block (instance ids, ascending), so that a query can start from the few
+// instances that hold a block instead of asking every instance. Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "conductor/lru_block_cache.h"
@@ -18,6 +20,16 @@ namespace mooncake::conductor {
 struct BestPrefix {
   int blocks = 0;     // longest prefix held by a single instance
   int instance = -1;  // the lowest-numbered instance holding it (-1 when blocks == 0)
+  friend bool operator==(const BestPrefix&, const BestPrefix&) = default;
+};
+
+// The answer of KvIndex::FindPrefixHolders: every instance that holds `depth` or more leading
+// blocks of the query is in `deep`, with its exact prefix length; every other instance holds
+// fewer than `depth` leading blocks.
+struct PrefixHolders {
+  BestPrefix best;  // as FindBestPrefix
+  int depth = 0;
+  std::vector<std::pair<int, int>> deep;  // (instance, prefix length >= depth), by instance
 };
 
 class KvIndex {
@@ -27,7 +39,14 @@ class KvIndex {
   int instances() const { return instances_; }
   bool shared_pool() const { return shared_pool_; }
   int LocalPrefix(int instance, std::span<const BlockHash> blocks) const;
+  // Asks every instance (the reference the pruned search is checked against).
   BestPrefix FindBestPrefix(std::span<const BlockHash> blocks) const;
+  // The same best prefix from the holder lists, plus the instances holding a long prefix:
+  // `depth` is one past the first position whose block at most `few` instances hold (or one
+  // past the longest prefix anyone could hold), so `deep` has at most `few` entries. Costs
+  // O(few x prefix length) lookups instead of one prefix walk per instance. Per-instance caches
+  // only (not shared_pool).
+  void FindPrefixHolders(std::span<const BlockHash> blocks, size_t few, PrefixHolders* out) const;
   // Inserts (or refreshes) blocks on an instance in order, so the last one is the most
   // recently used; returns how many blocks were evicted.
   uint64_t Store(int instance, std::span<const BlockHash> blocks);
@@ -39,6 +58,8 @@ class KvIndex {
   void DropInstance(int instance);
   // Instances holding `block` (1 in shared-pool mode when held).
   int Replicas(BlockHash block) const;
+  // Ids of the instances holding `block`, ascending (instance 0 stands for the shared pool).
+  std::span<const int32_t> Holders(BlockHash block) const;
   // Blocks held, counting each replica.
   uint64_t Occupancy() const;
   uint64_t evictions() const { return evictions_; }
@@ -46,11 +67,16 @@ class KvIndex {
  private:
   LruBlockCache& CacheOf(int instance) { return caches_[shared_pool_ ? 0 : instance]; }
   const LruBlockCache& CacheOf(int instance) const { return caches_[shared_pool_ ? 0 : instance]; }
+  void AddHolder(BlockHash block, int instance);
+  void RemoveHolder(BlockHash block, int instance);
+  // The lowest instance holding the first `length` blocks (all of whose holder lists are longer
+  // than `few`), or -1 when none does.
+  int LowestHolderOfPrefix(std::span<const BlockHash> blocks, int length) const;
 
   int instances_;
   bool shared_pool_;
   std::vector<LruBlockCache> caches_;
-  std::unordered_map<uint64_t, int> replicas_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> holders_;  // block -> ids, ascending
   std::vector<BlockHash> scratch_;
   uint64_t evictions_ = 0;
 };

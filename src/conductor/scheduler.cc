@@ -4,7 +4,22 @@
 
 #include <algorithm>
 
+#include "conductor/scheduler_calls.h"
+
 namespace mooncake::conductor {
+
+namespace {
+
+SchedulerCall MakeCall(SchedulerCall::Kind kind, int instance, RequestId id, Nanos now) {
+  SchedulerCall c;
+  c.kind = kind;
+  c.instance = instance;
+  c.id = id;
+  c.now = now;
+  return c;
+}
+
+}  // namespace
 
 Status ValidateSchedulerConfig(const SchedulerConfig& c) {
   if (c.prefill_instances < 1) return InvalidArgument("cluster.prefill: must be >= 1");
@@ -29,7 +44,25 @@ Scheduler::Scheduler(SchedulerConfig config, const engine::CostModel* cost)
       prefill_(config.prefill_instances),
       prefill_dead_(config.prefill_instances, 0),
       decode_dead_(config.colocated ? config.prefill_instances : config.decode_instances, 0),
-      rng_(config.seed) {}
+      rng_(config.seed),
+      prefill_order_(config.prefill_instances),
+      deep_mark_(config.prefill_instances, 0) {
+  const bool prune = !config.exhaustive_search && !config.colocated;
+  prune_prefill_ = prune && config.policy != PrefillPolicy::kRandom;
+  prune_decode_ = prune;
+  use_holders_ = !config.exhaustive_search && config.prefix_cache && !config.shared_pool;
+  for (int i = 0; i < config.prefill_instances; ++i) NotePrefillChanged(i);
+}
+
+void Scheduler::NotePrefillChanged(int i) {
+  if (prune_prefill_ && !prefill_dead_[i]) {
+    prefill_order_.Update(i, prefill_[i].free_at, prefill_[i].outstanding);
+  }
+}
+
+void Scheduler::Log(const SchedulerCall& call) {
+  if (log_ != nullptr) log_->push_back(call);
+}
 
 int64_t Scheduler::PrefixTokens(int blocks, int32_t input) const {
   // The last prompt token is always computed: it yields the first output token.
@@ -59,14 +92,27 @@ Scheduler::Candidate Scheduler::Evaluate(int i, const Request& r, const BestPref
   return c;
 }
 
-int Scheduler::PickPrefill(const Request& r, const BestPrefix& best, Nanos now, Candidate* out) {
+int Scheduler::PickPrefill(const Request& r, Nanos now, BestPrefix* best_out, Candidate* out) {
   const int n = config_.prefill_instances;
+  if (use_holders_) {
+    index_.FindPrefixHolders(r.hash_ids, std::max<size_t>(8, static_cast<size_t>(n) / 32),
+                             &holders_);
+    *best_out = holders_.best;
+  } else {
+    *best_out = config_.prefix_cache ? index_.FindBestPrefix(r.hash_ids) : BestPrefix{};
+  }
+  const BestPrefix& best = *best_out;
   if (config_.policy == PrefillPolicy::kRandom) {
     int i = static_cast<int>(rng_() % static_cast<uint64_t>(n));
     for (int k = 0; k < n && prefill_dead_[i]; ++k) i = (i + 1) % n;
     *out = Evaluate(i, r, best, now);
     return i;
   }
+  if (prune_prefill_) {
+    if (prefill_order_.AdvanceTo(now)) return PickPrefillPruned(r, best, now, out);
+    ++stats_.full_fallbacks;  // a decision earlier than the last one: the order cannot answer
+  }
+  stats_.prefill_evaluated += static_cast<uint64_t>(n);
   bool have = false;
   Candidate best_c;
   int64_t best_tie = 0;
@@ -91,7 +137,9 @@ int Scheduler::PickPrefill(const Request& r, const BestPrefix& best, Nanos now, 
 }
 
 int Scheduler::PickDecode(int64_t tokens, Nanos join_at, Nanos* tbt) {
+  if (prune_decode_) return PickDecodePruned(tokens, join_at, tbt);
   const int n = config_.decode_instances;
+  stats_.decode_evaluated += static_cast<uint64_t>(n);
   int pick = -1;
   int64_t pick_tokens = 0;
   for (int k = 0; k < n; ++k) {
@@ -118,10 +166,22 @@ Decision Scheduler::Reject(Decision d, RejectReason reason) {
 }
 
 Decision Scheduler::Decide(const Request& r, Nanos now, bool admission) {
+  Decision d = DecideUnlogged(r, now, admission);
+  if (log_ != nullptr) {
+    SchedulerCall call = MakeCall(SchedulerCall::Kind::kDecide, -1, r.id, now);
+    call.admission = admission;
+    call.request = r;
+    call.decision = d;
+    Log(call);
+  }
+  return d;
+}
+
+Decision Scheduler::DecideUnlogged(const Request& r, Nanos now, bool admission) {
   Decision d;
-  const BestPrefix best = config_.prefix_cache ? index_.FindBestPrefix(r.hash_ids) : BestPrefix{};
+  BestPrefix best;
   Candidate c;
-  d.prefill = PickPrefill(r, best, now, &c);
+  d.prefill = PickPrefill(r, now, &best, &c);
   if (d.prefill < 0) return Reject(d, RejectReason::kNoLiveInstance);
   rotate_ = (rotate_ + 1) % std::max(config_.prefill_instances, config_.decode_instances);
   d.local_prefix_blocks = c.local;
@@ -164,6 +224,7 @@ Decision Scheduler::Decide(const Request& r, Nanos now, bool admission) {
   PrefillState& p = prefill_[d.prefill];
   p.free_at = std::max(p.free_at, now) + c.transfer + c.prefill;
   ++p.outstanding;
+  NotePrefillChanged(d.prefill);
   Pending pend{d.prefill, d.decode, p.free_at, p.corrections, tokens, {}};
   if (config_.prefix_cache) {
     index_.Touch(d.prefill, r.hash_ids.first(d.local_prefix_blocks));
@@ -181,11 +242,17 @@ Decision Scheduler::Decide(const Request& r, Nanos now, bool admission) {
   return d;
 }
 
-void Scheduler::OnBlocksStored(int prefill, std::span<const BlockHash> blocks, Nanos /*now*/) {
+void Scheduler::OnBlocksStored(int prefill, std::span<const BlockHash> blocks, Nanos now) {
+  if (log_ != nullptr) {
+    SchedulerCall call = MakeCall(SchedulerCall::Kind::kBlocksStored, prefill, RequestId{}, now);
+    call.blocks = blocks;
+    Log(call);
+  }
   if (config_.prefix_cache) index_.Store(prefill, blocks);
 }
 
 void Scheduler::OnPrefillDone(RequestId id, int prefill, Nanos now) {
+  if (log_ != nullptr) Log(MakeCall(SchedulerCall::Kind::kPrefillDone, prefill, id, now));
   PrefillState& p = prefill_[prefill];
   auto it = pending_.find(id.value);
   if (it != pending_.end()) {
@@ -207,9 +274,20 @@ void Scheduler::OnPrefillDone(RequestId id, int prefill, Nanos now) {
     p.free_at = now;
   }
   p.free_at = std::max(p.free_at, now);
+  NotePrefillChanged(prefill);
 }
 
 RejectReason Scheduler::AdmitToDecode(RequestId id, int decode, Nanos now) {
+  const RejectReason reason = AdmitToDecodeUnlogged(id, decode, now);
+  if (log_ != nullptr) {
+    SchedulerCall call = MakeCall(SchedulerCall::Kind::kAdmitToDecode, decode, id, now);
+    call.admitted = reason;
+    Log(call);
+  }
+  return reason;
+}
+
+RejectReason Scheduler::AdmitToDecodeUnlogged(RequestId id, int decode, Nanos now) {
   auto it = pending_.find(id.value);
   const int64_t tokens = it == pending_.end() ? 0 : it->second.decode_tokens;
   if (config_.admission && decode_.PredictTbtNow(decode, tokens) > config_.tbt_slo) {
@@ -223,17 +301,31 @@ RejectReason Scheduler::AdmitToDecode(RequestId id, int decode, Nanos now) {
 }
 
 void Scheduler::MarkPrefillDead(int prefill) {
+  if (log_ != nullptr)
+    Log(MakeCall(SchedulerCall::Kind::kMarkPrefillDead, prefill, RequestId{}, Nanos(0)));
   prefill_dead_.at(prefill) = 1;
+  prefill_order_.Remove(prefill);
   index_.DropInstance(prefill);  // its cache died with it: never fetch from it
 }
 
 void Scheduler::ForgetBlocks(std::span<const BlockHash> blocks) {
+  if (log_ != nullptr) {
+    SchedulerCall call = MakeCall(SchedulerCall::Kind::kForgetBlocks, -1, RequestId{}, Nanos(0));
+    call.blocks = blocks;
+    Log(call);
+  }
   for (BlockHash b : blocks) index_.Forget(b);
 }
 
-void Scheduler::MarkDecodeDead(int decode) { decode_dead_.at(decode) = 1; }
+void Scheduler::MarkDecodeDead(int decode) {
+  if (log_ != nullptr)
+    Log(MakeCall(SchedulerCall::Kind::kMarkDecodeDead, decode, RequestId{}, Nanos(0)));
+  decode_dead_.at(decode) = 1;
+  decode_.Exclude(decode);
+}
 
 void Scheduler::Abandon(RequestId id) {
+  if (log_ != nullptr) Log(MakeCall(SchedulerCall::Kind::kAbandon, -1, id, Nanos(0)));
   auto it = pending_.find(id.value);
   if (it == pending_.end()) return;
   const Pending& p = it->second;
@@ -241,12 +333,16 @@ void Scheduler::Abandon(RequestId id) {
     auto in = inflight_.find(b.value);
     if (in != inflight_.end() && --in->second <= 0) inflight_.erase(in);
   }
-  if (!p.prefilled && prefill_[p.prefill].outstanding > 0) --prefill_[p.prefill].outstanding;
+  if (!p.prefilled && prefill_[p.prefill].outstanding > 0) {
+    --prefill_[p.prefill].outstanding;
+    NotePrefillChanged(p.prefill);
+  }
   if (p.decode >= 0) decode_.Forget(id, p.decode);
   pending_.erase(it);
 }
 
 void Scheduler::OnDecodeDone(RequestId id, int decode, Nanos now) {
+  if (log_ != nullptr) Log(MakeCall(SchedulerCall::Kind::kDecodeDone, decode, id, now));
   decode_.Remove(id, decode, now);
   pending_.erase(id.value);
 }

@@ -6,6 +6,14 @@
 //   Decide -> (accepted) OnBlocksStored* -> OnPrefillDone -> AdmitToDecode -> OnDecodeDone
 // Decide updates the scheduler's own load forecast; the notifications correct it with what
 // really happened. Not thread-safe: one owner thread. The cost model must outlive it.
+//
+// Decide makes Algorithm 1's choice without evaluating every instance (unless
+// `exhaustive_search`): the prefill side evaluates the few instances that hold a long prefix of
+// the prompt (KvIndex::FindPrefixHolders), then walks the others from the least loaded
+// (PrefillLoadOrder) and stops when no instance left can beat, or tie and win the tie-break
+// against, the best so far; the decode side walks the decode instances by active tokens with a
+// lower bound of their predicted TBT. Every choice, tie-break included, is the full
+// evaluation's (tests/sim/pruned_search_test.cc replays the paper's traces both ways).
 #pragma once
 
 #include <array>
@@ -13,6 +21,7 @@
 #include <random>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -20,6 +29,7 @@
 #include "common/status.h"
 #include "conductor/decode_load.h"
 #include "conductor/kv_index.h"
+#include "conductor/load_order.h"
 #include "conductor/policy.h"
 #include "engine/cost_model.h"
 
@@ -47,6 +57,9 @@ struct SchedulerConfig {
   bool shared_pool = false;            // one global LRU pool instead of per-instance caches
   Nanos assumed_decode_time = std::chrono::seconds(10);  // t_d until decodes were observed
   uint64_t seed = 1;
+  // Evaluate every instance for every request, as Algorithm 1 is written (the reference that
+  // the pruned search is checked against, and conductor_bench's baseline). Same decisions.
+  bool exhaustive_search = false;
 };
 Status ValidateSchedulerConfig(const SchedulerConfig& config);
 
@@ -70,6 +83,16 @@ struct Decision {
   int64_t prefix_tokens = 0;     // tokens the prefill skips
   Nanos t_transfer{0}, t_queue{0}, t_prefill{0};
   Nanos predicted_ttft{0}, predicted_tbt{0};
+  friend bool operator==(const Decision&, const Decision&) = default;
+};
+
+struct SchedulerCall;  // conductor/scheduler_calls.h
+
+// How much work the decisions took (conductor_bench prints it).
+struct SearchStats {
+  uint64_t prefill_evaluated = 0;  // prefill instances evaluated, over all decisions
+  uint64_t decode_evaluated = 0;   // decode instances whose TBT was predicted
+  uint64_t full_fallbacks = 0;     // pruned decisions that evaluated every instance instead
 };
 
 class Scheduler {
@@ -104,6 +127,10 @@ class Scheduler {
   uint64_t fetched_blocks() const { return fetched_blocks_; }
   // Predicted time at which the instance's prefill queue drains.
   Nanos PrefillFreeAt(int prefill) const { return prefill_[prefill].free_at; }
+  const SearchStats& search_stats() const { return stats_; }
+  // Appends every later call and its answer to *log (not owned; null stops). The request and
+  // block spans are recorded as given: they must outlive the log.
+  void set_call_log(std::vector<SchedulerCall>* log) { log_ = log; }
 
  private:
   struct PrefillState {
@@ -129,9 +156,19 @@ class Scheduler {
     Nanos Ttft() const { return transfer + queue + prefill; }
   };
 
+  Decision DecideUnlogged(const Request& r, Nanos now, bool admission);
+  RejectReason AdmitToDecodeUnlogged(RequestId id, int decode, Nanos now);
   Candidate Evaluate(int instance, const Request& r, const BestPrefix& best, Nanos now) const;
-  int PickPrefill(const Request& r, const BestPrefix& best, Nanos now, Candidate* out);
+  int PickPrefill(const Request& r, Nanos now, BestPrefix* best, Candidate* out);
   int PickDecode(int64_t tokens, Nanos join_at, Nanos* tbt);
+  // scheduler_pruned.cc: the same choices, evaluating only the instances that can win.
+  int PickPrefillPruned(const Request& r, const BestPrefix& best, Nanos now, Candidate* out);
+  int PickDecodePruned(int64_t tokens, Nanos join_at, Nanos* tbt);
+  Candidate CandidateFor(int instance, int local, const Request& r, const BestPrefix& best,
+                         Nanos now);
+  Nanos MemoPrefillTime(const Request& r, int prefix_blocks);
+  void NotePrefillChanged(int prefill);
+  void Log(const SchedulerCall& call);
   int64_t PrefixTokens(int blocks, int32_t input) const;
   Decision Reject(Decision d, RejectReason reason);
 
@@ -145,6 +182,17 @@ class Scheduler {
   std::unordered_map<uint64_t, int> inflight_;  // block -> requests computing it
   std::mt19937_64 rng_;
   int rotate_ = 0;  // start of the tie-breaking scan, advanced per decision
+  // The pruned search (not exhaustive_search): which parts it prunes, and its state.
+  bool prune_prefill_ = false;  // load_balance / cache_aware / kvcache_centric, not colocated
+  bool prune_decode_ = false;   // not colocated
+  bool use_holders_ = false;    // per-instance caches: the best prefix from the holder lists
+  PrefillLoadOrder prefill_order_;
+  PrefixHolders holders_;
+  std::vector<uint32_t> deep_mark_;  // by instance: == mark_ when evaluated as a deep holder
+  uint32_t mark_ = 0;
+  std::vector<std::pair<int, Nanos>> prefill_memo_;  // (prefix blocks, prefill time) this decision
+  SearchStats stats_;
+  std::vector<SchedulerCall>* log_ = nullptr;
   uint64_t accepted_ = 0, fetches_ = 0, fetched_blocks_ = 0;
   std::array<uint64_t, kRejectReasonCount> rejected_{};
 };

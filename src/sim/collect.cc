@@ -69,7 +69,8 @@ SimResult Simulator::Collect() {
 }
 
 Result<SimResult> RunSimulation(const SimConfig& config, const engine::CostModel& cost,
-                                const std::vector<trace::TraceRequest>& requests) {
+                                const std::vector<trace::TraceRequest>& requests,
+                                const SimHooks& hooks) {
   MC_RETURN_IF_ERROR(ValidateSimConfig(config));
   VllmLimits vllm = config.vllm;
   if (config.system != SystemKind::kMooncake) {
@@ -77,7 +78,7 @@ Result<SimResult> RunSimulation(const SimConfig& config, const engine::CostModel
     if (!v.ok()) return v.status();
     vllm = *v;
   }
-  Simulator sim(config, vllm, cost, requests);
+  Simulator sim(config, vllm, cost, requests, hooks);
   return sim.Run();
 }
 

@@ -11,7 +11,7 @@ using conductor::RejectReason;
 using engine::NanosToSeconds;
 
 Simulator::Simulator(const SimConfig& config, const VllmLimits& vllm, const engine::CostModel& cost,
-                     const std::vector<trace::TraceRequest>& requests)
+                     const std::vector<trace::TraceRequest>& requests, const SimHooks& hooks)
     : config_(config),
       vllm_(vllm),
       cost_(cost),
@@ -20,6 +20,7 @@ Simulator::Simulator(const SimConfig& config, const VllmLimits& vllm, const engi
       state_(requests.size()),
       hbm_tokens_(cost.HbmKvTokenCapacity()) {
   const auto sc = EffectiveSchedulerConfig(config);
+  scheduler_.set_call_log(hooks.scheduler_calls);
   if (config.system == SystemKind::kMooncake && config.store.ranks > 0) {
     store_ = std::make_unique<StoreSim>(config.store);
   }

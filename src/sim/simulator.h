@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "conductor/scheduler_calls.h"
 #include "engine/cost_model.h"
 #include "sim/sim_config.h"
 #include "trace/metrics.h"
@@ -21,7 +22,15 @@ struct SimResult {
   double model_span_s = 0;  // virtual time from the first arrival to the last event
 };
 
+// Observers a caller may attach to a run (conductor_bench, tests); none by default.
+struct SimHooks {
+  // Receives every call the simulator makes to its scheduler, with the answers
+  // (conductor/scheduler_calls.h); the spans in it point into `requests`.
+  std::vector<conductor::SchedulerCall>* scheduler_calls = nullptr;
+};
+
 Result<SimResult> RunSimulation(const SimConfig& config, const engine::CostModel& cost,
-                                const std::vector<trace::TraceRequest>& requests);
+                                const std::vector<trace::TraceRequest>& requests,
+                                const SimHooks& hooks = {});
 
 }  // namespace mooncake::sim

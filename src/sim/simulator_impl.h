@@ -58,7 +58,7 @@ struct DecodeInstance {
 class Simulator {
  public:
   Simulator(const SimConfig& config, const VllmLimits& vllm, const engine::CostModel& cost,
-            const std::vector<trace::TraceRequest>& requests);
+            const std::vector<trace::TraceRequest>& requests, const SimHooks& hooks = {});
   SimResult Run();
 
  private:

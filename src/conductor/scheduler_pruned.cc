@@ -1,0 +1,142 @@
+// The pruned search: Algorithm 1's choice (and the decode choice) without evaluating every
+// instance. Each function here returns exactly what its full counterpart in scheduler.cc
+// returns, tie-breaks included; the comments say why each instance left out cannot win.
+#include <algorithm>
+
+#include "conductor/scheduler.h"
+
+namespace mooncake::conductor {
+
+Nanos Scheduler::MemoPrefillTime(const Request& r, int prefix_blocks) {
+  for (const auto& [blocks, t] : prefill_memo_) {
+    if (blocks == prefix_blocks) return t;
+  }
+  const Nanos t = cost_->PrefillTime(r.input_length, PrefixTokens(prefix_blocks, r.input_length),
+                                     config_.prefill_chunk_tokens);
+  prefill_memo_.emplace_back(prefix_blocks, t);
+  return t;
+}
+
+// Evaluate() for an instance whose local prefix is already known; the same arithmetic.
+Scheduler::Candidate Scheduler::CandidateFor(int i, int local, const Request& r,
+                                             const BestPrefix& best, Nanos now) {
+  Candidate c;
+  c.instance = i;
+  c.local = local;
+  c.prefix = c.local;
+  if (config_.prefix_cache && config_.shared_pool && c.local > 0) {
+    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() * static_cast<uint64_t>(c.local));
+  }
+  if (config_.policy == PrefillPolicy::kKvCacheCentric && !config_.shared_pool &&
+      best.blocks > c.local &&
+      (c.local == 0 || static_cast<double>(best.blocks) / c.local > config_.balancing_threshold)) {
+    c.prefix = best.blocks;
+    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() *
+                                     static_cast<uint64_t>(best.blocks - c.local));
+  }
+  c.queue = i >= 0 ? std::max(Nanos(0), prefill_[i].free_at - now) : Nanos(0);
+  c.prefill = MemoPrefillTime(r, c.prefix);
+  return c;
+}
+
+// TTFT = (transfer + prefill, fixed by the instance's local prefix) + queue. The instances
+// holding a long prefix (`holders_.deep`, a few) are evaluated one by one; every other instance
+// holds fewer than holders_.depth leading blocks, so its TTFT is at least its queue plus
+// `floor`, the smallest fixed part over those lengths. Those are walked from the least loaded,
+// in the full search's order of preference (queue, queued requests, rotated id), until the
+// bound of the next one is above the best TTFT, or equal to it with a tie-break that loses.
+int Scheduler::PickPrefillPruned(const Request& r, const BestPrefix& best, Nanos now,
+                                 Candidate* out) {
+  const int n = config_.prefill_instances;
+  const int start = rotate_ % n;
+  const bool by_queue = config_.policy == PrefillPolicy::kLoadBalance;
+  auto rotated = [&](int i) { return i >= start ? i - start : i - start + n; };
+  prefill_memo_.clear();
+  if (++mark_ == 0) {  // wrapped: clear the marks of 2^32 decisions ago
+    std::fill(deep_mark_.begin(), deep_mark_.end(), 0);
+    mark_ = 1;
+  }
+  bool have = false;
+  Candidate best_c;
+  Nanos best_key{0};
+  int64_t best_tie = 0;
+  // True when (key, tie, rotated id) of instance i comes before the best's.
+  auto before_best = [&](Nanos key, int64_t tie, int i) {
+    if (key != best_key) return key < best_key;
+    if (tie != best_tie) return tie < best_tie;
+    return rotated(i) < rotated(best_c.instance);
+  };
+  auto consider = [&](const Candidate& c) {
+    ++stats_.prefill_evaluated;
+    const Nanos key = by_queue ? c.queue : c.Ttft();
+    const int64_t tie = prefill_[c.instance].outstanding;
+    if (!have || before_best(key, tie, c.instance)) {
+      have = true;
+      best_c = c;
+      best_key = key;
+      best_tie = tie;
+    }
+  };
+  int shortest = 0, longest = 0;  // the leading blocks any other instance may hold
+  if (use_holders_) {
+    for (const auto& [i, local] : holders_.deep) {
+      if (prefill_dead_[i]) continue;
+      deep_mark_[i] = mark_;
+      consider(CandidateFor(i, local, r, best, now));
+    }
+    longest = holders_.depth - 1;
+  } else if (config_.prefix_cache) {  // one shared pool: the same prefix for every instance
+    shortest = longest = index_.LocalPrefix(0, r.hash_ids);
+  }
+  Nanos floor = Nanos::max();
+  for (int local = shortest; local <= longest; ++local) {
+    const Candidate c = CandidateFor(-1, local, r, best, now);
+    floor = std::min(floor, by_queue ? Nanos(0) : c.transfer + c.prefill);
+  }
+  prefill_order_.Walk(start, [&](int i) {
+    if (deep_mark_[i] == mark_) return true;
+    const Nanos queue = std::max(Nanos(0), prefill_[i].free_at - now);
+    // Every instance after this one has a larger (queue, tie, rotated id), so a TTFT of at
+    // least `queue + floor`: none can win once this one's bound cannot.
+    if (have && !before_best(queue + floor, prefill_[i].outstanding, i)) return false;
+    const int local = !config_.prefix_cache ? 0
+                      : use_holders_        ? index_.LocalPrefix(i, r.hash_ids)
+                                            : shortest;
+    consider(CandidateFor(i, local, r, best, now));
+    return true;
+  });
+  *out = best_c;
+  return have ? best_c.instance : -1;
+}
+
+// Walks the decode instances by (active tokens, rotated id), the full search's tie-break. A
+// predicted TBT is DecodeStepTime of at least one request and at least the new request's
+// tokens (and, for the prediction of now, of at least the instance's active tokens), which
+// grows with both; once that bound reaches the best TBT, no later instance can beat it, nor tie
+// it and win the tie-break.
+int Scheduler::PickDecodePruned(int64_t tokens, Nanos join_at, Nanos* tbt) {
+  const int n = config_.decode_instances;
+  const int start = rotate_ % n;
+  const bool predicted = config_.early_rejection == EarlyRejection::kPredicted;
+  const Nanos alone = decode_.StepTimeFor(1, tokens);
+  int pick = -1;
+  int64_t pick_tokens = 0;
+  WalkRotated(decode_.by_active_tokens(), start, [&](const OrderKey& k) {
+    const int i = k.id;
+    const int64_t load = k.primary;
+    const Nanos bound = predicted ? alone : decode_.StepTimeFor(1, tokens + load);
+    if (pick >= 0 && bound >= *tbt) return false;
+    ++stats_.decode_evaluated;
+    const Nanos t =
+        predicted ? decode_.PredictTbtAt(i, join_at, tokens) : decode_.PredictTbtNow(i, tokens);
+    if (pick < 0 || t < *tbt || (t == *tbt && load < pick_tokens)) {
+      pick = i;
+      *tbt = t;
+      pick_tokens = load;
+    }
+    return true;
+  });
+  return pick;
+}
+
+}  // namespace mooncake::conductor

@@ -4,6 +4,66 @@
 
 namespace mooncake::conductor {
 
+std::span<const int32_t> KvIndex::IdsOf(const HolderSet& h) const {
+  if (h.size <= h.in_place.size()) return {h.in_place.data(), h.size};
+  return overflow_[h.overflow];
+}
+
+bool KvIndex::Insert(HolderSet& h, int32_t instance) {
+  if (h.size < h.in_place.size()) {
+    int32_t* end = h.in_place.data() + h.size;
+    int32_t* at = std::lower_bound(h.in_place.data(), end, instance);
+    if (at != end && *at == instance) return false;
+    std::move_backward(at, end, end + 1);
+    *at = instance;
+    ++h.size;
+    return true;
+  }
+  if (h.size == h.in_place.size()) {  // the fourth: move the list out of place
+    const auto ids = h.in_place;
+    if (std::binary_search(ids.begin(), ids.end(), instance)) return false;
+    uint32_t slot;
+    if (free_overflow_.empty()) {
+      slot = static_cast<uint32_t>(overflow_.size());
+      overflow_.emplace_back();
+    } else {
+      slot = free_overflow_.back();
+      free_overflow_.pop_back();
+    }
+    overflow_[slot].assign(ids.begin(), ids.end());
+    h.overflow = slot;
+  }
+  std::vector<int32_t>& v = overflow_[h.overflow];
+  auto at = std::lower_bound(v.begin(), v.end(), instance);
+  if (at != v.end() && *at == instance) return false;
+  v.insert(at, instance);
+  ++h.size;
+  return true;
+}
+
+bool KvIndex::Erase(HolderSet& h, int32_t instance) {
+  if (h.size <= h.in_place.size()) {
+    int32_t* end = h.in_place.data() + h.size;
+    int32_t* at = std::lower_bound(h.in_place.data(), end, instance);
+    if (at == end || *at != instance) return false;
+    std::move(at + 1, end, at);
+    --h.size;
+    return true;
+  }
+  std::vector<int32_t>& v = overflow_[h.overflow];
+  auto at = std::lower_bound(v.begin(), v.end(), instance);
+  if (at == v.end() || *at != instance) return false;
+  v.erase(at);
+  --h.size;
+  if (h.size == h.in_place.size()) {  // back in place
+    const uint32_t slot = h.overflow;
+    std::copy(v.begin(), v.end(), h.in_place.begin());
+    v.clear();
+    free_overflow_.push_back(slot);
+  }
+  return true;
+}
+
 KvIndex::KvIndex(int instances, uint64_t capacity_blocks, bool shared_pool)
     : instances_(instances), shared_pool_(shared_pool) {
   caches_.assign(shared_pool ? 1 : static_cast<size_t>(instances), LruBlockCache(capacity_blocks));
@@ -22,8 +82,7 @@ BestPrefix KvIndex::FindBestPrefix(std::span<const BlockHash> blocks) const {
   }
   // Cheap exit: a block nobody holds ends every instance's prefix.
   int bound = 0;
-  while (bound < static_cast<int>(blocks.size()) && holders_.count(blocks[bound].value) != 0)
-    ++bound;
+  while (bound < static_cast<int>(blocks.size()) && holders_.Contains(blocks[bound].value)) ++bound;
   if (bound == 0) return best;
   for (int i = 0; i < instances_; ++i) {
     const int n = caches_[i].PrefixLength(blocks.first(bound));
@@ -42,11 +101,11 @@ void KvIndex::FindPrefixHolders(std::span<const BlockHash> blocks, size_t few,
   const int len = static_cast<int>(blocks.size());
   int j = 0;
   for (; j < len; ++j) {
-    auto it = holders_.find(blocks[j].value);
-    if (it == holders_.end()) break;  // nobody holds block j: no prefix is longer than j
-    if (it->second.size() > few) continue;
+    const HolderSet* h = holders_.Find(blocks[j].value);
+    if (h == nullptr) break;  // nobody holds block j: no prefix is longer than j
+    if (h->size > few) continue;
     // Whoever holds more than j leading blocks holds block j: one of these few.
-    for (int32_t i : it->second) {
+    for (int32_t i : IdsOf(*h)) {
       const int n = caches_[i].PrefixLength(blocks);
       if (n > j) out->deep.emplace_back(i, n);
     }
@@ -70,31 +129,29 @@ void KvIndex::FindPrefixHolders(std::span<const BlockHash> blocks, size_t few,
 }
 
 int KvIndex::LowestHolderOfPrefix(std::span<const BlockHash> blocks, int length) const {
-  const std::vector<int32_t>* fewest = nullptr;
+  const HolderSet* fewest = nullptr;
   for (int m = 0; m < length; ++m) {
-    auto it = holders_.find(blocks[m].value);
-    if (it == holders_.end()) return -1;
-    if (fewest == nullptr || it->second.size() < fewest->size()) fewest = &it->second;
+    const HolderSet* h = holders_.Find(blocks[m].value);
+    if (h == nullptr) return -1;
+    if (fewest == nullptr || h->size < fewest->size) fewest = h;
   }
-  for (int32_t i : *fewest) {
+  for (int32_t i : IdsOf(*fewest)) {
     if (caches_[i].PrefixLength(blocks.first(length)) == length) return i;
   }
   return -1;
 }
 
 void KvIndex::AddHolder(BlockHash block, int instance) {
-  std::vector<int32_t>& h = holders_[block.value];
-  auto at = std::lower_bound(h.begin(), h.end(), instance);
-  if (at == h.end() || *at != instance) h.insert(at, instance);
+  HolderSet& h = holders_.FindOrInsert(block.value);
+  if (!Insert(h, instance)) return;
+  if (listener_ != nullptr) listener_->OnHolderAdded(block, instance, IdsOf(h));
 }
 
 void KvIndex::RemoveHolder(BlockHash block, int instance) {
-  auto it = holders_.find(block.value);
-  if (it == holders_.end()) return;
-  std::vector<int32_t>& h = it->second;
-  auto at = std::lower_bound(h.begin(), h.end(), instance);
-  if (at != h.end() && *at == instance) h.erase(at);
-  if (h.empty()) holders_.erase(it);
+  HolderSet* h = holders_.Find(block.value);
+  if (h == nullptr || !Erase(*h, instance)) return;
+  if (listener_ != nullptr) listener_->OnHolderRemoved(block, instance, IdsOf(*h));
+  if (h->size == 0) holders_.Erase(block.value);
 }
 
 uint64_t KvIndex::Store(int instance, std::span<const BlockHash> blocks) {
@@ -103,9 +160,7 @@ uint64_t KvIndex::Store(int instance, std::span<const BlockHash> blocks) {
   scratch_.clear();
   for (BlockHash b : blocks) {
     const size_t evicted_before = scratch_.size();
-    const bool had = cache.Contains(b);
-    cache.Insert(b, &scratch_);
-    if (!had) AddHolder(b, holder);
+    if (cache.Insert(b, &scratch_)) AddHolder(b, holder);
     // Evictions are applied at once: a block evicted and stored again in this call stays held.
     for (size_t e = evicted_before; e < scratch_.size(); ++e) RemoveHolder(scratch_[e], holder);
   }
@@ -119,14 +174,13 @@ void KvIndex::Touch(int instance, std::span<const BlockHash> blocks) {
 }
 
 int KvIndex::Replicas(BlockHash block) const {
-  auto it = holders_.find(block.value);
-  return it == holders_.end() ? 0 : static_cast<int>(it->second.size());
+  const HolderSet* h = holders_.Find(block.value);
+  return h == nullptr ? 0 : static_cast<int>(h->size);
 }
 
 std::span<const int32_t> KvIndex::Holders(BlockHash block) const {
-  auto it = holders_.find(block.value);
-  if (it == holders_.end()) return {};
-  return it->second;
+  const HolderSet* h = holders_.Find(block.value);
+  return h == nullptr ? std::span<const int32_t>() : IdsOf(*h);
 }
 
 uint64_t KvIndex::Occupancy() const {
@@ -137,7 +191,15 @@ uint64_t KvIndex::Occupancy() const {
 
 void KvIndex::Forget(BlockHash block) {
   for (LruBlockCache& cache : caches_) cache.Erase(block);
-  holders_.erase(block.value);
+  HolderSet* h = holders_.Find(block.value);
+  if (h == nullptr) return;
+  // Last to first, each removal reported, so that a listener sees the list shrink to empty.
+  while (h->size > 0) {
+    const int32_t instance = IdsOf(*h).back();
+    Erase(*h, instance);
+    if (listener_ != nullptr) listener_->OnHolderRemoved(block, instance, IdsOf(*h));
+  }
+  holders_.Erase(block.value);
 }
 
 void KvIndex::DropInstance(int instance) {

@@ -7,12 +7,13 @@
 // instances that hold a block instead of asking every instance. Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "conductor/flat_id_map.h"
 #include "conductor/lru_block_cache.h"
 
 namespace mooncake::conductor {
@@ -21,6 +22,17 @@ struct BestPrefix {
   int blocks = 0;     // longest prefix held by a single instance
   int instance = -1;  // the lowest-numbered instance holding it (-1 when blocks == 0)
   friend bool operator==(const BestPrefix&, const BestPrefix&) = default;
+};
+
+// Told of every change of a block's holder list (KvIndex::set_listener). `holders` is the list
+// after the change, ascending.
+class HolderListener {
+ public:
+  virtual void OnHolderAdded(BlockHash block, int instance, std::span<const int32_t> holders) = 0;
+  virtual void OnHolderRemoved(BlockHash block, int instance, std::span<const int32_t> holders) = 0;
+
+ protected:
+  ~HolderListener() = default;
 };
 
 // The answer of KvIndex::FindPrefixHolders: every instance that holds `depth` or more leading
@@ -63,10 +75,24 @@ class KvIndex {
   // Blocks held, counting each replica.
   uint64_t Occupancy() const;
   uint64_t evictions() const { return evictions_; }
+  // Every later holder change is reported to `listener` (not owned; null stops).
+  void set_listener(HolderListener* listener) { listener_ = listener; }
 
  private:
   LruBlockCache& CacheOf(int instance) { return caches_[shared_pool_ ? 0 : instance]; }
   const LruBlockCache& CacheOf(int instance) const { return caches_[shared_pool_ ? 0 : instance]; }
+  // The instances holding one block: up to three in place (most blocks have one or two
+  // holders), more in overflow_[overflow]. 16 bytes, so that the table stays small.
+  struct HolderSet {
+    uint32_t size = 0;
+    union {
+      std::array<int32_t, 3> in_place{};
+      uint32_t overflow;
+    };
+  };
+  std::span<const int32_t> IdsOf(const HolderSet& h) const;
+  bool Insert(HolderSet& h, int32_t instance);  // false when already there
+  bool Erase(HolderSet& h, int32_t instance);   // false when not there
   void AddHolder(BlockHash block, int instance);
   void RemoveHolder(BlockHash block, int instance);
   // The lowest instance holding the first `length` blocks (all of whose holder lists are longer
@@ -76,9 +102,12 @@ class KvIndex {
   int instances_;
   bool shared_pool_;
   std::vector<LruBlockCache> caches_;
-  std::unordered_map<uint64_t, std::vector<int32_t>> holders_;  // block -> ids, ascending
+  FlatIdMap<HolderSet> holders_;                // block -> its holders, ascending
+  std::vector<std::vector<int32_t>> overflow_;  // lists of more than three
+  std::vector<uint32_t> free_overflow_;         // unused entries of overflow_
   std::vector<BlockHash> scratch_;
   uint64_t evictions_ = 0;
+  HolderListener* listener_ = nullptr;
 };
 
 }  // namespace mooncake::conductor

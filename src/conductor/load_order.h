@@ -10,10 +10,14 @@
 
 #include <compare>
 #include <cstdint>
+#include <iterator>
 #include <set>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
+#include "conductor/kv_index.h"
 
 namespace mooncake::conductor {
 
@@ -53,42 +57,72 @@ bool WalkRotated(const OrderSet& set, int rotate, Visit&& visit) {
   return true;
 }
 
-// The prefill instances by predicted queue time at a moving clock: an instance whose queue
-// drains at or before the watermark (the latest decision time) is idle, queue 0, and ordered by
-// its tie-break value alone; the others by (drain time, tie-break). The watermark only moves
-// forward: a decision earlier than it cannot be answered here (AdvanceTo returns false) and
-// the scheduler then evaluates every instance.
-class PrefillLoadOrder {
+// The live prefill instances by predicted queue time at a moving clock, and the same order for
+// the holders of each "hot" block (a block of the KV index with more than `hot_holders`
+// holders), kept current as a HolderListener of the index. An instance whose queue drains at or
+// before the watermark (the latest decision time) is idle, queue 0, and ordered by its
+// tie-break value alone; the others by (drain time, tie-break). The watermark only moves
+// forward: a decision earlier than it cannot be answered here (AdvanceTo returns false) and the
+// scheduler then evaluates every instance.
+class PrefillLoadOrder final : public HolderListener {
  public:
-  explicit PrefillLoadOrder(int instances);
+  PrefillLoadOrder(int instances, size_t hot_holders);
 
   // Inserts or moves the instance: its queue drains at `free_at`; ties break on `tie`.
   void Update(int instance, Nanos free_at, int64_t tie);
-  // The instance is gone (dead): never visited again.
+  // The instance is gone (dead): leaves every order for good.
   void Remove(int instance);
   // Moves the instances that drained by `now` to the idle side. False when `now` is before the
-  // watermark (the order then describes a later time).
+  // watermark (the orders then describe a later time).
   bool AdvanceTo(Nanos now);
-  // Visits the instances in increasing (queue at the watermark, tie, rotated id) order: first
-  // the idle ones, then the busy ones by drain time. `visit(instance)` returns false to stop.
+
+  // Visits the live instances (or the live holders of a hot block) in increasing (queue at the
+  // watermark, tie, rotated id) order: first the idle ones, then the busy ones by drain time.
+  // `visit(instance)` returns false to stop.
   template <typename Visit>
   void Walk(int rotate, Visit&& visit) const {
-    auto by_id = [&](const OrderKey& k) { return visit(k.id); };
-    if (WalkRotated(idle_, rotate, by_id)) WalkRotated(busy_, rotate, by_id);
+    WalkGroup(all_, rotate, visit);
   }
-  Nanos watermark() const { return watermark_; }
+  // False when `block` is not hot (then nothing is visited).
+  template <typename Visit>
+  bool WalkHolders(BlockHash block, int rotate, Visit&& visit) const {
+    auto it = hot_.find(block.value);
+    if (it == hot_.end()) return false;
+    WalkGroup(it->second, rotate, visit);
+    return true;
+  }
+  size_t hot_blocks() const { return hot_.size(); }
+
+  void OnHolderAdded(BlockHash block, int instance, std::span<const int32_t> holders) override;
+  void OnHolderRemoved(BlockHash block, int instance, std::span<const int32_t> holders) override;
 
  private:
-  enum class Side : uint8_t { kNone, kIdle, kBusy };
-  struct Slot {
-    Side side = Side::kNone;
-    OrderKey key;
+  struct Group {
+    OrderSet idle;  // (0, tie, id)
+    OrderSet busy;  // (free_at ns, tie, id)
   };
-  void Erase(int instance);
+  struct Slot {
+    bool live = true;
+    bool idle = false;
+    Nanos free_at{0};
+    int64_t tie = 0;
+    std::vector<uint64_t> hot;  // the hot blocks it holds
+  };
+  template <typename Visit>
+  static void WalkGroup(const Group& g, int rotate, Visit& visit) {
+    auto by_id = [&](const OrderKey& k) { return visit(k.id); };
+    if (WalkRotated(g.idle, rotate, by_id)) WalkRotated(g.busy, rotate, by_id);
+  }
+  OrderKey KeyOf(int instance) const;
+  void Insert(Group& g, int instance) const;
+  void Erase(Group& g, int instance) const;
+  void EraseEverywhere(int instance);
+  void InsertEverywhere(int instance);
 
+  size_t hot_holders_;
   std::vector<Slot> slots_;
-  OrderSet idle_;  // (0, tie, id)
-  OrderSet busy_;  // (free_at ns, tie, id)
+  Group all_;
+  std::unordered_map<uint64_t, Group> hot_;  // block -> its live holders
   Nanos watermark_{INT64_MIN};
 };
 

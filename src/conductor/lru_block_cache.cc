@@ -34,17 +34,17 @@ void LruBlockCache::PushFront(uint32_t n) {
 }
 
 bool LruBlockCache::Touch(BlockHash block) {
-  auto it = index_.find(block.value);
-  if (it == index_.end()) return false;
-  if (it->second != head_) {
-    Unlink(it->second);
-    PushFront(it->second);
+  const uint32_t* n = index_.Find(block.value);
+  if (n == nullptr) return false;
+  if (*n != head_) {
+    Unlink(*n);
+    PushFront(*n);
   }
   return true;
 }
 
-void LruBlockCache::Insert(BlockHash block, std::vector<BlockHash>* evicted) {
-  if (Touch(block)) return;
+bool LruBlockCache::Insert(BlockHash block, std::vector<BlockHash>* evicted) {
+  if (Touch(block)) return false;
   uint32_t n;
   if (!free_.empty()) {
     n = free_.back();
@@ -55,30 +55,32 @@ void LruBlockCache::Insert(BlockHash block, std::vector<BlockHash>* evicted) {
   }
   nodes_[n].block = block.value;
   PushFront(n);
-  index_.emplace(block.value, n);
+  index_.FindOrInsert(block.value) = n;
   if (capacity_ != 0 && index_.size() > capacity_) {
     const uint32_t victim = tail_;
     Unlink(victim);
-    index_.erase(nodes_[victim].block);
+    index_.Erase(nodes_[victim].block);
     if (evicted != nullptr) evicted->push_back(BlockHash{nodes_[victim].block});
     free_.push_back(victim);
   }
+  return true;
 }
 
 bool LruBlockCache::Erase(BlockHash block) {
-  auto it = index_.find(block.value);
-  if (it == index_.end()) return false;
-  Unlink(it->second);
-  free_.push_back(it->second);
-  index_.erase(it);
+  const uint32_t* n = index_.Find(block.value);
+  if (n == nullptr) return false;
+  const uint32_t node = *n;
+  Unlink(node);
+  free_.push_back(node);
+  index_.Erase(block.value);
   return true;
 }
 
 void LruBlockCache::Clear(std::vector<BlockHash>* dropped) {
-  for (const auto& [block, node] : index_) dropped->push_back(BlockHash{block});
+  index_.ForEach([&](uint64_t block, uint32_t) { dropped->push_back(BlockHash{block}); });
   nodes_.clear();
   free_.clear();
-  index_.clear();
+  index_.Clear();
   head_ = tail_ = kNil;
 }
 

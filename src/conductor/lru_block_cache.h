@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "common/ids.h"
+#include "conductor/flat_id_map.h"
 
 namespace mooncake::conductor {
 
@@ -16,12 +16,13 @@ class LruBlockCache {
   // capacity_blocks == 0 means unbounded.
   explicit LruBlockCache(uint64_t capacity_blocks);
 
-  bool Contains(BlockHash block) const { return index_.count(block.value) != 0; }
+  bool Contains(BlockHash block) const { return index_.Contains(block.value); }
   // Number of leading blocks of `blocks` that are all held.
   int PrefixLength(std::span<const BlockHash> blocks) const;
   // Makes `block` the most recently used, inserting it when absent; when over capacity, the
-  // least recently used block is evicted and appended to `evicted` (if not null).
-  void Insert(BlockHash block, std::vector<BlockHash>* evicted);
+  // least recently used block is evicted and appended to `evicted` (if not null). Returns
+  // whether `block` was absent.
+  bool Insert(BlockHash block, std::vector<BlockHash>* evicted);
   // Makes `block` the most recently used if held; returns whether it was.
   bool Touch(BlockHash block);
 
@@ -45,9 +46,9 @@ class LruBlockCache {
   uint64_t capacity_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> free_;
-  uint32_t head_ = kNil;  // most recently used
-  uint32_t tail_ = kNil;  // least recently used
-  std::unordered_map<uint64_t, uint32_t> index_;
+  uint32_t head_ = kNil;       // most recently used
+  uint32_t tail_ = kNil;       // least recently used
+  FlatIdMap<uint32_t> index_;  // block -> node
 };
 
 }  // namespace mooncake::conductor

@@ -45,12 +45,15 @@ Scheduler::Scheduler(SchedulerConfig config, const engine::CostModel* cost)
       prefill_dead_(config.prefill_instances, 0),
       decode_dead_(config.colocated ? config.prefill_instances : config.decode_instances, 0),
       rng_(config.seed),
-      prefill_order_(config.prefill_instances),
+      few_holders_(std::max<size_t>(8, static_cast<size_t>(config.prefill_instances) / 32)),
+      prefill_order_(config.prefill_instances, few_holders_),
       deep_mark_(config.prefill_instances, 0) {
   const bool prune = !config.exhaustive_search && !config.colocated;
   prune_prefill_ = prune && config.policy != PrefillPolicy::kRandom;
   prune_decode_ = prune;
   use_holders_ = !config.exhaustive_search && config.prefix_cache && !config.shared_pool;
+  // The load orders of the hot blocks' holders follow the index's holder lists.
+  if (prune_prefill_ && use_holders_) index_.set_listener(&prefill_order_);
   for (int i = 0; i < config.prefill_instances; ++i) NotePrefillChanged(i);
 }
 
@@ -95,8 +98,7 @@ Scheduler::Candidate Scheduler::Evaluate(int i, const Request& r, const BestPref
 int Scheduler::PickPrefill(const Request& r, Nanos now, BestPrefix* best_out, Candidate* out) {
   const int n = config_.prefill_instances;
   if (use_holders_) {
-    index_.FindPrefixHolders(r.hash_ids, std::max<size_t>(8, static_cast<size_t>(n) / 32),
-                             &holders_);
+    index_.FindPrefixHolders(r.hash_ids, few_holders_, &holders_);
     *best_out = holders_.best;
   } else {
     *best_out = config_.prefix_cache ? index_.FindBestPrefix(r.hash_ids) : BestPrefix{};
@@ -194,7 +196,7 @@ Decision Scheduler::DecideUnlogged(const Request& r, Nanos now, bool admission) 
   d.predicted_ttft = c.Ttft();
   if (config_.prefix_cache) {
     const int global = std::max(best.blocks, c.prefix);
-    for (size_t k = global; k < r.hash_ids.size() && inflight_.count(r.hash_ids[k].value); ++k) {
+    for (size_t k = global; k < r.hash_ids.size() && inflight_.Contains(r.hash_ids[k].value); ++k) {
       ++d.inflight_miss_blocks;
     }
   }
@@ -235,7 +237,7 @@ Decision Scheduler::DecideUnlogged(const Request& r, Nanos now, bool admission) 
       fetched_blocks_ += d.prefix_blocks - d.local_prefix_blocks;
     }
     pend.computing.assign(r.hash_ids.begin() + d.prefix_blocks, r.hash_ids.end());
-    for (BlockHash b : pend.computing) ++inflight_[b.value];
+    for (BlockHash b : pend.computing) ++inflight_.FindOrInsert(b.value);
   }
   decode_.AddPending(r.id, d.decode, join_at, tokens);
   pending_[r.id.value] = std::move(pend);
@@ -263,8 +265,8 @@ void Scheduler::OnPrefillDone(RequestId id, int prefill, Nanos now) {
     p.free_at += now - expected;
     p.corrections += now - expected;
     for (BlockHash b : it->second.computing) {
-      auto f = inflight_.find(b.value);
-      if (f != inflight_.end() && --f->second == 0) inflight_.erase(f);
+      int* f = inflight_.Find(b.value);
+      if (f != nullptr && --*f == 0) inflight_.Erase(b.value);
     }
     it->second.computing.clear();
     it->second.prefilled = true;
@@ -330,8 +332,8 @@ void Scheduler::Abandon(RequestId id) {
   if (it == pending_.end()) return;
   const Pending& p = it->second;
   for (BlockHash b : p.computing) {
-    auto in = inflight_.find(b.value);
-    if (in != inflight_.end() && --in->second <= 0) inflight_.erase(in);
+    int* in = inflight_.Find(b.value);
+    if (in != nullptr && --*in <= 0) inflight_.Erase(b.value);
   }
   if (!p.prefilled && prefill_[p.prefill].outstanding > 0) {
     --prefill_[p.prefill].outstanding;

@@ -28,6 +28,7 @@
 #include "common/ids.h"
 #include "common/status.h"
 #include "conductor/decode_load.h"
+#include "conductor/flat_id_map.h"
 #include "conductor/kv_index.h"
 #include "conductor/load_order.h"
 #include "conductor/policy.h"
@@ -98,6 +99,8 @@ struct SearchStats {
 class Scheduler {
  public:
   Scheduler(SchedulerConfig config, const engine::CostModel* cost);
+  Scheduler(const Scheduler&) = delete;  // its index reports to its own load order
+  Scheduler& operator=(const Scheduler&) = delete;
 
   // `admission` false: no SLO check (a request re-dispatched after its rank died was already
   // admitted); it is rejected only when no live instance is left.
@@ -179,13 +182,16 @@ class Scheduler {
   std::vector<PrefillState> prefill_;
   std::vector<char> prefill_dead_, decode_dead_;  // by instance
   std::unordered_map<uint64_t, Pending> pending_;
-  std::unordered_map<uint64_t, int> inflight_;  // block -> requests computing it
+  FlatIdMap<int> inflight_;  // block -> requests computing it
   std::mt19937_64 rng_;
   int rotate_ = 0;  // start of the tie-breaking scan, advanced per decision
   // The pruned search (not exhaustive_search): which parts it prunes, and its state.
   bool prune_prefill_ = false;  // load_balance / cache_aware / kvcache_centric, not colocated
   bool prune_decode_ = false;   // not colocated
   bool use_holders_ = false;    // per-instance caches: the best prefix from the holder lists
+  // A block held by more than this many instances is "hot": its holders have a load order, and
+  // FindPrefixHolders enumerates only the holders of blocks that are not.
+  size_t few_holders_;
   PrefillLoadOrder prefill_order_;
   PrefixHolders holders_;
   std::vector<uint32_t> deep_mark_;  // by instance: == mark_ when evaluated as a deep holder

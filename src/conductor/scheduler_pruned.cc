@@ -40,11 +40,13 @@ Scheduler::Candidate Scheduler::CandidateFor(int i, int local, const Request& r,
 }
 
 // TTFT = (transfer + prefill, fixed by the instance's local prefix) + queue. The instances
-// holding a long prefix (`holders_.deep`, a few) are evaluated one by one; every other instance
-// holds fewer than holders_.depth leading blocks, so its TTFT is at least its queue plus
-// `floor`, the smallest fixed part over those lengths. Those are walked from the least loaded,
-// in the full search's order of preference (queue, queued requests, rotated id), until the
-// bound of the next one is above the best TTFT, or equal to it with a tie-break that loses.
+// holding a long prefix (`holders_.deep`, a few) are evaluated one by one. Every other instance
+// holds L < holders_.depth leading blocks; for each such L, the instances that could hold L
+// blocks (all of them for L = 0, else the holders of block L - 1, a hot block with its own load
+// order) are walked from the least loaded, in the full search's order of preference (queue,
+// queued requests, rotated id), until the next one's bound, queue + the fixed part of L, is
+// above the best TTFT, or equal to it with a tie-break that loses: no instance after it that
+// holds L blocks can win. Instances met with another length are evaluated too (harmless).
 int Scheduler::PickPrefillPruned(const Request& r, const BestPrefix& best, Nanos now,
                                  Candidate* out) {
   const int n = config_.prefill_instances;
@@ -66,45 +68,48 @@ int Scheduler::PickPrefillPruned(const Request& r, const BestPrefix& best, Nanos
     if (tie != best_tie) return tie < best_tie;
     return rotated(i) < rotated(best_c.instance);
   };
-  auto consider = [&](const Candidate& c) {
+  auto consider = [&](int i, int local) {
+    deep_mark_[i] = mark_;
     ++stats_.prefill_evaluated;
+    const Candidate c = CandidateFor(i, local, r, best, now);
     const Nanos key = by_queue ? c.queue : c.Ttft();
-    const int64_t tie = prefill_[c.instance].outstanding;
-    if (!have || before_best(key, tie, c.instance)) {
+    const int64_t tie = prefill_[i].outstanding;
+    if (!have || before_best(key, tie, i)) {
       have = true;
       best_c = c;
       best_key = key;
       best_tie = tie;
     }
   };
-  int shortest = 0, longest = 0;  // the leading blocks any other instance may hold
-  if (use_holders_) {
-    for (const auto& [i, local] : holders_.deep) {
-      if (prefill_dead_[i]) continue;
-      deep_mark_[i] = mark_;
-      consider(CandidateFor(i, local, r, best, now));
+  // Visits instances from the least loaded while one holding `local` blocks could still win.
+  auto walk_from_least_loaded = [&](int local, BlockHash holding) {
+    const Candidate fixed = CandidateFor(-1, local, r, best, now);
+    const Nanos floor = by_queue ? Nanos(0) : fixed.transfer + fixed.prefill;
+    auto visit = [&](int i) {
+      if (deep_mark_[i] == mark_) return true;  // evaluated already
+      const Nanos queue = std::max(Nanos(0), prefill_[i].free_at - now);
+      if (have && !before_best(queue + floor, prefill_[i].outstanding, i)) return false;
+      consider(i, !config_.prefix_cache ? 0
+                  : use_holders_        ? index_.LocalPrefix(i, r.hash_ids)
+                                        : local);
+      return true;
+    };
+    if (local == 0 || !prefill_order_.WalkHolders(holding, start, visit)) {
+      prefill_order_.Walk(start, visit);
     }
-    longest = holders_.depth - 1;
-  } else if (config_.prefix_cache) {  // one shared pool: the same prefix for every instance
-    shortest = longest = index_.LocalPrefix(0, r.hash_ids);
+  };
+  if (!use_holders_ || by_queue) {
+    // One prefix for every instance (shared pool, no cache), or a key without it: one walk.
+    const int local = use_holders_ || !config_.prefix_cache ? 0 : index_.LocalPrefix(0, r.hash_ids);
+    walk_from_least_loaded(local, BlockHash{});
+  } else {
+    for (const auto& [i, local] : holders_.deep) {
+      if (!prefill_dead_[i]) consider(i, local);
+    }
+    for (int local = 0; local < holders_.depth; ++local) {
+      walk_from_least_loaded(local, local > 0 ? r.hash_ids[local - 1] : BlockHash{});
+    }
   }
-  Nanos floor = Nanos::max();
-  for (int local = shortest; local <= longest; ++local) {
-    const Candidate c = CandidateFor(-1, local, r, best, now);
-    floor = std::min(floor, by_queue ? Nanos(0) : c.transfer + c.prefill);
-  }
-  prefill_order_.Walk(start, [&](int i) {
-    if (deep_mark_[i] == mark_) return true;
-    const Nanos queue = std::max(Nanos(0), prefill_[i].free_at - now);
-    // Every instance after this one has a larger (queue, tie, rotated id), so a TTFT of at
-    // least `queue + floor`: none can win once this one's bound cannot.
-    if (have && !before_best(queue + floor, prefill_[i].outstanding, i)) return false;
-    const int local = !config_.prefix_cache ? 0
-                      : use_holders_        ? index_.LocalPrefix(i, r.hash_ids)
-                                            : shortest;
-    consider(CandidateFor(i, local, r, best, now));
-    return true;
-  });
   *out = best_c;
   return have ? best_c.instance : -1;
 }

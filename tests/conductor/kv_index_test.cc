@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 namespace mooncake::conductor {
 namespace {
 
@@ -70,6 +73,53 @@ TEST(KvIndex, SharedPoolIsSeenByEveryInstance) {
   idx.Store(1, Blocks({7, 8}));
   EXPECT_EQ(idx.LocalPrefix(3, Blocks({7, 8, 9})), 2);
   EXPECT_EQ(idx.FindBestPrefix(Blocks({7, 8})).blocks, 2);
+}
+
+// FindPrefixHolders against FindBestPrefix and against every instance asked one by one, while
+// random stores (into small caches that evict), forgets and dropped instances change the index;
+// the holder lists against the caches' contents.
+TEST(KvIndex, PrefixHoldersAgreeWithAskingEveryInstance) {
+  const int instances = 20;
+  const size_t few = 3;
+  KvIndex idx(instances, 12, false);
+  std::mt19937_64 rng(5);
+  auto prompt = [&] {
+    std::vector<BlockHash> b;
+    const uint64_t family = rng() % 3, length = 1 + rng() % 8;
+    for (uint64_t k = 0; k < length; ++k) b.push_back(BlockHash{family * 100 + k});
+    if (rng() % 2) b.push_back(BlockHash{1000 + rng() % 50});
+    return b;
+  };
+  PrefixHolders out;
+  for (int step = 0; step < 3000; ++step) {
+    const auto b = prompt();
+    const int op = static_cast<int>(rng() % 40);
+    if (op == 0) idx.Forget(b[rng() % b.size()]);
+    if (op == 1) idx.DropInstance(static_cast<int>(rng() % instances));
+    if (op > 1) idx.Store(static_cast<int>(rng() % instances), b);
+    const auto q = prompt();
+    idx.FindPrefixHolders(q, few, &out);
+    ASSERT_EQ(out.best, idx.FindBestPrefix(q)) << "step " << step;
+    ASSERT_LE(out.deep.size(), few);
+    size_t deep = 0;
+    for (int i = 0; i < instances; ++i) {
+      const int local = idx.LocalPrefix(i, q);
+      if (local >= out.depth) {
+        ASSERT_LT(deep, out.deep.size()) << "instance " << i << " holds " << local;
+        ASSERT_EQ(out.deep[deep], std::make_pair(i, local));
+        ++deep;
+      }
+    }
+    ASSERT_EQ(deep, out.deep.size());
+    for (BlockHash h : q) {
+      const auto holders = idx.Holders(h);
+      ASSERT_TRUE(std::is_sorted(holders.begin(), holders.end()));
+      int held = 0;
+      for (int i = 0; i < instances; ++i) held += idx.LocalPrefix(i, std::span(&h, 1));
+      ASSERT_EQ(static_cast<int>(holders.size()), held);
+      ASSERT_EQ(idx.Replicas(h), held);
+    }
+  }
 }
 
 }  // namespace

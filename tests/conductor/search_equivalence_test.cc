@@ -150,5 +150,22 @@ TEST(SearchEquivalence, PrunedSearchAnswersRandomCallsAsTheFullEvaluation) {
   }
 }
 
+// The decode side's bounds (DecodeLoad::StepTimeFor) hold because a decode step never gets
+// cheaper with more requests or more tokens.
+TEST(SearchEquivalence, DecodeStepTimeGrowsWithBatchAndTokens) {
+  const auto cost = Llama70bA800();
+  const DecodeLoad load(1, &cost, std::chrono::seconds(10));
+  const int64_t hbm = cost.HbmKvTokenCapacity();
+  for (int64_t batch = 1; batch <= 512; batch *= 2) {
+    Nanos last{0};
+    for (int64_t tokens = 0; tokens <= hbm + 1000; tokens += 997) {
+      const Nanos t = load.StepTimeFor(batch, tokens);
+      EXPECT_GE(t, last) << batch << " " << tokens;
+      EXPECT_GE(t, load.StepTimeFor(batch / 2 + (batch == 1), tokens)) << batch << " " << tokens;
+      last = t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mooncake::conductor

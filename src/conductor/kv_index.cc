@@ -158,7 +158,12 @@ uint64_t KvIndex::Store(int instance, std::span<const BlockHash> blocks) {
   LruBlockCache& cache = CacheOf(instance);
   const int holder = shared_pool_ ? 0 : instance;
   scratch_.clear();
-  for (BlockHash b : blocks) {
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const BlockHash b = blocks[k];
+    if (k + 2 < blocks.size()) {  // overlap the next blocks' cache misses with this one
+      cache.Prefetch(blocks[k + 2]);
+      holders_.Prefetch(blocks[k + 2].value);
+    }
     const size_t evicted_before = scratch_.size();
     if (cache.Insert(b, &scratch_)) AddHolder(b, holder);
     // Evictions are applied at once: a block evicted and stored again in this call stays held.

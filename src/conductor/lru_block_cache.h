@@ -17,6 +17,7 @@ class LruBlockCache {
   explicit LruBlockCache(uint64_t capacity_blocks);
 
   bool Contains(BlockHash block) const { return index_.Contains(block.value); }
+  void Prefetch(BlockHash block) const { index_.Prefetch(block.value); }
   // Number of leading blocks of `blocks` that are all held.
   int PrefixLength(std::span<const BlockHash> blocks) const;
   // Makes `block` the most recently used, inserting it when absent; when over capacity, the

@@ -33,6 +33,7 @@ struct BenchOptions {
   std::vector<int> sizes;
   int repeat = 3;
   uint64_t limit = 0;
+  int pruned_from = conductor::SchedulerConfig{}.pruned_search_from;
 };
 
 // CPU seconds of the calling thread: what one core spent, whatever else shares it.
@@ -53,9 +54,11 @@ struct SearchRun {
   double cpu_s = 0;
 };
 
-Result<SearchRun> Simulate(sim::SimConfig config, bool exhaustive, const engine::CostModel& cost,
+Result<SearchRun> Simulate(sim::SimConfig config, bool exhaustive, int pruned_from,
+                           const engine::CostModel& cost,
                            const std::vector<trace::TraceRequest>& requests) {
   config.scheduler.exhaustive_search = exhaustive;
+  config.scheduler.pruned_search_from = pruned_from;
   SearchRun run;
   const double t0 = ThreadCpuSeconds();
   auto r = sim::RunSimulation(config, cost, requests, sim::SimHooks{&run.calls});
@@ -121,7 +124,10 @@ Result<BenchOptions> Parse(int argc, char** argv) {
       "sizes N, comma-separated: N prefill and N decode instances each")(
       "repeat", po::value(&o.repeat)->default_value(o.repeat),
       "timed replays per search and size (the median is printed)")(
-      "trace-limit", po::value(&o.limit)->default_value(0), "first requests only; 0 = all");
+      "trace-limit", po::value(&o.limit)->default_value(0), "first requests only; 0 = all")(
+      "pruned-from", po::value(&o.pruned_from)->default_value(o.pruned_from),
+      "the pruned search from this many prefill instances (the scheduler's default); below, "
+      "the 'pruned' column is the full evaluation too. 1 = the pruned search at every size");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(d).run(), vm);
@@ -147,6 +153,7 @@ Result<BenchOptions> Parse(int argc, char** argv) {
   }
   if (o.sizes.empty()) return InvalidArgument("conductor_bench: --instances: give at least one");
   if (o.repeat < 1) return InvalidArgument("conductor_bench: --repeat: must be >= 1");
+  if (o.pruned_from < 1) return InvalidArgument("conductor_bench: --pruned-from: must be >= 1");
   return o;
 }
 
@@ -201,13 +208,14 @@ int main(int argc, char** argv) {
     }
     const engine::CostModel cost(o->sched.model, o->sched.hardware);
     const sim::SimConfig config = eval::ToSimConfig(*o);
-    auto full = Simulate(config, true, cost, *requests);
-    auto pruned = full.ok() ? Simulate(config, false, cost, *requests) : full;
+    auto full = Simulate(config, true, b.pruned_from, cost, *requests);
+    auto pruned = full.ok() ? Simulate(config, false, b.pruned_from, cost, *requests) : full;
     if (!pruned.ok()) {
       std::cerr << "conductor_bench: " << pruned.status().message() << "\n";
       return 1;
     }
-    const conductor::SchedulerConfig sc = sim::EffectiveSchedulerConfig(config);
+    conductor::SchedulerConfig sc = sim::EffectiveSchedulerConfig(config);
+    sc.pruned_search_from = b.pruned_from;
     const Replay rf = TimeReplays(full->calls, sc, true, cost, b.repeat);
     const Replay rp = TimeReplays(full->calls, sc, false, cost, b.repeat);
     const double d = static_cast<double>(std::max<uint64_t>(1, rp.outcome.decisions));
@@ -225,7 +233,10 @@ int main(int argc, char** argv) {
         fmt::format("{}+{}", n, n), fmt::format("x{:g}", n / 8.0), d / rf.cpu_s, d / rp.cpu_s,
         rf.cpu_s / rp.cpu_s, static_cast<double>(rp.stats.prefill_evaluated) / d, n,
         static_cast<double>(rp.stats.decode_evaluated) / d, n, full->cpu_s, pruned->cpu_s,
-        ttft_full, ttft_pruned, same ? "" : "  DIFFERENT DECISIONS");
+        ttft_full, ttft_pruned,
+        !same               ? "  DIFFERENT DECISIONS"
+        : n < b.pruned_from ? "  (under --pruned-from: both evaluate every instance)"
+                            : "");
     if (!same) {
       std::cout << fmt::format(
           "  replay of the full run's calls: {} answers differ with the pruned search (first at "

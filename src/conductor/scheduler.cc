@@ -48,10 +48,12 @@ Scheduler::Scheduler(SchedulerConfig config, const engine::CostModel* cost)
       few_holders_(std::max<size_t>(8, static_cast<size_t>(config.prefill_instances) / 32)),
       prefill_order_(config.prefill_instances, few_holders_),
       deep_mark_(config.prefill_instances, 0) {
-  const bool prune = !config.exhaustive_search && !config.colocated;
+  const bool search = !config.exhaustive_search &&
+                      config.prefill_instances >= std::max(1, config.pruned_search_from);
+  const bool prune = search && !config.colocated;
   prune_prefill_ = prune && config.policy != PrefillPolicy::kRandom;
   prune_decode_ = prune;
-  use_holders_ = !config.exhaustive_search && config.prefix_cache && !config.shared_pool;
+  use_holders_ = search && config.prefix_cache && !config.shared_pool;
   // The load orders of the hot blocks' holders follow the index's holder lists.
   if (prune_prefill_ && use_holders_) index_.set_listener(&prefill_order_);
   for (int i = 0; i < config.prefill_instances; ++i) NotePrefillChanged(i);

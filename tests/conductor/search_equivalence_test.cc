@@ -130,6 +130,7 @@ TEST(SearchEquivalence, PrunedSearchAnswersRandomCallsAsTheFullEvaluation) {
       std::deque<std::vector<BlockHash>> prompts;
       const auto log = RandomCalls(c, ++seed, cost, &prompts);
       c.exhaustive_search = false;
+      c.pruned_search_from = 1;  // 3 instances: pruned too
       Scheduler pruned(c, &cost);
       const ReplayOutcome out = ReplayCalls(log, pruned);
       EXPECT_EQ(out.differing, 0u)

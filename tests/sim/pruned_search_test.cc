@@ -59,6 +59,7 @@ struct Run {
 Run Simulate(SimConfig config, bool exhaustive, const engine::CostModel& cost,
              const std::vector<trace::TraceRequest>& requests) {
   config.scheduler.exhaustive_search = exhaustive;
+  config.scheduler.pruned_search_from = 1;  // the pruned search at 8 + 8 as well
   Run run;
   auto r = RunSimulation(config, cost, requests, SimHooks{&run.calls});
   EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -117,6 +118,7 @@ void CheckSameDecisions(const std::string& trace_file, uint64_t offset, uint64_t
     sc.exhaustive_search = true;
     conductor::Scheduler reference(sc, &cost);
     sc.exhaustive_search = false;
+    sc.pruned_search_from = 1;
     conductor::Scheduler scheduler(sc, &cost);
     EXPECT_EQ(conductor::ReplayCalls(full.calls, reference).differing, 0u);
     const auto replay = conductor::ReplayCalls(full.calls, scheduler);

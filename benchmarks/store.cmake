@@ -10,6 +10,7 @@ target_link_libraries(mooncake_store_bench_setup PUBLIC mooncake_store_net moonc
                       mooncake_cluster mooncake_transport_factory mooncake_transport)
 
 add_executable(store_bench ${CMAKE_CURRENT_LIST_DIR}/store_bench.cc
+               ${CMAKE_CURRENT_LIST_DIR}/store_bench_meta.cc
                ${CMAKE_CURRENT_LIST_DIR}/store_bench_options.cc
                ${CMAKE_CURRENT_LIST_DIR}/store_bench_ssd.cc)
 target_link_libraries(store_bench PRIVATE mooncake_store_bench_setup mooncake_store_ssd

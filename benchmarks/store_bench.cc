@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/units.h"
 #include "common/wire.h"
+#include "store_bench_meta.h"
 #include "store_bench_options.h"
 
 namespace mooncake::bench {
@@ -142,8 +143,8 @@ class Bench {
     if (c_.service) c_.service->Reset();
     if (c_.client) FillBlockContent({size, 0, 7}, c_.buffer());
     bool ok = true;
-    const bool want_objects =
-        std::any_of(o_.ops.begin(), o_.ops.end(), [](const auto& op) { return op != "raw"; });
+    const bool want_objects = std::any_of(
+        o_.ops.begin(), o_.ops.end(), [](const auto& op) { return op != "raw" && op != "meta"; });
     if (want_objects) ok = Phase(Case{"put", size, batch, k.objects}, /*report=*/Has("put")) && ok;
     bool evicted = false;
     for (const auto& op : o_.ops) {
@@ -223,7 +224,20 @@ class Bench {
       master_rate = 1e9 * static_cast<double>(after.exists_keys - before.exists_keys) /
                     static_cast<double>(after.exists_ns - before.exists_ns);
     }
-    return !report || Report(k, all, master_rate);
+    const double meta_rate = k.op == "meta" ? MasterMetaOpsPerSecond(k) : 0;
+    return !report || Report(k, all, master_rate, meta_rate);
+  }
+
+  // Rank 0, after the clients' meta phase: the same rounds straight into the master on this
+  // one thread; metadata operations per second inside it, 0 after an error (logged).
+  double MasterMetaOpsPerSecond(const Case& k) {
+    MasterMetaRate r =
+        MeasureMasterMeta(*c_.service, "M/" + case_tag_, k.batch, k.size, o_.min_time);
+    if (r.errors > 0) {
+      log::Error("meta inside the master: {} errors, first: {}", r.errors, r.first_error);
+      return 0;
+    }
+    return static_cast<double>(r.ops) / std::max(r.seconds, 1e-9);
   }
 
   uint64_t SsdHits() const {
@@ -340,6 +354,7 @@ class Bench {
       return found == b ? Status::Ok() : NotFound(std::to_string(b - found) + " keys missing");
     }
     if (k.op == "raw") return RawRead(k, first, t);
+    if (k.op == "meta") return MetaCall(k, t, s->keys - b);
     s->bytes += b * k.size;
     std::vector<Status> st;
     if (k.op == "put") {
@@ -360,6 +375,16 @@ class Bench {
     return Status::Ok();
   }
 
+  // PutStart + PutEnd + Get of `k.batch` keys never used before (`seq`: this thread's count of
+  // keys so far), as three RPCs to the master; no bytes move.
+  Status MetaCall(const Case& k, int t, uint64_t seq) {
+    std::vector<std::string> keys(static_cast<size_t>(k.batch));
+    const std::string prefix =
+        "m" + std::to_string(c_.client_index) + "/" + case_tag_ + std::to_string(t) + "/";
+    for (auto& key : keys) key = prefix + std::to_string(seq++);
+    return MetaRpcRound(*c_.rpc, Rank{0}, keys, k.size, o_.cluster.client.timeout);
+  }
+
   // The same footprint as the objects of the case, read without the store: object g of this
   // client sits on store rank 1 + g % stores at slot g / stores.
   Status RawRead(const Case& k, size_t first, int t) {
@@ -377,7 +402,10 @@ class Bench {
     return (*batch)->Wait(o_.cluster.client.timeout);
   }
 
-  bool Report(const Case& k, const std::vector<std::vector<std::byte>>& all, double master_rate) {
+  // `master_rate`: exists keys/s inside the master; `meta_rate`: metadata operations/s inside
+  // it (--ops meta, MasterMetaOpsPerSecond).
+  bool Report(const Case& k, const std::vector<std::vector<std::byte>>& all, double master_rate,
+              double meta_rate) {
     Sample t;
     std::string error;
     // ssd_local ran on the store ranks, everything else on the clients.
@@ -400,14 +428,15 @@ class Bench {
     };
     const double secs = std::max(t.seconds, 1e-9);
     char row[512];
-    std::snprintf(
-        row, sizeof row,
-        "%s,%zu,%d,%d,%d,%d,%u,%llu,%zu,%llu,%.4f,%.3f,%.0f,%.0f,%.1f,%.1f,%.1f,%.1f,%llu,%.0f",
-        k.op.c_str(), k.size, k.batch, c_.clients, o_.threads, o_.cluster.stores, o_.replicas,
-        static_cast<unsigned long long>(t.calls), k.objects * c_.clients,
-        static_cast<unsigned long long>(t.bytes), secs, t.bytes / secs / 1e9, t.calls / secs,
-        t.keys / secs, pct(0.5), pct(0.9), pct(0.99), t.lat_us.empty() ? 0.0 : t.lat_us.back(),
-        static_cast<unsigned long long>(t.errors), master_rate);
+    std::snprintf(row, sizeof row,
+                  "%s,%zu,%d,%d,%d,%d,%u,%llu,%zu,%llu,%.4f,%.3f,%.0f,%.0f,%.1f,%.1f,%.1f,%.1f,%"
+                  "llu,%.0f,%.0f",
+                  k.op.c_str(), k.size, k.batch, c_.clients, o_.threads, o_.cluster.stores,
+                  o_.replicas, static_cast<unsigned long long>(t.calls), k.objects * c_.clients,
+                  static_cast<unsigned long long>(t.bytes), secs, t.bytes / secs / 1e9,
+                  t.calls / secs, t.keys / secs, pct(0.5), pct(0.9), pct(0.99),
+                  t.lat_us.empty() ? 0.0 : t.lat_us.back(),
+                  static_cast<unsigned long long>(t.errors), master_rate, meta_rate);
     std::printf("%s\n", row);
     std::fflush(stdout);
     if (csv_) csv_ << row << "\n" << std::flush;
@@ -421,7 +450,8 @@ class Bench {
     const char* header =
         "op,size,batch,clients,threads,stores,replicas,calls,objects,bytes,seconds,gb_per_s,calls_"
         "per_s,"
-        "keys_per_s,p50_us,p90_us,p99_us,max_us,errors,master_exists_keys_per_s";
+        "keys_per_s,p50_us,p90_us,p99_us,max_us,errors,master_exists_keys_per_s,master_meta_ops_"
+        "per_s";
     std::printf("%s\n", header);
     if (!o_.csv.empty()) {
       csv_.open(o_.csv);

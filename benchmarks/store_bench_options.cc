@@ -24,7 +24,7 @@ std::vector<std::string> Split(const std::string& s) {
 Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool print_help) {
   StoreBenchOptions o;
   std::string sizes, batches, ops, dram, buffer, min_time, timeout, data_path, progress;
-  std::string idle_spin, master_spin, ssd_capacity;
+  std::string idle_spin, master_spin, ssd_capacity, lease;
   po::options_description d(
       "store_bench (mpirun; rank 0 master, ranks 1..M stores, the rest clients)");
   d.add_options()("help,h", "this text")("stores", po::value(&o.cluster.stores)->default_value(1),
@@ -35,8 +35,10 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "sizes", po::value(&sizes)->default_value("4KiB,64KiB,1MiB,16MiB"), "object sizes")(
       "batches", po::value(&batches)->default_value("1,8,32,128"), "keys per call")(
       "ops", po::value(&ops)->default_value("put,get,exists"),
-      "put,get,exists,raw,ssd,ssd_local (raw: one-sided reads of the same sizes and footprint, "
-      "no store; ssd: gets of the case's objects once all were evicted to the SSD tier, read "
+      "put,get,exists,raw,meta,ssd,ssd_local (raw: one-sided reads of the same sizes and "
+      "footprint, no store; meta: PutStart + PutEnd + Get of fresh keys as three batched RPCs, "
+      "no bytes moved, then the same inside the master on one thread of rank 0; ssd: gets of the "
+      "case's objects once all were evicted to the SSD tier, read "
       "remotely through the store ranks' staging; ssd_local: each store rank reads the same "
       "blocks from its own tier, one thread; both need --ssd-dir)")(
       "threads", po::value(&o.threads)->default_value(1),
@@ -58,7 +60,9 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "master-idle-spin", po::value(&master_spin)->default_value("2ms"),
       "the same for rank 0 (the master answers faster while clients are active)")(
       "timeout", po::value(&timeout)->default_value("30s"), "deadline of every store call")(
-      "csv", po::value(&o.csv), "CSV output file (rank 0)")(
+      "lease", po::value(&lease)->default_value("10s"),
+      "the master's get lease (a full store evicts only objects whose lease ended: --ops meta "
+      "fills it with fresh keys)")("csv", po::value(&o.csv), "CSV output file (rank 0)")(
       "ssd-dir", po::value(&o.ssd.dir),
       "store ranks keep an HDF5 SSD tier under DIR/rank<r> (emptied at start and end)")(
       "ssd-capacity", po::value(&ssd_capacity)->default_value("16GiB"),
@@ -90,9 +94,10 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
   }
   o.ops = Split(ops);
   for (const auto& op : o.ops) {
-    if (op != "put" && op != "get" && op != "exists" && op != "raw" && op != "ssd" &&
-        op != "ssd_local") {
-      return InvalidArgument("bad --ops entry: " + op + " (put, get, exists, raw, ssd, ssd_local)");
+    if (op != "put" && op != "get" && op != "exists" && op != "raw" && op != "meta" &&
+        op != "ssd" && op != "ssd_local") {
+      return InvalidArgument("bad --ops entry: " + op +
+                             " (put, get, exists, raw, meta, ssd, ssd_local)");
     }
     if ((op == "ssd" || op == "ssd_local") && o.ssd.dir.empty()) {
       return InvalidArgument("--ops " + op + " needs --ssd-dir");
@@ -115,6 +120,9 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
   o.cluster.client_buffer = *bu;
   o.min_time = Nanos(mt->count());
   o.cluster.client.timeout = Nanos(to->count());
+  auto le = ParseDuration(lease);
+  if (!le.ok() || le->count() <= 0) return InvalidArgument("bad --lease: " + lease);
+  o.cluster.service.master.lease = Nanos(le->count());
   auto is = ParseDuration(idle_spin), ms = ParseDuration(master_spin);
   if (!is.ok() || !ms.ok()) return InvalidArgument("bad --idle-spin or --master-idle-spin");
   o.cluster.ucx.idle_spin = Nanos(is->count());

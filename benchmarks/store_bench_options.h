@@ -15,7 +15,7 @@ struct StoreBenchOptions {
   StoreClusterOptions cluster;
   std::vector<size_t> sizes;
   std::vector<int> batches;
-  std::vector<std::string> ops;  // put, get, exists, raw, ssd, ssd_local (run order per case)
+  std::vector<std::string> ops;  // put, get, exists, raw, meta, ssd, ssd_local (run order)
   uint32_t replicas = 1;
   int threads = 1;            // calling threads per client
   size_t max_objects = 4096;  // per client and case

@@ -17,10 +17,20 @@
 # read by the store rank from its own tier ("ssd_local", Hdf5Tier::Read, one thread), at 64 KiB,
 # 1 MiB and 16 MiB, batches of 32; once from the page cache and once cold (--ssd-cold: the
 # tier files' pages dropped before each pass, one pass each).
+# Small objects (SMALL=0 skips them): in each round store_bench put and get of 4 KiB and 64 KiB
+# objects, batches of 32, one client (4096 objects of each size, verified gets), and
+# redis-benchmark SET/GET with pipelining (-P 32) of the same values over as many keys (-r 4096),
+# 1 and 4 clients (best kept); keys/s against requests/s. Then store_bench --ops meta: PutStart
+# + PutEnd + Get of fresh keys, batches of 128, through the master's RPC from one client, and
+# the same rounds inside the master on one thread of rank 0 (metadata operations/s, three per
+# key; --lease 20ms so that a full store can evict what the benchmark no longer reads).
 # Last line: store_vs_baselines get_vs_raw=<r> get_vs_redis=<r> put_vs_redis=<r>
-#   ssd_vs_local=<r> ssd_vs_local_cold=<r>
+#   [ssd_vs_local=<r> ssd_vs_local_cold=<r>] [get4k_vs_redis=<r> put4k_vs_redis=<r>
+#   get64k_vs_redis=<r> put64k_vs_redis=<r> meta_ops_per_s=<n> meta_rpc_ops_per_s=<n>]
 # (get_vs_raw is the lowest of the 1, 4 and 16 MiB ratios; the Redis ratios are at 1 MiB; the
-# SSD ratios are remote / local GB/s, the lowest over the three sizes, medians over rounds).
+# SSD ratios are remote / local GB/s, the lowest over the three sizes, medians over rounds; the
+# small-object ratios are store keys/s / Redis pipelined requests/s, medians over rounds;
+# meta_ops_per_s is inside the master on one core, meta_rpc_ops_per_s through the RPC).
 # A line per size compares with Mooncake Store's published 1 and 4 MiB put/get figures.
 set -euo pipefail
 # --help prints the comment block above.
@@ -77,15 +87,37 @@ run_redis() {  # one round of redis-benchmark SET/GET, 1 and 4 clients, 1 MiB an
     done
   done
 }
+: > "$OUT/redis_small.csv"
+run_redis_small() {  # one round of pipelined redis-benchmark SET/GET, 1 and 4 clients, 4/64 KiB
+  local size n c t rps
+  for size in 4096 65536; do
+    n=$((size == 4096 ? 1000000 : 100000))
+    for c in 1 4; do
+      for t in set get; do
+        rps=$(redis-benchmark -p "$PORT" -t "$t" -n "$n" -d "$size" -r 4096 -c "$c" -P 32 --csv \
+              2>/dev/null | awk -F'"' 'NR > 1 && $2 != "" {print $4; exit}')
+        echo "$1,$t,$size,$c,$rps" >> "$OUT/redis_small.csv"
+      done
+    done
+  done
+}
 STORE_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 1GiB --sizes 1MiB,4MiB,16MiB --batches 32
             --min-time 1s --tls "$TLS")
 SSD_ARGS=(--stores 1 --store-dram 512MiB --client-buffer 1GiB --sizes 64KiB,1MiB,16MiB
           --batches 32 --min-time 1s --tls "$TLS" --ops put,ssd,ssd_local
           --ssd-dir "$OUT/ssd")
+SMALL_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 256MiB --sizes 4KiB,64KiB --batches 32
+            --min-time 1s --tls "$TLS" --ops put,get)
+META_ARGS=(--stores 1 --store-dram 1GiB --sizes 4KiB --batches 128 --min-time 1s --tls "$TLS"
+           --ops meta --lease 20ms)
 echo "== store_bench (3 ranks: master, 1 store of 1 GiB, 1 client; tls $TLS) and redis-benchmark"
 echo "   (redis-server on 127.0.0.1, 1 and 4 clients), $REPEATS rounds"
 echo "   ${MPIRUN[*]} -np 3 $BUILD/store_bench ${STORE_ARGS[*]} --ops put,get,raw"
 [[ ${SSD:-1} == 1 ]] && echo "   SSD-only gets: ... $BUILD/store_bench ${SSD_ARGS[*]} [--ssd-cold]"
+if [[ ${SMALL:-1} == 1 ]]; then
+  echo "   small objects: ... $BUILD/store_bench ${SMALL_ARGS[*]}; redis-benchmark -P 32 -r 4096"
+  echo "   metadata: ... $BUILD/store_bench ${META_ARGS[*]}"
+fi
 for i in $(seq 1 "$REPEATS"); do
   "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get,raw \
     --csv "$OUT/store_$i.csv" > "$OUT/store_$i.log" 2>&1 || { cat "$OUT/store_$i.log"; exit 1; }
@@ -97,6 +129,13 @@ for i in $(seq 1 "$REPEATS"); do
   "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get --copy-threads 2 \
     --csv "$OUT/ct2_$i.csv" > "$OUT/ct2_$i.log" 2>&1 || { cat "$OUT/ct2_$i.log"; exit 1; }
   run_redis "$i"
+  if [[ ${SMALL:-1} == 1 ]]; then
+    "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${SMALL_ARGS[@]}" --csv "$OUT/small_$i.csv" \
+      > "$OUT/small_$i.log" 2>&1 || { cat "$OUT/small_$i.log"; exit 1; }
+    run_redis_small "$i"
+    "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${META_ARGS[@]}" --csv "$OUT/meta_$i.csv" \
+      > "$OUT/meta_$i.log" 2>&1 || { cat "$OUT/meta_$i.log"; exit 1; }
+  fi
   if [[ ${SSD:-1} == 1 ]]; then
     for temp in hot cold; do
       "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${SSD_ARGS[@]}" \
@@ -113,9 +152,10 @@ echo "== batched exists, 128 keys per call (4 KiB objects)"
   --min-time 1s --tls "$TLS" --ops exists --csv "$OUT/exists.csv" > "$OUT/exists.log" 2>&1 ||
   { cat "$OUT/exists.log"; exit 1; }
 
-$PY - "$OUT" "$REPEATS" "$TLS" "${SSD:-1}" <<'PYEOF'
+$PY - "$OUT" "$REPEATS" "$TLS" "${SSD:-1}" "${SMALL:-1}" <<'PYEOF'
 import csv, statistics, sys
 out, repeats, tls, ssd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+small = sys.argv[5] == "1"
 runs = {}
 for i in range(1, repeats + 1):
     for row in csv.DictReader(open(f"{out}/store_{i}.csv")):
@@ -193,8 +233,44 @@ if ssd:  # SSD-only gets: remote (staged, one-sided) against the tier's own read
                   f"{' '.join(f'{x:.3f}' for x in ssd_runs[(temp, 'ssd_local', size)])})")
     ssd_line = (f" ssd_vs_local={min(ssd_ratio['hot']):.2f}"
                 f" ssd_vs_local_cold={min(ssd_ratio['cold']):.2f}")
+small_line = ""
+if small:  # small objects: keys/s against Redis' pipelined requests/s; metadata ops/s
+    keys, meta, meta_rpc = {}, [], []
+    for i in range(1, repeats + 1):
+        for row in csv.DictReader(open(f"{out}/small_{i}.csv")):
+            if int(row["errors"]) != 0:
+                sys.exit(f"store_bench small run {i}: {row['op']} {row['size']} had errors")
+            keys.setdefault((row["op"], int(row["size"])), []).append(float(row["keys_per_s"]))
+        for row in csv.DictReader(open(f"{out}/meta_{i}.csv")):
+            if int(row["errors"]) != 0 or float(row["master_meta_ops_per_s"]) == 0:
+                sys.exit(f"store_bench meta run {i} had errors")
+            meta.append(float(row["master_meta_ops_per_s"]))
+            meta_rpc.append(3 * float(row["keys_per_s"]))
+    rs = {}
+    for line in open(f"{out}/redis_small.csv"):
+        _, t, size, c, rps = line.strip().split(",")
+        rs.setdefault((t, int(size), int(c)), []).append(float(rps or 0))
+    rbest = {}
+    for (t, size, c), v in rs.items():
+        rbest[(t, size)] = max(rbest.get((t, size), 0.0), statistics.median(v))
+    for (t, size, c), v in sorted(rs.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
+        print(f"{size >> 10:>4}Ki redis-{t}-P32-c{c} {statistics.median(v):>12,.0f} req/s  "
+              f"{' '.join(f'{x:,.0f}' for x in v)}")
+    for size in (4096, 65536):
+        for op, t in (("get", "get"), ("put", "set")):
+            m = statistics.median(keys[(op, size)])
+            ratio = m / rbest[(t, size)]
+            print(f"{size >> 10:>4}Ki store {op} x32 {m:>12,.0f} keys/s ({' '.join(f'{x:,.0f}' for x in keys[(op, size)])})"
+                  f"  vs redis {t.upper()} -P 32 {rbest[(t, size)]:,.0f}/s: {ratio:.2f}x")
+            small_line += f" {op}{size >> 10}k_vs_redis={ratio:.2f}"
+    print(f"metadata ops (PutStart + PutEnd + Get, batches of 128): inside the master on one "
+          f"core {statistics.median(meta):,.0f}/s (runs {' '.join(f'{x:,.0f}' for x in meta)}); "
+          f"through the RPC from one client {statistics.median(meta_rpc):,.0f}/s "
+          f"(runs {' '.join(f'{x:,.0f}' for x in meta_rpc)})")
+    small_line += (f" meta_ops_per_s={statistics.median(meta):.0f}"
+                   f" meta_rpc_ops_per_s={statistics.median(meta_rpc):.0f}")
 mi = 1 << 20
 print(f"store_vs_baselines get_vs_raw={min(ratios.values()):.2f} "
       f"get_vs_redis={best('get', mi) / redis[('get', mi)]:.2f} "
-      f"put_vs_redis={best('put', mi) / redis[('set', mi)]:.2f}{ssd_line}")
+      f"put_vs_redis={best('put', mi) / redis[('set', mi)]:.2f}{ssd_line}{small_line}")
 PYEOF

@@ -35,11 +35,19 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
                            " replicas on distinct ranks, but only " +
                            std::to_string(segments_.size()) + " store ranks exist");
   }
-  if (Object* o = FindLive(key)) {
-    if (o->visible) return AlreadyExists("object '" + key + "' exists (objects are immutable)");
-    return Busy("a put of '" + key + "' is in flight");
+  // One hash lookup for a new key (the common case); an existing one is looked at as FindLive
+  // would (a timed-out put is revoked, and the key then starts afresh).
+  auto [it, inserted] = objects_.try_emplace(key);
+  if (!inserted) {
+    Object& old = it->second;
+    if (old.visible) return AlreadyExists("object '" + key + "' exists (objects are immutable)");
+    if (old.put_deadline > clock_.Now()) return Busy("a put of '" + key + "' is in flight");
+    ++stats_.timed_out_puts;
+    ++stats_.revoked_puts;
+    EraseObject(old);
+    it = objects_.try_emplace(key).first;
   }
-  Object& o = objects_[key];
+  Object& o = it->second;
   o.key = key;
   o.size = size;
   o.soft_pin = cfg.soft_pin;
@@ -47,8 +55,9 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
   o.target_replicas = cfg.replicas;
   // After a rank died, fewer ranks may be left than the put asks for: place what fits.
   const size_t want = std::min<size_t>(cfg.replicas, segments_.size());
-  Status last = NoSpace("no store rank can hold " + std::to_string(size) + " B");
-  for (Rank rank : Candidates(cfg)) {
+  Status last;  // the last allocation failure; the message is built only when one fails
+  Candidates(cfg, &candidates_);
+  for (Rank rank : candidates_) {
     if (o.replicas.size() == want) break;
     auto a = AllocateOn(rank, segments_.at(rank), size);
     if (!a.ok()) {
@@ -62,6 +71,7 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
   }
   if (o.replicas.size() < want || want == 0) {
     EraseObject(o);
+    if (last.ok()) last = NoSpace("no store rank can hold " + std::to_string(size) + " B");
     return last.WithContext("put of '" + key + "'");
   }
   o.put_id = next_put_id_++;
@@ -76,15 +86,19 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
 }
 
 Status MetadataMaster::PutEnd(const std::string& key, uint64_t checksum) {
-  bool existed = objects_.count(key) != 0;
-  Object* o = FindLive(key);
-  if (o == nullptr) {
-    if (existed) return Timeout("put of '" + key + "' was revoked after its timeout");
-    return NotFound("no put of '" + key + "' in flight");
+  // One lookup; a put past its timeout is revoked here, as FindLive would.
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return NotFound("no put of '" + key + "' in flight");
+  Object& o = it->second;
+  if (o.visible) return AlreadyExists("object '" + key + "' is already visible");
+  if (o.put_deadline <= clock_.Now()) {
+    ++stats_.timed_out_puts;
+    ++stats_.revoked_puts;
+    EraseObject(o);
+    return Timeout("put of '" + key + "' was revoked after its timeout");
   }
-  if (o->visible) return AlreadyExists("object '" + key + "' is already visible");
-  o->checksum = checksum;
-  MakeVisible(*o);
+  o.checksum = checksum;
+  MakeVisible(o);
   return Status::Ok();
 }
 

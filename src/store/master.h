@@ -185,8 +185,9 @@ class MetadataMaster {
   void Grant(Object& o);
   ObjectView View(const Object& o) const;
   // Preferred ranks, then the others emptiest first; among equally empty ones, the rank that
-  // evicted least recently first (see the .cc).
-  std::vector<Rank> Candidates(const ReplicateConfig& cfg) const;
+  // evicted least recently first (see the .cc). Fills `candidates` (its old contents go; a
+  // reused vector saves an allocation per put).
+  void Candidates(const ReplicateConfig& cfg, std::vector<Rank>* candidates) const;
   Result<Allocation> AllocateOn(Rank rank, Segment& seg, uint64_t size);
   void EnforceWatermark(Rank rank, Segment& seg);
   // Bytes of the evicted replica's region; 0 when nothing on `rank` is evictable.
@@ -213,6 +214,7 @@ class MetadataMaster {
   uint64_t in_flight_now_ = 0;  // puts started and not yet visible or gone
   uint64_t next_ticket_ = 1;
   MasterStats stats_;
+  std::vector<Rank> candidates_;  // PutStart's scratch for Candidates
 };
 
 }  // namespace mooncake::store

@@ -109,7 +109,9 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
     }
     if (source == nullptr || dram >= o.target_replicas) continue;
     // Another live rank, emptiest first, with room now: re-replication never evicts.
-    for (Rank rank : Candidates(ReplicateConfig{})) {
+    std::vector<Rank> candidates;
+    Candidates(ReplicateConfig{}, &candidates);
+    for (Rank rank : candidates) {
       bool holds = false;
       for (const Replica& r : o.replicas) holds = holds || r.loc.rank == rank;
       if (holds) continue;
@@ -153,8 +155,9 @@ Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
 }
 
 // Preferred ranks first (in the caller's order), then the others, emptiest first.
-std::vector<Rank> MetadataMaster::Candidates(const ReplicateConfig& cfg) const {
-  std::vector<Rank> out;
+void MetadataMaster::Candidates(const ReplicateConfig& cfg, std::vector<Rank>* candidates) const {
+  std::vector<Rank>& out = *candidates;
+  out.clear();
   for (Rank r : cfg.preferred_ranks) {
     if (segments_.count(r) && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
   }
@@ -177,7 +180,6 @@ std::vector<Rank> MetadataMaster::Candidates(const ReplicateConfig& cfg) const {
     }
     return sa.evicted_at < sb.evicted_at;
   });
-  return out;
 }
 
 Result<Allocation> MetadataMaster::AllocateOn(Rank rank, Segment& seg, uint64_t size) {
@@ -265,8 +267,7 @@ void MetadataMaster::FreeReplica(Object& o, Replica& r) {
 void MetadataMaster::EraseObject(Object& o) {
   if (o.counted_in_flight) --in_flight_now_;
   for (Replica& r : o.replicas) FreeReplica(o, r);
-  std::string key = o.key;  // o dies with the erase
-  objects_.erase(key);
+  objects_.erase(objects_.find(o.key));  // by node: the key lives in o, which dies with it
 }
 
 void MetadataMaster::EraseIfEmpty(Object& o) {

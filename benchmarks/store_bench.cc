@@ -224,20 +224,21 @@ class Bench {
       master_rate = 1e9 * static_cast<double>(after.exists_keys - before.exists_keys) /
                     static_cast<double>(after.exists_ns - before.exists_ns);
     }
-    const double meta_rate = k.op == "meta" ? MasterMetaOpsPerSecond(k) : 0;
-    return !report || Report(k, all, master_rate, meta_rate);
+    MasterMetaRate meta;
+    if (k.op == "meta") meta = MeasureMasterMeta(k);
+    return !report || Report(k, all, master_rate, meta);
   }
 
   // Rank 0, after the clients' meta phase: the same rounds straight into the master on this
-  // one thread; metadata operations per second inside it, 0 after an error (logged).
-  double MasterMetaOpsPerSecond(const Case& k) {
+  // one thread. Errors are logged and reported as 0 ops.
+  MasterMetaRate MeasureMasterMeta(const Case& k) {
     MasterMetaRate r =
-        MeasureMasterMeta(*c_.service, "M/" + case_tag_, k.batch, k.size, o_.min_time);
+        bench::MeasureMasterMeta(*c_.service, "M/" + case_tag_, k.batch, k.size, o_.min_time);
     if (r.errors > 0) {
       log::Error("meta inside the master: {} errors, first: {}", r.errors, r.first_error);
-      return 0;
+      r.ops = 0;
     }
-    return static_cast<double>(r.ops) / std::max(r.seconds, 1e-9);
+    return r;
   }
 
   uint64_t SsdHits() const {
@@ -402,10 +403,10 @@ class Bench {
     return (*batch)->Wait(o_.cluster.client.timeout);
   }
 
-  // `master_rate`: exists keys/s inside the master; `meta_rate`: metadata operations/s inside
-  // it (--ops meta, MasterMetaOpsPerSecond).
+  // `master_rate`: exists keys/s inside the master; `meta`: the metadata operations inside it
+  // (--ops meta), per wall-clock and per CPU second of its thread.
   bool Report(const Case& k, const std::vector<std::vector<std::byte>>& all, double master_rate,
-              double meta_rate) {
+              const MasterMetaRate& meta) {
     Sample t;
     std::string error;
     // ssd_local ran on the store ranks, everything else on the clients.
@@ -436,7 +437,9 @@ class Bench {
                   static_cast<unsigned long long>(t.bytes), secs, t.bytes / secs / 1e9,
                   t.calls / secs, t.keys / secs, pct(0.5), pct(0.9), pct(0.99),
                   t.lat_us.empty() ? 0.0 : t.lat_us.back(),
-                  static_cast<unsigned long long>(t.errors), master_rate, meta_rate);
+                  static_cast<unsigned long long>(t.errors), master_rate,
+                  static_cast<double>(meta.ops) / std::max(meta.seconds, 1e-9),
+                  static_cast<double>(meta.ops) / std::max(meta.cpu_seconds, 1e-9));
     std::printf("%s\n", row);
     std::fflush(stdout);
     if (csv_) csv_ << row << "\n" << std::flush;
@@ -451,7 +454,7 @@ class Bench {
         "op,size,batch,clients,threads,stores,replicas,calls,objects,bytes,seconds,gb_per_s,calls_"
         "per_s,"
         "keys_per_s,p50_us,p90_us,p99_us,max_us,errors,master_exists_keys_per_s,master_meta_ops_"
-        "per_s";
+        "per_s,master_meta_ops_per_cpu_s";
     std::printf("%s\n", header);
     if (!o_.csv.empty()) {
       csv_.open(o_.csv);

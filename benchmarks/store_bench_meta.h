@@ -21,8 +21,11 @@ Status MetaRpcRound(transport::Rpc& rpc, Rank master, std::span<const std::strin
                     uint64_t size, Nanos timeout);
 
 struct MasterMetaRate {
-  uint64_t ops = 0;     // three per key
-  double seconds = 0;   // inside the master's calls only (key strings are made untimed)
+  uint64_t ops = 0;    // three per key
+  double seconds = 0;  // inside the master's calls only (key strings are made untimed)
+  // The same intervals in this thread's CPU time: on a loaded machine the wall-clock intervals
+  // also hold the time other processes had the core; this is the rate of one core.
+  double cpu_seconds = 0;
   uint64_t errors = 0;  // keys whose PutStart, PutEnd or Get failed
   std::string first_error;
 };

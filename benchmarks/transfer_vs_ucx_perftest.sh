@@ -7,10 +7,11 @@
 # Last line: "transfer_vs_ucx_perftest min_ratio=<r> tls=<tls> latency_ratio=<r>".
 #
 #   benchmarks/transfer_vs_ucx_perftest.sh --tls shm|tcp [--build DIR] [--sizes "64KiB 1MiB 16MiB"]
-#       [--repeats N] [--duration 2s] [--depth 2] [--bench-args "..."]
+#       [--repeats N] [--duration 2s] [--depth 2] [--bench-args "..."] [--latency-only]
 # With --repeats N every measurement runs N times and the median is used. --depth is how many
 # batches of 128 transfer_bench keeps in flight (2: the next batch is posted while the last one
 # drains, as ucx_perftest keeps its window full; 1 leaves the link idle at every batch boundary).
+# --latency-only runs just the 4 KiB latency pair (shm), max(3, N) rounds; min_ratio is then n/a.
 set -euo pipefail
 
 TLS_NAME=shm
@@ -20,6 +21,7 @@ REPEATS=1
 DURATION=2s
 BENCH_ARGS=""
 DEPTH=2
+LATENCY_ONLY=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --tls) TLS_NAME=$2; shift 2 ;;
@@ -29,7 +31,8 @@ while [[ $# -gt 0 ]]; do
     --duration) DURATION=$2; shift 2 ;;
     --bench-args) BENCH_ARGS=$2; shift 2 ;;
     --depth) DEPTH=$2; shift 2 ;;
-    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
+    --latency-only) LATENCY_ONLY=1; shift ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -92,7 +95,7 @@ echo "transfer_vs_ucx_perftest: tls=$TLS_NAME (UCX_TLS=$UCX_TLS_LIST), sizes: $S
 declare -A BASE BEST_TEST OURS
 # Each size's baselines and ours run back to back: the machine's load drifts over tens of
 # seconds, and pairing them in time keeps that drift out of the ratio.
-for ((rep = 0; rep < REPEATS; rep++)); do
+for ((rep = 0; rep < (LATENCY_ONLY ? 0 : REPEATS); rep++)); do
   for size in $SIZES; do
     b=$(bytes_of "$size")
     for test in ucp_put_bw ucp_get ucp_am_bw tag_bw; do
@@ -102,6 +105,7 @@ for ((rep = 0; rep < REPEATS; rep++)); do
   done
   bench_once "1MiB" "--buffer-size 1GiB" | while read -r size op gbps; do echo "$gbps" >>"$WORK/large_${op}"; done
 done
+if ((LATENCY_ONLY)); then SIZES=""; fi
 PATH_USED=$(cat "$WORK/path.txt" 2>/dev/null || echo unknown)
 echo "transfer_bench path: $PATH_USED"
 printf "%-8s %-6s %10s %10s %-12s %7s\n" size op ours_GB/s base_GB/s base_test ratio
@@ -121,10 +125,12 @@ for size in $SIZES; do
     fi
   done
 done
-for op in read write; do
-  printf "%-8s %-6s %10.3f %10s %-12s %7s   (large footprint: 1 GiB buffers, not in the ratio)\n" \
-    1MiB "$op" "$(median <"$WORK/large_${op}" 2>/dev/null || echo 0)" - - -
-done
+if ((!LATENCY_ONLY)); then
+  for op in read write; do
+    printf "%-8s %-6s %10.3f %10s %-12s %7s   (large footprint: 1 GiB buffers, not in the ratio)\n" \
+      1MiB "$op" "$(median <"$WORK/large_${op}" 2>/dev/null || echo 0)" - - -
+  done
+fi
 # Latency with one request in flight: a 4 KiB read against ucx_perftest's ucp_get (-O 1), both
 # timed per iteration with the cycle counter, paired in time, REPEATS rounds; medians of the p50s.
 LAT_ROUNDS=$((REPEATS < 3 ? 3 : REPEATS))
@@ -153,4 +159,5 @@ lat_base=$(median <"$WORK/lat_base")
 lat_ours=$(median <"$WORK/lat_ours")
 lat_ratio=$(awk -v a="$lat_ours" -v b="$lat_base" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "n/a"}')
 ((LAT_ROUNDS == 0)) || echo "4KiB read, one in flight: p50 ours $lat_ours us (rounds: $(tr '\n' ' ' <"$WORK/lat_ours")), ucp_get p50 $lat_base us (rounds: $(tr '\n' ' ' <"$WORK/lat_base")), ratio $lat_ratio"
+((LATENCY_ONLY)) && min_ratio=n/a
 echo "transfer_vs_ucx_perftest min_ratio=${min_ratio:-0} tls=$TLS_NAME latency_ratio=$lat_ratio"

@@ -431,7 +431,7 @@ class Bench {
     char row[512];
     std::snprintf(row, sizeof row,
                   "%s,%zu,%d,%d,%d,%d,%u,%llu,%zu,%llu,%.4f,%.3f,%.0f,%.0f,%.1f,%.1f,%.1f,%.1f,%"
-                  "llu,%.0f,%.0f",
+                  "llu,%.0f,%.0f,%.0f",
                   k.op.c_str(), k.size, k.batch, c_.clients, o_.threads, o_.cluster.stores,
                   o_.replicas, static_cast<unsigned long long>(t.calls), k.objects * c_.clients,
                   static_cast<unsigned long long>(t.bytes), secs, t.bytes / secs / 1e9,

@@ -32,7 +32,7 @@ while [[ $# -gt 0 ]]; do
     --bench-args) BENCH_ARGS=$2; shift 2 ;;
     --depth) DEPTH=$2; shift 2 ;;
     --latency-only) LATENCY_ONLY=1; shift ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done

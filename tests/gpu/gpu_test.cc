@@ -11,8 +11,12 @@ TEST(GpuTest, ProbeNeverFailsAndExplainsAMissingGpu) {
   GpuInfo info = Probe();
   // Without a device node there is no device to find, whatever the build; with none found, the
   // probe says why (no driver, no device, a build without CUDA).
-  if (!std::filesystem::exists("/dev/nvidia0")) EXPECT_EQ(info.devices, 0);
-  if (info.devices == 0) EXPECT_FALSE(info.why_none.empty());
+  if (!std::filesystem::exists("/dev/nvidia0")) {
+    EXPECT_EQ(info.devices, 0);
+  }
+  if (info.devices == 0) {
+    EXPECT_FALSE(info.why_none.empty());
+  }
   EXPECT_GE(info.devices, 0);
   EXPECT_FALSE(Describe(info).empty());
 }

@@ -159,6 +159,9 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
     }
     case StoreMsg::kStats:
       return Encode(Stats());
+    case StoreMsg::kDirectory:
+    case StoreMsg::kServiceStop:
+      break;  // the store service's own messages (store/net/directory.h), never routed here
   }
   return ProtocolError("unknown store message " + std::to_string(static_cast<int>(type)));
 }

@@ -324,38 +324,46 @@ Status StoreServiceOptions(const RawOptions& raw, JobOptions* o) {
                         Nanos(3'600'000'000'000), &o->store_put_timeout);
 }
 
-Status Convert(const RawOptions& raw, JobOptions* o) {
-  o->out_dir = raw.out;
-  o->roles = raw.roles;
+}  // namespace
+
+Status ParseLogLevel(const std::string& word, log::Level* level) {
   static const std::pair<const char*, log::Level> kLevels[] = {{"debug", log::Level::kDebug},
                                                                {"info", log::Level::kInfo},
                                                                {"warn", log::Level::kWarn},
                                                                {"error", log::Level::kError}};
-  bool level_ok = false;
-  for (auto& [name, level] : kLevels) {
-    if (raw.log_level == name) {
-      o->log_level = level;
-      level_ok = true;
+  for (const auto& [name, value] : kLevels) {
+    if (word == name) {
+      *level = value;
+      return Status::Ok();
     }
   }
-  if (!level_ok) {
-    return InvalidArgument("log-level = '" + raw.log_level +
-                           "' (allowed: debug, info, warn, error)");
+  return InvalidArgument("log-level = '" + word + "' (allowed: debug, info, warn, error)");
+}
+
+Status ParseDataPath(const std::string& word, transport::DataPath* path) {
+  if (word == "auto") {
+    *path = transport::DataPath::kAuto;
+  } else if (word == "rma") {
+    *path = transport::DataPath::kRma;
+  } else if (word == "am") {
+    *path = transport::DataPath::kActiveMessage;
+  } else {
+    return InvalidArgument("transport.data_path = '" + word + "' (allowed: auto, rma, am)");
   }
+  return Status::Ok();
+}
+
+namespace {
+
+Status Convert(const RawOptions& raw, JobOptions* o) {
+  o->out_dir = raw.out;
+  o->roles = raw.roles;
+  MC_RETURN_IF_ERROR(ParseLogLevel(raw.log_level, &o->log_level));
   auto& ucx = o->transport.ucx;
   ucx.tls = raw.tls;
   ucx.devices = raw.devices;
   ucx.busy_poll = raw.busy_poll;
-  if (raw.data_path == "auto") {
-    ucx.data_path = transport::DataPath::kAuto;
-  } else if (raw.data_path == "rma") {
-    ucx.data_path = transport::DataPath::kRma;
-  } else if (raw.data_path == "am") {
-    ucx.data_path = transport::DataPath::kActiveMessage;
-  } else {
-    return InvalidArgument("transport.data_path = '" + raw.data_path +
-                           "' (allowed: auto, rma, am)");
-  }
+  MC_RETURN_IF_ERROR(ParseDataPath(raw.data_path, &ucx.data_path));
   if (raw.tls.empty())
     return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma or a UCX_TLS list)");
   uint64_t v = 0;

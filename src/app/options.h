@@ -64,13 +64,10 @@ struct JobOptions {
   Nanos heartbeat_interval = Nanos(100'000'000);
   Nanos failure_timeout = Nanos(1'000'000'000);
   bool survive_rank_loss = true;
-  std::string status_file;  // rank 0 writes the exit status here (empty: nowhere)
-  std::string address_file;
-  double load_scale = 1.0;
-  Nanos admission_margin =
-      Nanos(25'000'000);  // conductor.admission_margin (wall time)  // load.scale: arrival times
-                          // divided by it (benchmarks/overload.sh)  // rank 0 writes the worker
-                          // addresses here (empty: nowhere)
+  std::string status_file;   // rank 0 writes the exit status here (empty: nowhere)
+  std::string address_file;  // rank 0 writes the worker addresses here (empty: nowhere)
+  double load_scale = 1.0;   // load.scale: arrival times divided by it (benchmarks/overload.sh)
+  Nanos admission_margin = Nanos(25'000'000);  // conductor.admission_margin (wall time)
   FaultSpec fault_kill, fault_stop;
   // Store service (job.mode = store).
   std::string store_listen = "0.0.0.0";       // IPv4 address the master and store ranks listen on
@@ -85,6 +82,11 @@ struct ParseOutcome {
   std::optional<JobOptions> options;  // set when the job should run
   int exit_code = 0;                  // otherwise: exit with this (0 after --help/--version)
 };
+
+// The word options the main command and `mooncake p2p` share. A word outside the allowed ones
+// is InvalidArgument naming the option and the allowed words.
+Status ParseLogLevel(const std::string& word, log::Level* level);          // log-level
+Status ParseDataPath(const std::string& word, transport::DataPath* path);  // transport.data_path
 
 // Parses argv (argv[0] is the program). Prints --help / --version / errors itself.
 ParseOutcome ParseJobOptions(int argc, char** argv);

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/options.h"
 #include "common/units.h"
 #include "eval/scheduling_options.h"
 
@@ -209,35 +210,11 @@ Status Convert(const Raw& r, P2pOptions* o) {
   MC_RETURN_IF_ERROR(Faults(r, o));
   c.csv = r.csv;
   o->status_file = r.status_file;
-  static const std::pair<const char*, log::Level> kLevels[] = {{"debug", log::Level::kDebug},
-                                                               {"info", log::Level::kInfo},
-                                                               {"warn", log::Level::kWarn},
-                                                               {"error", log::Level::kError}};
-  bool level_ok = false;
-  for (auto& [name, level] : kLevels) {
-    if (r.log_level == name) {
-      o->log_level = level;
-      level_ok = true;
-    }
-  }
-  if (!level_ok) {
-    return InvalidArgument(
-        fmt::format("log-level = '{}' (allowed: debug, info, warn, error)", r.log_level));
-  }
+  MC_RETURN_IF_ERROR(ParseLogLevel(r.log_level, &o->log_level));
   if (r.tls.empty()) return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma)");
   o->transport.ucx.tls = r.tls;
   o->transport.ucx.devices = r.devices;
-  if (r.data_path == "auto") {
-    o->transport.ucx.data_path = transport::DataPath::kAuto;
-  } else if (r.data_path == "rma") {
-    o->transport.ucx.data_path = transport::DataPath::kRma;
-  } else if (r.data_path == "am") {
-    o->transport.ucx.data_path = transport::DataPath::kActiveMessage;
-  } else {
-    return InvalidArgument(
-        fmt::format("transport.data_path = '{}' (allowed: auto, rma, am)", r.data_path));
-  }
-  return Status::Ok();
+  return ParseDataPath(r.data_path, &o->transport.ucx.data_path);
 }
 
 int Usage(const std::string& message) {

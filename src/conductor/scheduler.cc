@@ -74,23 +74,28 @@ int64_t Scheduler::PrefixTokens(int blocks, int32_t input) const {
   return std::min<int64_t>(int64_t{blocks} * cost_->block_tokens(), std::max(0, input - 1));
 }
 
+void Scheduler::PlacePrefix(const BestPrefix& best, Candidate* c) const {
+  c->prefix = c->local;
+  if (config_.prefix_cache && config_.shared_pool && c->local > 0) {
+    // The pool lives in remote DRAM: the prefix is always loaded over the NICs.
+    c->transfer = cost_->TransferTime(cost_->KvBytesPerBlock() * static_cast<uint64_t>(c->local));
+  }
+  if (config_.policy == PrefillPolicy::kKvCacheCentric && !config_.shared_pool &&
+      best.blocks > c->local &&
+      (c->local == 0 ||
+       static_cast<double>(best.blocks) / c->local > config_.balancing_threshold)) {
+    c->prefix = best.blocks;
+    c->transfer = cost_->TransferTime(cost_->KvBytesPerBlock() *
+                                      static_cast<uint64_t>(best.blocks - c->local));
+  }
+}
+
 Scheduler::Candidate Scheduler::Evaluate(int i, const Request& r, const BestPrefix& best,
                                          Nanos now) const {
   Candidate c;
   c.instance = i;
   c.local = config_.prefix_cache ? index_.LocalPrefix(i, r.hash_ids) : 0;
-  c.prefix = c.local;
-  if (config_.prefix_cache && config_.shared_pool && c.local > 0) {
-    // The pool lives in remote DRAM: the prefix is always loaded over the NICs.
-    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() * static_cast<uint64_t>(c.local));
-  }
-  if (config_.policy == PrefillPolicy::kKvCacheCentric && !config_.shared_pool &&
-      best.blocks > c.local &&
-      (c.local == 0 || static_cast<double>(best.blocks) / c.local > config_.balancing_threshold)) {
-    c.prefix = best.blocks;
-    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() *
-                                     static_cast<uint64_t>(best.blocks - c.local));
-  }
+  PlacePrefix(best, &c);
   c.queue = std::max(Nanos(0), prefill_[i].free_at - now);
   c.prefill = cost_->PrefillTime(r.input_length, PrefixTokens(c.prefix, r.input_length),
                                  config_.prefill_chunk_tokens);

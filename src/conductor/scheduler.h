@@ -167,6 +167,10 @@ class Scheduler {
   Decision DecideUnlogged(const Request& r, Nanos now, bool admission);
   RejectReason AdmitToDecodeUnlogged(RequestId id, int decode, Nanos now);
   Candidate Evaluate(int instance, const Request& r, const BestPrefix& best, Nanos now) const;
+  // The prefix a candidate prefills from and the time to load it, from its local prefix
+  // (c->local): the pool's copy, or for kvcache_centric the best prefix when the balancing
+  // threshold says fetching it beats recomputing. Shared by Evaluate and CandidateFor.
+  void PlacePrefix(const BestPrefix& best, Candidate* c) const;
   int PickPrefill(const Request& r, Nanos now, BestPrefix* best, Candidate* out);
   int PickDecode(int64_t tokens, Nanos join_at, Nanos* tbt);
   // scheduler_pruned.cc: the same choices, evaluating only the instances that can win.

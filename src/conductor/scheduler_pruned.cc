@@ -23,17 +23,7 @@ Scheduler::Candidate Scheduler::CandidateFor(int i, int local, const Request& r,
   Candidate c;
   c.instance = i;
   c.local = local;
-  c.prefix = c.local;
-  if (config_.prefix_cache && config_.shared_pool && c.local > 0) {
-    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() * static_cast<uint64_t>(c.local));
-  }
-  if (config_.policy == PrefillPolicy::kKvCacheCentric && !config_.shared_pool &&
-      best.blocks > c.local &&
-      (c.local == 0 || static_cast<double>(best.blocks) / c.local > config_.balancing_threshold)) {
-    c.prefix = best.blocks;
-    c.transfer = cost_->TransferTime(cost_->KvBytesPerBlock() *
-                                     static_cast<uint64_t>(best.blocks - c.local));
-  }
+  PlacePrefix(best, &c);
   c.queue = i >= 0 ? std::max(Nanos(0), prefill_[i].free_at - now) : Nanos(0);
   c.prefill = MemoPrefillTime(r, c.prefix);
   return c;

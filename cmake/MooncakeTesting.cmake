@@ -1,16 +1,33 @@
 include(GoogleTest)
 
+# launch/test runs ctest in parallel (--parallel 4 on 2 cores: most mpi tests wait on deadlines
+# and time scales). What a test needs of the machine is said where it is registered:
+#   RUN_SERIAL TRUE      nothing runs beside it: a failure timeout or an RPC deadline of about
+#                        1 s that a neighbour's CPU can push a live rank past (the fault tests,
+#                        the stalled-peer and deadline tests);
+#   RESOURCE_LOCK live_timing
+#                        one at a time among the live runs whose figures come from wall-clock
+#                        sleeps compared with a model (live vs simulated, the conductor's live
+#                        decisions, overload): other tests may run beside them, not each other;
+#   PROCESSORS 1         (the default) a fuzz target keeps one core busy, an mpi test mostly waits;
+#   COST <seconds>       the long ones start first, so the run does not end on a lone long test.
+# Every entry over 30 s says why where it is registered.
+
 # mooncake_unit_test(NAME SOURCES a.cc b.cc LIBS lib...): a GoogleTest binary whose tests are
 # registered one CTest entry each, labelled "unit", each with a TIMEOUT so nothing can hang CI.
+# COST (seconds) orders a slow binary's tests first under ctest --parallel.
 function(mooncake_unit_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;COST" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 60)
+  endif()
+  if(NOT ARG_COST)
+    set(ARG_COST 0)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES LABELS unit TIMEOUT ${ARG_TIMEOUT})
+                       PROPERTIES LABELS unit TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST})
 endfunction()
 
 # mooncake_mpi_test(NAME NP n TLS "posix,self" [EXPECT regex] COMMAND exe args...): runs the

@@ -55,7 +55,8 @@ void PiecePicker::AddHolder(int32_t rank, bool source) {
   Forget(rank);
   Holder& h = holders_[rank];
   const bool failed = h.failed;
-  h = Holder{true, source, failed, false, PieceSet(pieces_), PieceSet(pieces_), h.in_flight};
+  h = Holder{true,        source, failed, false, PieceSet(pieces_), PieceSet(pieces_),
+             h.in_flight, h.reads};
   if (source) {
     h.have.InsertAll();
     if (Usable(h)) {
@@ -164,7 +165,14 @@ int32_t PiecePicker::ChooseHolder(uint32_t piece, const PickerLimits& limits,
       continue;
     }
     const Holder& b = holders_[best];
-    if (std::make_tuple(h.source, h.in_flight) < std::make_tuple(b.source, b.in_flight)) best = r;
+    // Equal in flight: the holder read from least so far. Mapped copies finish inside the
+    // round, so in-flight counts are mostly 0 and would leave the choice to the rotation alone;
+    // the running count spreads a fetch's reads evenly over equal holders whatever the timing
+    // (a damaged source is asked often enough to be caught and set aside).
+    if (std::make_tuple(h.source, h.in_flight, h.reads) <
+        std::make_tuple(b.source, b.in_flight, b.reads)) {
+      best = r;
+    }
   }
   return best;
 }
@@ -172,6 +180,7 @@ int32_t PiecePicker::ChooseHolder(uint32_t piece, const PickerLimits& limits,
 std::optional<Pick> PiecePicker::Take(uint32_t piece, int32_t holder) {
   in_flight_.Insert(piece);
   ++holders_[holder].in_flight;
+  ++holders_[holder].reads;
   ++picks_since_rebuild_;
   return Pick{piece, holder};
 }

@@ -14,7 +14,8 @@
 //      alive but stalled); one no other rank started, from the end of its stripe (the owner
 //      reaches it last), stripes after this rank's own first.
 // The holder of a piece: a receiver before a source, the one with fewest reads in flight from
-// this rank, ties broken from rank self+piece+1 on so that reads spread over equal holders. At
+// this rank, then the one this rank has read from least, remaining ties broken from rank
+// self+piece+1 on so that reads spread over equal holders. At
 // most `per_peer` reads are in flight to one receiver and `per_source` to one source. A holder
 // whose read failed, and a (holder, piece) that failed its checksum, are never chosen again.
 #pragma once
@@ -82,6 +83,7 @@ class PiecePicker {
     PieceSet have;
     PieceSet bad;
     uint32_t in_flight = 0;
+    uint32_t reads = 0;  // reads this rank started from it, in all
   };
   bool Usable(const Holder& h) const { return h.active && !h.failed; }
   void Count(const Holder& h, uint32_t piece, int delta);

@@ -59,6 +59,16 @@ class StoreJob:
     def log(self):
         return self.log_path.read_text()
 
+    def wait_for_line(self, text, timeout=30):
+        """The job's log once it holds `text`. The ranks' output reaches the log through mpirun's
+        forwarding, which can deliver a store rank's line after rank 0 wrote connect.json."""
+        deadline = time.monotonic() + timeout
+        while text not in self.log():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the store job never printed {text!r}: {self.log()}")
+            time.sleep(0.05)
+        return self.log()
+
     def stop(self):
         """`mooncake store stop`, then the job must end."""
         out = subprocess.run([MOONCAKE, "store", "stop", str(self.connect)], capture_output=True,
@@ -286,7 +296,8 @@ def test_sigterm_with_clients_attached_then_recover_what_was_spilled(tmp_path):
     assert on_disk > 0, "nothing was spilled"
     r = StoreJob(tmp_path / "second", ranks=3, options=["--store.dram", "48MiB",
                                                          "--store.recover", str(ssd)])
-    recovered = int(r.log().split(" SSD blocks recovered")[0].split()[-1])
+    recovered = int(r.wait_for_line(" SSD blocks recovered").split(" SSD blocks recovered")[0]
+                    .split()[-1])
     store = attach(r.connect)
     present = [k for k, e in zip(keys, store.batch_is_exist(keys)) if e == 1]
     assert len(present) == recovered >= 160 - 96, (len(present), recovered)

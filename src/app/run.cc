@@ -1,5 +1,6 @@
 #include "app/run.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -228,40 +229,49 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   return code;
 }
 
+// Rank 0 writes the job's exit status to --job.status_file on every way out, usage errors and
+// --dry-run included: launch/mooncake-mpirun takes a missing status for a dead rank 0.
+int Finish(const JobOptions& options, int rank, int code) {
+  if (rank == 0 && !options.status_file.empty()) {
+    std::ofstream(options.status_file) << code << "\n";
+  }
+  return code;
+}
+
 }  // namespace
 
 int Run(const JobOptions& options, int* argc, char*** argv) {
   log::SetLevel(options.log_level);
+  // Before MPI_Init the launcher's environment names the rank (-1 without a launcher: rank 0).
+  const int launcher_rank = std::max(0, LauncherRank());
   serve::Workload workload;
-  if (!LoadWorkloadEarly(options, &workload)) return 2;
+  if (!LoadWorkloadEarly(options, &workload)) return Finish(options, launcher_rank, 2);
   // Role counts that cannot fit are a usage error, reported before any MPI work when the
   // launcher told us the job size.
   if (int n = LauncherWorldSize(); n > 0) {
     auto early = BuildRoles(options, n);
     if (!early.ok()) {
       std::cerr << "mooncake: " << early.status().message() << "\n";
-      return 2;
+      return Finish(options, launcher_rank, 2);
     }
   }
   auto mpi_or = cluster::MpiSession::Init(argc, argv);
   if (!mpi_or.ok()) {
     std::cerr << "mooncake: " << mpi_or.status().ToString() << "\n";
-    return 1;
+    return Finish(options, launcher_rank, 1);
   }
   auto& mpi = **mpi_or;
   auto roles_or = BuildRoles(options, mpi.size());
   if (!roles_or.ok()) {
     if (mpi.rank() == 0) std::cerr << "mooncake: " << roles_or.status().message() << "\n";
-    return 2;
+    return Finish(options, mpi.rank(), 2);
   }
   const Role role = roles_or->role(mpi.rank());
   log::SetTag("r" + std::to_string(mpi.rank()) + " " + std::string(cluster::RoleName(role)));
-  if (options.dry_run) return DryRun(mpi, *roles_or);
+  if (options.dry_run) return Finish(options, mpi.rank(), DryRun(mpi, *roles_or));
   bool peers_lost = false;
-  const int code = RunOnRanks(options, workload, mpi, *roles_or, &peers_lost);
-  if (mpi.rank() == 0 && !options.status_file.empty()) {
-    std::ofstream(options.status_file) << code << "\n";
-  }
+  const int code =
+      Finish(options, mpi.rank(), RunOnRanks(options, workload, mpi, *roles_or, &peers_lost));
   if (peers_lost) {
     // Open MPI's MPI_Finalize hangs when a peer died (measured with orte_enable_recovery): leave
     // without it. The job's own summary names the dead ranks; the exit code says the outcome.

@@ -251,7 +251,13 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   if (int n = LauncherWorldSize(); n > 0) {
     auto early = BuildRoles(options, n);
     if (!early.ok()) {
-      std::cerr << "mooncake: " << early.status().message() << "\n";
+      // Every rank finds the same error; rank 0 alone reports it, and the others wait a moment
+      // so that their exit does not end the job before rank 0's message is out.
+      if (launcher_rank == 0) {
+        std::cerr << "mooncake: " << early.status().message() << "\n";
+      } else {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
       return Finish(options, launcher_rank, 2);
     }
   }

@@ -52,6 +52,15 @@ Status CheckBeforeMpi(const P2pOptions& o, int rank, int world) {
     return InvalidArgument("source = '" + c.source + "': cannot read it on rank " +
                            std::to_string(rank) + " (a source rank)");
   }
+  if (!o.sources_readable && listed) {
+    // A device, a pipe or a socket (/dev/null, /dev/stdin) has no size to split into pieces.
+    std::error_code ec;
+    const fs::file_status st = fs::status(c.source, ec);
+    if (!fs::is_regular_file(st) && !fs::is_directory(st)) {
+      return InvalidArgument("source = '" + c.source + "': not a regular file or a folder (rank " +
+                             std::to_string(rank) + ", a source rank)");
+    }
+  }
   if (!c.in_memory && !listed) {
     std::error_code ec;
     fs::create_directories(c.dest, ec);

@@ -26,6 +26,7 @@ rows=(
   "--source $work/file --dest $work/d --transport.data_path pigeon|transport.data_path"
   "--source $work/file --dest $work/d --name a/b|name"
   "--source $work/missing --dest $work/d|$work/missing"
+  "--source /dev/null --dest $work/d|source = '/dev/null'"
   "--source $work/file --dest $work/d --no-such-option|no-such-option"
   "--config $work/bad.ini --source $work/file --dest $work/d|p2p.piece_size"
   "--config $work/none.ini|$work/none.ini"

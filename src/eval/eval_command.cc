@@ -64,6 +64,16 @@ class TraceCache {
       auto read = trace::ReadTrace(o.sched.trace_path, r, &stats);
       if (!read.ok()) return read.status();
       *reqs = std::move(read).value();
+      if (reqs->empty()) {
+        // Nothing to run is a usage error, not an all-zero table.
+        if (r.offset > 0 && stats.valid > 0) {
+          return InvalidArgument(
+              fmt::format("trace.offset = {} selects no request: {} holds {} requests", r.offset,
+                          o.sched.trace_path, stats.valid));
+        }
+        return InvalidArgument(fmt::format("{} holds no requests ({} line(s), {} invalid)",
+                                           o.sched.trace_path, stats.lines, stats.skipped));
+      }
       if (stats.skipped > 0) {
         std::cout << fmt::format("trace: skipped {} invalid line(s) of {}\n", stats.skipped,
                                  o.sched.trace_path);

@@ -81,7 +81,7 @@ Result<std::optional<TraceRequest>> TraceReader::Next() {
     if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
     Result<TraceRequest> parsed = ParseTraceLine(line_, path_, line_no);
     Status status = parsed.ok() ? Status::Ok() : parsed.status();
-    if (status.ok() && valid_seen_ > 0 && parsed->timestamp_ms < last_timestamp_) {
+    if (status.ok() && stats_.valid > 0 && parsed->timestamp_ms < last_timestamp_) {
       status =
           LineError(path_, line_no, "timestamp",
                     fmt::format("decreases ({} after {})", parsed->timestamp_ms, last_timestamp_));
@@ -92,8 +92,8 @@ Result<std::optional<TraceRequest>> TraceReader::Next() {
       continue;
     }
     last_timestamp_ = parsed->timestamp_ms;
-    ++valid_seen_;
-    if (valid_seen_ <= options_.offset) continue;
+    ++stats_.valid;
+    if (stats_.valid <= options_.offset) continue;
     TraceRequest r = std::move(parsed).value();
     r.id = RequestId{stats_.returned};
     ++stats_.returned;

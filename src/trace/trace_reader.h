@@ -29,6 +29,7 @@ struct TraceReadStats {
   uint64_t lines = 0;     // lines read (including blank and skipped ones)
   uint64_t skipped = 0;   // invalid lines skipped (skip_invalid only)
   uint64_t returned = 0;  // requests returned
+  uint64_t valid = 0;     // valid requests read, those the offset skipped included
 };
 
 // Parses and validates one line. `file` and `line_no` only label the error.
@@ -50,7 +51,6 @@ class TraceReader {
   TraceReadOptions options_;
   std::unique_ptr<std::ifstream> in_;
   TraceReadStats stats_;
-  uint64_t valid_seen_ = 0;
   int64_t last_timestamp_ = 0;
   std::string line_;
 };

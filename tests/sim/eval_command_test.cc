@@ -95,6 +95,35 @@ TEST(EvalCommand, MalformedTraceLineFailsWithFileAndLineOrIsSkipped) {
   EXPECT_EQ(j["requests"]["total"], 19);
 }
 
+// An empty selection (an empty trace, or --trace.offset past its end) is a usage error naming
+// the file and how many requests it holds, not a run of nothing with an all-zero table.
+TEST(EvalCommand, EmptyTraceSelectionIsAUsageError) {
+  const std::string dir = TempDir("emptytrace");
+  fs::create_directories(dir);
+  const std::string empty = dir + "/empty.jsonl";
+  std::ofstream(empty).close();
+  const std::string three = dir + "/three.jsonl";
+  {
+    std::ofstream f(three);
+    for (int i = 1; i <= 3; ++i) {
+      f << "{\"timestamp\": " << i * 100 << ", \"input_length\": 600, \"output_length\": 3, "
+        << "\"hash_ids\": [" << i << ", " << 1000 + i << "]}\n";
+    }
+  }
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(RunEval({"--trace", empty, "--out", dir + "/run"}), 2);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(empty), std::string::npos) << err;
+  EXPECT_NE(err.find("holds no requests"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir + "/run/summary.json"));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(RunEval({"--trace", three, "--trace.offset", "5", "--out", dir + "/run2"}), 2);
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("trace.offset = 5"), std::string::npos) << err;
+  EXPECT_NE(err.find("holds 3 requests"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir + "/run2/summary.json"));
+}
+
 TEST(EvalCommand, CommandLineOverridesTheConfigFile) {
   const std::string dir = TempDir("ini");
   fs::create_directories(dir);

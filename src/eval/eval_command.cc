@@ -116,6 +116,10 @@ void PlotRunFolder(const std::string& dir) {
     return;
   }
   const std::string cmd = fmt::format("/usr/bin/python3 '{}' '{}'", script, dir);
+  // The child writes to the same stdout and stderr: what this process printed goes out first,
+  // so a file or a pipe holds the lines in the order a terminal shows them.
+  std::cout.flush();
+  std::fflush(nullptr);
   if (std::system(cmd.c_str()) != 0) std::cout << "plots: the plot script failed (see above)\n";
 }
 

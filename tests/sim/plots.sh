@@ -44,12 +44,24 @@ assert coloured >= 500, "no data drawn (axes and text only)"
 EOF
 }
 
+# Output order as on a terminal although stdout is a file here: the summary table and the run
+# folder first, then the plot script's "plots:" lines (stdout is flushed before it starts).
+check_order() {
+  local log=$1 before=$2 first_plot last_before
+  first_plot=$(grep -n "^plots: " "$log" | head -1 | cut -d: -f1)
+  last_before=$(grep -n "$before" "$log" | tail -1 | cut -d: -f1)
+  [[ -n $first_plot && -n $last_before ]] || { cat "$log"; fail "no '$before' or 'plots:' line"; }
+  ((last_before < first_plot)) || { cat "$log"; fail "'plots:' comes before '$before' in $log"; }
+}
+
 run single
 check_png "$dir/single/ttft_tbt_cdf.png" "$dir/single.log"
+check_order "$dir/single.log" "^run folder: "
 
 run policies --sweep conductor.policy=random,load_balance,cache_aware
 check_png "$dir/policies/ttft_by_policy.png" "$dir/policies.log"
 check_png "$dir/policies/ttft_tbt_cdf.png" "$dir/policies.log"
+check_order "$dir/policies.log" "^sweep: "
 
 run capacity --sweep store.capacity_blocks=200,2000
 check_png "$dir/capacity/hit_rate_vs_capacity.png" "$dir/capacity.log"

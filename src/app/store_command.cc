@@ -56,7 +56,7 @@ int RunStoreCommand(int argc, char** argv) {
               << "\n";
     return 2;
   }
-  return store::hdf5::InspectFile(argv[2], std::cout);
+  return store::hdf5::InspectFile(argv[2], std::cout, std::cerr);
 }
 
 }  // namespace mooncake::app

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "../support/scratch_dir.h"
 
 namespace mooncake::app {
 namespace {
@@ -28,6 +31,20 @@ TEST(StoreCommand, InspectHelpPrintsTheUsage) {
   EXPECT_EQ(RunStore({"store", "inspect", "--help"}), 0);
   EXPECT_NE(testing::internal::GetCapturedStdout().find("usage: mooncake store inspect FILE"),
             std::string::npos);
+}
+
+// A file that is not HDF5: the error goes to stderr (stdout stays for the listing), exit 2.
+TEST(StoreCommand, InspectOfANonBucketFileErrsOnStderr) {
+  const test_support::ScratchDir dir;
+  const std::string path = dir / "not-hdf5.txt";
+  std::ofstream(path) << "not an HDF5 file\n";
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunStore({"store", "inspect", path}), 2);
+  const std::string out = testing::internal::GetCapturedStdout();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out, "");
+  EXPECT_NE(err.find("error: "), std::string::npos) << err;
 }
 
 }  // namespace

@@ -129,7 +129,7 @@ TEST_F(Hdf5TierTest, FileDescribesItselfAndInspectVerifiesEveryBlock) {
     SpillBlocks(*t, 3, 64 * 1024);
   }
   std::ostringstream out;
-  EXPECT_EQ(InspectFile(OnlyFile(), out), 0) << out.str();
+  EXPECT_EQ(InspectFile(OnlyFile(), out, out), 0) << out.str();
   EXPECT_NE(out.str().find("cluster_id 'test-cluster'"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("model_preset 'llama3-8b'"), std::string::npos);
   EXPECT_NE(out.str().find("3 blocks, 3 intact, 0 corrupt"), std::string::npos) << out.str();
@@ -174,7 +174,7 @@ TEST_F(Hdf5TierTest, FileTruncatedInTheMiddleOfABlockLosesOnlyThatBlock) {
   ASSERT_NE(at, std::string::npos);
   fs::resize_file(path, at + blocks[5].size() / 2);  // a torn write of the last block
   std::ostringstream out;
-  EXPECT_EQ(InspectFile(path, out), 1) << out.str();
+  EXPECT_EQ(InspectFile(path, out, out), 1) << out.str();
   RecoveryReport report;
   auto t = OpenTier(Options(), &report);
   EXPECT_EQ(report.recovered, 5u);
@@ -205,7 +205,7 @@ TEST_F(Hdf5TierTest, FlippedByteIsDetectedByReadInspectAndRecovery) {
   EXPECT_TRUE(t->Read("b1", buf).ok());
   t.reset();
   std::ostringstream out;
-  EXPECT_EQ(InspectFile(path, out), 1);
+  EXPECT_EQ(InspectFile(path, out, out), 1);
   EXPECT_NE(out.str().find("CORRUPT  b2"), std::string::npos) << out.str();
   RecoveryReport report;
   t = OpenTier(Options(), &report);
@@ -391,7 +391,7 @@ TEST_F(Hdf5TierTest, InspectRejectsAFileThatIsNotABucket) {
   std::string path = dir_ + "/bucket-00000000.h5";
   std::ofstream(path) << "not hdf5";
   std::ostringstream out;
-  EXPECT_EQ(InspectFile(path, out), 2);
+  EXPECT_EQ(InspectFile(path, out, out), 2);
   RecoveryReport report;
   auto t = OpenTier(Options(), &report);
   EXPECT_EQ(report.unreadable_files, 1u);

@@ -9,16 +9,16 @@
 
 namespace mooncake::store::hdf5 {
 
-int InspectFile(const std::string& path, std::ostream& out) {
+int InspectFile(const std::string& path, std::ostream& out, std::ostream& err) {
   auto file = BucketFile::Open(path);
   if (!file.ok()) {
-    out << "error: " << file.status().ToString() << "\n";
+    err << "error: " << file.status().ToString() << "\n";
     return 2;
   }
   auto attrs = (*file)->ReadAttributes();
   auto entries = (*file)->ReadIndex();
   if (!attrs.ok() || !entries.ok()) {
-    out << "error: " << (attrs.ok() ? entries.status() : attrs.status()).ToString() << "\n";
+    err << "error: " << (attrs.ok() ? entries.status() : attrs.status()).ToString() << "\n";
     return 2;
   }
   out << fmt::format(

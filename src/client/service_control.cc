@@ -27,6 +27,12 @@ Status StopStoreService(const std::string& connection_file, Nanos timeout) {
       attached = (*transport)->Attach(master, host, port, TokenBytes(info->token), timeout);
       if (attached.ok() || attached.code() == ErrorCode::kPermissionDenied) break;
     }
+    if (attached.code() == ErrorCode::kPeerFailure) {
+      // What the Python client says too (client.cc): the file outlived its job.
+      return PeerFailure("the store job behind " + connection_file +
+                         " has stopped (nothing listens at its addresses; the file is stale): " +
+                         attached.message());
+    }
     if (!attached.ok()) return attached;
     auto reply =
         rpc.Call(master, static_cast<uint16_t>(store::StoreMsg::kServiceStop), {}, timeout);

@@ -1,8 +1,13 @@
 // `mooncake store inspect`: a missing file is named as missing (not an HDF5 error), and
-// `inspect --help` prints the usage instead of being taken for a file name.
+// `inspect --help` prints the usage instead of being taken for a file name. `mooncake store
+// stop` on a stale connection file says that the job behind it has stopped.
 #include "app/store_command.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -45,6 +50,39 @@ TEST(StoreCommand, InspectOfANonBucketFileErrsOnStderr) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(out, "");
   EXPECT_NE(err.find("error: "), std::string::npos) << err;
+}
+
+// A port on 127.0.0.1 that nothing listens on (bound, then released).
+int UnusedPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A stale connection file (its job has stopped, nothing listens at its master's address): the
+// error says so and names the file, as the Python client does; exit 1.
+TEST(StoreCommand, StopOnAStaleConnectionFileSaysTheJobHasStopped) {
+  const int port = UnusedPort();
+  ASSERT_NE(port, 0);
+  const test_support::ScratchDir dir;
+  const std::string path = dir / "connect.json";
+  std::ofstream(path) << R"({"format": "mooncake-connect", "version": 1, "token": )"
+                      << R"("0123456789abcdef0123456789abcdef", "world_size": 2, )"
+                      << R"("master": {"rank": 0, "addresses": ["127.0.0.1:)" << port
+                      << R"("]}, "store": {"ranks": [1]}})";
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunStore({"store", "stop", path}), 1);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("the store job behind " + path + " has stopped"), std::string::npos) << err;
 }
 
 }  // namespace

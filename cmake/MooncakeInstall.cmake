@@ -2,8 +2,9 @@
 # "Installing"). P/bin holds mooncake and launch/mooncake-mpirun; P/lib libmooncake_client.so,
 # its CMake package (find_package(mooncake) -> mooncake::client) and the Python module (under
 # lib/python3/dist-packages); P/include/mooncake the client's headers; P/share/mooncake the
-# configs/ presets, slurm/ scripts and tools/plot_run.py, which the installed binary finds
-# beside itself (common/data_dir.h), whatever the working directory.
+# configs/ presets, slurm/ scripts, tools/plot_run.py, which the installed binary finds beside
+# itself (common/data_dir.h), whatever the working directory, and launch/lib-layout.sh, which
+# the installed mooncake-mpirun finds there.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -34,7 +35,9 @@ endif()
 install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mooncake/configs)
 install(PROGRAMS tools/plot_run.py DESTINATION ${CMAKE_INSTALL_DATADIR}/mooncake/tools)
 install(PROGRAMS launch/mooncake-mpirun DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES launch/lib-layout.sh DESTINATION ${CMAKE_INSTALL_BINDIR})
+# mooncake-mpirun's helpers are sourced, not run: beside the data, where the installed wrapper
+# (and a slurm script with MOONCAKE_HOME=P/share/mooncake) looks for launch/lib-layout.sh.
+install(FILES launch/lib-layout.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/mooncake/launch)
 install(FILES slurm/mooncake.slurm slurm/eval-sweep.slurm slurm/store.slurm slurm/hetjob.slurm
               slurm/p2p.slurm
         DESTINATION ${CMAKE_INSTALL_DATADIR}/mooncake/slurm)

@@ -3,7 +3,8 @@
 #   1. an external CMake project finds the package and links mooncake::client;
 #   2. the installed binary, started from another working directory, runs a store job;
 #      the external client, the installed Python module and `mooncake store stop` use it;
-#   3. the installed `mooncake eval` finds its presets beside itself (not in the checkout).
+#   3. the installed `mooncake eval` finds its presets beside itself (not in the checkout);
+#   4. bin/ holds only what a user runs, and the installed mooncake-mpirun finds its helpers.
 #   install_test.sh BUILD_DIR SOURCE_DIR MPIEXEC
 set -euo pipefail
 build=$1 src=$2 mpiexec=$3
@@ -65,4 +66,10 @@ grep -q "result *OK" "${scratch}/job.log" || fail "the store job's summary is no
 # Boost wraps a long default value over lines: compare without line breaks and indentation.
 "${prefix}/bin/mooncake" eval --help | tr -d ' \n' | grep -qF "(=${prefix}/share/mooncake/configs)" ||
   fail "mooncake eval --help does not name the installed presets folder"
+bin_files=$(cd "${prefix}/bin" && ls | tr '\n' ' ')
+[[ ${bin_files} == "mooncake mooncake-mpirun " ]] || fail "bin/ holds ${bin_files}(want mooncake mooncake-mpirun)"
+"${prefix}/bin/mooncake-mpirun" --np 4 --dry-run >"${scratch}/wrapper.log" 2>&1 ||
+  { cat "${scratch}/wrapper.log"; fail "the installed mooncake-mpirun --dry-run"; }
+grep -qF "${prefix}/bin/mooncake" "${scratch}/wrapper.log" ||
+  { cat "${scratch}/wrapper.log"; fail "the installed mooncake-mpirun does not run the installed binary"; }
 echo "install_test OK"

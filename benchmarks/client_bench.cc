@@ -97,7 +97,11 @@ int main(int argc, char** argv) {
   pos.add("connect", 1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(d).positional(pos).run(), vm);
+    // No allow_guessing: an abbreviated option is an error, not silently the longer one.
+    constexpr int kStyle =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(argc, argv).options(d).positional(pos).style(kStyle).run(),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "client_bench: " << e.what() << "\n";

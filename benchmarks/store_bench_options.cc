@@ -73,7 +73,10 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "drop the tier files' page cache before each ssd / ssd_local pass, and make one pass");
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, d), vm);
+    // No allow_guessing: an abbreviated option is an error, not silently the longer one.
+    constexpr int kStyle =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::parse_command_line(argc, argv, d, kStyle), vm);
     po::notify(vm);
   } catch (const std::exception& e) {
     return InvalidArgument(e.what());

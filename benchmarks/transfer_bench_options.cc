@@ -99,7 +99,10 @@ Result<BenchOptions> ParseBenchOptions(int argc, char** argv, bool print_help) {
       "(aligned_alloc + RegisterMemory)")("csv", po::value(&o.csv), "CSV output file (rank 0)");
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, d), vm);
+    // No allow_guessing: an abbreviated option is an error, not silently the longer one.
+    constexpr int kStyle =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::parse_command_line(argc, argv, d, kStyle), vm);
     po::notify(vm);
   } catch (const std::exception& e) {
     return InvalidArgument(e.what());

@@ -194,7 +194,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
       std::vector<std::string> o;
       for (const auto& [k, v] : overrides) o.push_back("--" + k + "=" + v);
       for (const std::string& a : o) RefusePlaceholders(a);
-      po::store(po::command_line_parser(o).options(desc).run(), vm);
+      po::store(po::command_line_parser(o).options(desc).style(kCommandLineStyle).run(), vm);
     }
     po::store(ParseCommandLine(args, desc), vm);
     if (vm.count("help")) {

@@ -219,7 +219,8 @@ po::parsed_options ParseConfigFile(std::istream& in, const po::options_descripti
 po::parsed_options ParseCommandLine(const std::vector<std::string>& args,
                                     const po::options_description& desc) {
   for (const std::string& a : args) RefusePlaceholders(a);
-  po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+  po::parsed_options parsed =
+      po::command_line_parser(args).options(desc).style(kCommandLineStyle).run();
   for (const auto& o : parsed.options) {
     if (o.position_key < 0) continue;
     const std::string bare = o.value.empty() ? "" : o.value.front();

@@ -51,8 +51,15 @@ void AddSyntheticOptions(boost::program_options::options_description& desc);
 Result<trace::SyntheticConfig> SyntheticFromVariables(
     const boost::program_options::variables_map& vm, uint64_t seed);
 
-// Parses a command line against `desc`, refusing a bare argument (a config file given without
-// --config would otherwise be ignored in silence): throws po::error naming it.
+// Boost's default command-line style without allow_guessing: an abbreviation of an option
+// (--job.mod for --job.mode) is an unknown option, not silently the longer one. Every parser
+// of a command line in src/ and benchmarks/ uses it.
+inline constexpr int kCommandLineStyle =
+    boost::program_options::command_line_style::default_style &
+    ~boost::program_options::command_line_style::allow_guessing;
+
+// Parses a command line against `desc` (kCommandLineStyle), refusing a bare argument (a config
+// file given without --config would otherwise be ignored in silence): throws po::error naming it.
 boost::program_options::parsed_options ParseCommandLine(
     const std::vector<std::string>& args, const boost::program_options::options_description& desc);
 

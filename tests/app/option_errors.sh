@@ -45,6 +45,8 @@ rows=(
   "eval --no-such-option|no-such-option"
   "eval --conductor.policy bogus|conductor.policy"
   "eval --trace.limit -1|trace.limit"
+  "--job.mod store|job.mod"
+  "eval --trace.limi 5|trace.limi"
 )
 
 failures=0

@@ -28,6 +28,7 @@ rows=(
   "--source $work/missing --dest $work/d|$work/missing"
   "--source /dev/null --dest $work/d|source = '/dev/null'"
   "--source $work/file --dest $work/d --no-such-option|no-such-option"
+  "--source $work/file --dest $work/d --p2p.piece_siz 1MiB|p2p.piece_siz"
   "--config $work/bad.ini --source $work/file --dest $work/d|p2p.piece_size"
   "--config $work/none.ini|$work/none.ini"
 )

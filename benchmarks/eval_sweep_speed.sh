@@ -17,7 +17,7 @@ limit=${3:-3000}
 [[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-args=(eval --config "$root/configs/eval/mooncake.ini" --trace "$trace" --trace-limit "$limit"
+args=(eval --config "$root/configs/eval/mooncake.ini" --trace "$trace" --trace.limit "$limit"
   --plots false --sweep load.scale=1,1.25,1.5,1.75,2,2.25,2.5,3
   --sweep slo.tbt=50ms,75ms,100ms,150ms,200ms,250ms,300ms,400ms)
 declare -A wall

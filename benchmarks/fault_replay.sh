@@ -8,12 +8,12 @@
 set -euo pipefail
 usage() {
   cat <<'USAGE'
-Usage: benchmarks/fault_replay.sh [--build DIR] [--trace FILE] [--requests N] [--time-scale X]
+Usage: benchmarks/fault_replay.sh [--build DIR] [--trace FILE] [--requests N] [--time_scale X]
 
   --build DIR       build folder holding mooncake (default: build)
   --trace FILE      Mooncake trace (default: ../shared/traces/conversation_trace.jsonl)
   --requests N      requests replayed from the start of the trace (default: 120)
-  --time-scale X    wall time = model time / X (default: 4)
+  --time_scale X    wall time = model time / X (default: 4)
   -h, --help        this text
 USAGE
 }
@@ -24,7 +24,7 @@ while (($# > 0)); do
     --build) build=${2:?--build needs a folder}; shift 2 ;;
     --trace) trace=${2:?--trace needs a file}; shift 2 ;;
     --requests) requests=${2:?--requests needs a number}; shift 2 ;;
-    --time-scale) scale=${2:?--time-scale needs a number}; shift 2 ;;
+    --time_scale) scale=${2:?--time_scale needs a number}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "fault_replay: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -46,7 +46,7 @@ run() {  # run NAME [extra mooncake options]
   echo "fault_replay: $name run ..." >&2
   mpirun --mca orte_enable_recovery 1 --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
     --mca oob_tcp_if_include lo -np 7 "$build/mooncake" --config "$root/configs/serve/faults.ini" \
-    --trace "$trace" --trace-limit "$requests" --time-scale "$scale" --out "$out/$name" "$@" \
+    --trace "$trace" --trace.limit "$requests" --time_scale "$scale" --out "$out/$name" "$@" \
     >"$out/$name.log" 2>&1 || true
   [[ -f $out/$name/summary.json ]] || { tail -20 "$out/$name.log" >&2; exit 1; }
 }

@@ -10,13 +10,13 @@
 set -euo pipefail
 usage() {
   cat <<'USAGE'
-Usage: benchmarks/overload.sh [--build DIR] [--trace FILE] [--requests N] [--time-scale X]
+Usage: benchmarks/overload.sh [--build DIR] [--trace FILE] [--requests N] [--time_scale X]
                               [--speeds "1 3 10"]
 
   --build DIR       build folder holding mooncake (default: build)
   --trace FILE      Mooncake trace (default: ../shared/traces/conversation_trace.jsonl)
   --requests N      requests replayed from the start of the trace (default: 300)
-  --time-scale X    wall time = model time / X (default: 4)
+  --time_scale X    wall time = model time / X (default: 4)
   --speeds LIST     request-rate multipliers, load.scale (default: "1 3 10")
   -h, --help        this text
 USAGE
@@ -29,7 +29,7 @@ while (($# > 0)); do
     --build) build=${2:?--build needs a folder}; shift 2 ;;
     --trace) trace=${2:?--trace needs a file}; shift 2 ;;
     --requests) requests=${2:?--requests needs a number}; shift 2 ;;
-    --time-scale) scale=${2:?--time-scale needs a number}; shift 2 ;;
+    --time_scale) scale=${2:?--time_scale needs a number}; shift 2 ;;
     --speeds) speeds=${2:?--speeds needs a list}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "overload: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -47,7 +47,7 @@ for speed in $speeds; do
   code=0
   mpirun --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
     --mca oob_tcp_if_include lo -np 6 "$build/mooncake" --config "$root/configs/serve/small.ini" \
-    --trace "$trace" --trace-limit "$requests" --time-scale "$scale" --load.scale "$speed" \
+    --trace "$trace" --trace.limit "$requests" --time_scale "$scale" --load.scale "$speed" \
     --conductor.early_rejection predicted --job.plots off --out "$out/x$speed" \
     >"$out/x$speed.log" 2>&1 || code=$?
   if [[ ! -f $out/x$speed/summary.json ]]; then

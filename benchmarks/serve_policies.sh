@@ -25,9 +25,9 @@ live_all=() sim_all=()
 for p in random load_balance cache_aware kvcache_centric; do
   mpirun -np 7 --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
     --mca oob_tcp_if_include lo "$build/mooncake" --config "$config" --trace "$trace" \
-    --trace-limit "$limit" --time-scale "$scale" --conductor.policy "$p" --out "$out/live_$p" \
+    --trace.limit "$limit" --time_scale "$scale" --conductor.policy "$p" --out "$out/live_$p" \
     >"$out/live_$p.log" 2>&1 || { tail -20 "$out/live_$p.log"; exit 1; }
-  "$build/mooncake" eval --config "$config" --trace "$trace" --trace-limit "$limit" \
+  "$build/mooncake" eval --config "$config" --trace "$trace" --trace.limit "$limit" \
     --conductor.policy "$p" --plots false --out "$out/sim_$p" >"$out/sim_$p.log" 2>&1
   l=$(mean_ttft "$out/live_$p/summary.json")
   s=$(mean_ttft "$out/sim_$p/summary.json")

@@ -55,6 +55,13 @@ def test_blocks(text):
         i += 1
 
 
+# Accepted for compatibility (eval::CanonicalArgs), but --help lists only the canonical key.
+CANONICAL = {"--trace-limit": "--trace.limit", "--trace-offset": "--trace.offset",
+             "--trace-skip-invalid": "--trace.skip_invalid", "--time-scale": "--time_scale",
+             "--kv-scale": "--kv_scale"}
+OLD_SPELLINGS = re.compile("(" + "|".join(re.escape(k) for k in CANONICAL) + r")(?![\w-])")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--paths-only", action="store_true", help="only check the named paths")
@@ -68,6 +75,10 @@ def main():
             checked += 1
             if not (ROOT / path).exists():
                 failures.append(f"{rel}:{line_no}: names {path}, which does not exist")
+        for line_no, line in enumerate(text.splitlines(), 1):
+            for old in OLD_SPELLINGS.findall(line):
+                failures.append(f"{rel}:{line_no}: {old} is an old spelling: --help lists "
+                                f"{CANONICAL[old]}")
         if args.paths_only:
             continue
         for line_no, block in test_blocks(text):

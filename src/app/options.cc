@@ -160,7 +160,7 @@ po::options_description Serving(RawOptions* raw) {
                   "`mooncake store stop FILE`")(
       "kv_scale", po::value<std::string>(&raw->kv_scale)->default_value("0.000122"),
       "bytes moved per KV block = kv_scale x the model's real block size (1e-6..1; also "
-      "--kv-scale). Default 1/8192: a 160 MiB LLaMA3-70B block moves as 20 KiB")(
+      "--kv_scale). Default 1/8192: a 160 MiB LLaMA3-70B block moves as 20 KiB")(
       "store.replicas", po::value<int>(&raw->replicas)->default_value(1),
       "replicas of each KV block, on distinct store ranks (1..store ranks)")(
       "decode.buffer", po::value<std::string>(&raw->decode_buffer)->default_value("64MiB"),
@@ -463,7 +463,7 @@ Status ConvertShared(const po::variables_map& vm, JobOptions* opts) {
   auto sched = eval::SchedulingFromVariables(vm);
   if (!sched.ok()) return sched.status();
   opts->sched = *sched;
-  // The live job replays in wall time; without --time-scale it runs 10x faster than the
+  // The live job replays in wall time; without --time_scale it runs 10x faster than the
   // modelled cluster, so the embedded default ends in seconds (eval keeps 1: it is virtual).
   if (vm["time_scale"].defaulted()) opts->sched.time_scale = kLiveDefaultTimeScale;
   auto synthetic = eval::SyntheticFromVariables(vm, opts->sched.seed);

@@ -74,7 +74,8 @@ boost::program_options::parsed_options ParseConfigFile(
 
 // Rewrites the spellings the issues and users type into the canonical keys: --trace-limit ->
 // --trace.limit, --trace-offset, --trace-skip-invalid, --time-scale -> --time_scale, --kv-scale
-// -> --kv_scale.
+// -> --kv_scale. Only for compatibility: --help, the docs and the scripts use the canonical keys
+// (tools/check_docs.py keeps the old spellings out of README.md and docs/).
 std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args);
 
 }  // namespace mooncake::eval

@@ -25,7 +25,7 @@ fi
 dir=$(mktemp -d)
 trap 'pkill -KILL -f "^$mooncake .*--out $dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "FAIL ($mode): $*"; tail -40 "$dir/log"; exit 1; }
-args=(--trace "$trace" --trace-limit 120 --time-scale 4 --out "$dir/run")
+args=(--trace "$trace" --trace.limit 120 --time_scale 4 --out "$dir/run")
 case $mode in
   store_kill) args+=(--fault.kill 1@4s) ;;
   store_stop) args+=(--fault.stop 1@4s) ;;

@@ -20,12 +20,12 @@ if [[ ! -f $trace ]]; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$@" -np 6 "$mooncake" --config "$config" --trace "$trace" --trace-limit "$limit" \
-  --time-scale "$scale" --out "$dir/live" >"$dir/live.log" 2>&1
+"$@" -np 6 "$mooncake" --config "$config" --trace "$trace" --trace.limit "$limit" \
+  --time_scale "$scale" --out "$dir/live" >"$dir/live.log" 2>&1
 code=$?
 tail -14 "$dir/live.log"
 [[ $code -eq 0 ]] || { echo "FAIL: live run exited $code"; exit 1; }
-"$mooncake" eval --config "$config" --trace "$trace" --trace-limit "$limit" --plots false \
+"$mooncake" eval --config "$config" --trace "$trace" --trace.limit "$limit" --plots false \
   --out "$dir/sim" >"$dir/sim.log" 2>&1 || { cat "$dir/sim.log"; echo "FAIL: eval failed"; exit 1; }
 oracle=$(/usr/bin/python3 "$here/prefix_oracle.py" "$trace" --limit "$limit" \
   --served "$dir/live/requests.csv" | sed 's/.*=//')
@@ -50,8 +50,8 @@ sys.exit(0 if ok else 1)
 PY
 [[ $? -eq 0 ]] || { echo "FAIL"; exit 1; }
 capacity=50
-"$@" -np 6 "$mooncake" --config "$config" --trace "$trace" --trace-limit "$limit" \
-  --time-scale "$scale" --store.global_pool true --store.capacity_blocks "$capacity" \
+"$@" -np 6 "$mooncake" --config "$config" --trace "$trace" --trace.limit "$limit" \
+  --time_scale "$scale" --store.global_pool true --store.capacity_blocks "$capacity" \
   --out "$dir/lru" >"$dir/lru.log" 2>&1 || { tail -20 "$dir/lru.log"; echo "FAIL: LRU run"; exit 1; }
 lru_oracle=$(/usr/bin/python3 "$here/prefix_oracle.py" "$trace" --limit "$limit" \
   --capacity "$capacity" --served "$dir/lru/requests.csv" | sed 's/.*=//')
@@ -69,7 +69,7 @@ print("PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)
 PY
 [[ $? -eq 0 ]] || { echo "FAIL"; exit 1; }
-small=(--config "$config" --trace "$trace" --trace-limit 300 --time-scale 8 --store.dram 24MiB)
+small=(--config "$config" --trace "$trace" --trace.limit 300 --time_scale 8 --store.dram 24MiB)
 "$@" -np 6 "$mooncake" "${small[@]}" --out "$dir/evict" >"$dir/evict.log" 2>&1 ||
   { tail -20 "$dir/evict.log"; echo "FAIL: eviction run"; exit 1; }
 "$mooncake" eval "${small[@]}" --plots false --out "$dir/evict_sim" >"$dir/evict_sim.log" 2>&1 ||

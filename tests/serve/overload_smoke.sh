@@ -16,7 +16,7 @@ if [[ ! -f $trace ]]; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$@" -np 6 "$mooncake" --config "$config" --trace "$trace" --trace-limit 150 --time-scale 4 \
+"$@" -np 6 "$mooncake" --config "$config" --trace "$trace" --trace.limit 150 --time_scale 4 \
   --load.scale 10 --conductor.early_rejection predicted --job.plots off --out "$dir/run" \
   >"$dir/log" 2>&1
 code=$?

@@ -137,8 +137,8 @@ ends_with_summary_table() {
 if [[ ${part} == fault ]]; then
   echo "=== sbatch --wait --ntasks=7 slurm/mooncake.slurm configs/serve/faults.ini --fault.kill 1@4s"
   job=$(timeout "${job_timeout}" sbatch --wait --ntasks=7 --time=00:03:00 "${sbatch_extra[@]}" \
-    slurm/mooncake.slurm configs/serve/faults.ini --trace "${trace}" --trace-limit 120 \
-    --time-scale 4 --fault.kill 1@4s 2>&1 | sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p')
+    slurm/mooncake.slurm configs/serve/faults.ini --trace "${trace}" --trace.limit 120 \
+    --time_scale 4 --fault.kill 1@4s 2>&1 | sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p')
   [[ -n ${job} ]] || { echo "FAIL: sbatch did not submit" >&2; exit 1; }
   grep -vE "PMIX ERROR|UCX +WARN|pending operations" "mooncake-${job}.out" | tail -n 25 || true
   info=$(scontrol show job "${job}" 2>&1 || true)

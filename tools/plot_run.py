@@ -5,7 +5,7 @@ usage: plot_run.py RUN_DIR
 
 Single run (requests.csv): ttft_tbt_cdf.png.
 Sweep (sweep.csv): capacity_vs_tbt.png (effective request capacity against the TBT threshold,
-one line per system; paper Fig. 1), ttft_by_policy.png (mean TTFT per prefill policy; Fig. 5),
+one line per system; paper Fig. 1; drawn when slo.tbt or the system is swept), ttft_by_policy.png (mean TTFT per prefill policy; Fig. 5),
 hit_rate_vs_capacity.png (prefix hit rate against cache capacity; Fig. 9 style) and
 ttft_tbt_cdf.png over the points; each only when the sweep varies what it plots.
 """
@@ -123,13 +123,22 @@ def plot_sweep(run_dir, rows):
     made = []
     axes = list(rows[0].keys())[1:r_axes(rows)]
     # Fig. 1: capacity against TBT threshold: one line per system and per value of every other
-    # swept axis (a load sweep draws one line per load, never joins loads).
-    if len(distinct(rows, "tbt_slo_s")) > 1:
+    # swept axis (a load sweep draws one line per load, never joins loads). The thresholds are
+    # the swept slo.tbt, or, for a sweep over systems (docs/EVAL.md's Fig. 1 command), the
+    # capacity every point also counts at 100 / 200 / 300 ms.
+    fixed = ("capacity_100ms", "capacity_200ms", "capacity_300ms")
+    over_systems = len(distinct(rows, "system")) > 1 or (
+        "config" in axes and len(distinct(rows, "config")) > 1)
+    if len(distinct(rows, "tbt_slo_s")) > 1 or (over_systems and fixed[0] in rows[0]):
         fig, ax = plt.subplots(figsize=(7, 4))
         groups = defaultdict(list)
         for r in rows:
             key = series_label(r, axes, {"slo.tbt", "tbt_slo_s"})
-            groups[key].append((float(r["tbt_slo_s"]) * 1e3, float(r["capacity_at_slo"]) * 100))
+            if len(distinct(rows, "tbt_slo_s")) > 1:
+                groups[key].append((float(r["tbt_slo_s"]) * 1e3,
+                                    float(r["capacity_at_slo"]) * 100))
+            else:
+                groups[key] += [(ms, float(r[c]) * 100) for ms, c in zip((100, 200, 300), fixed)]
         for (label, pts), style in zip(groups.items(), styles()):
             pts.sort()
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label, **style)

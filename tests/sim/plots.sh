@@ -70,6 +70,10 @@ check_png "$dir/capacity/hit_rate_vs_capacity.png" "$dir/capacity.log"
 run tbt --sweep slo.tbt=100ms,200ms,300ms
 check_png "$dir/tbt/capacity_vs_tbt.png" "$dir/tbt.log"
 
+# docs/EVAL.md's Fig. 1 sweeps the systems, not slo.tbt: the capacity at 100 / 200 / 300 ms.
+run systems --sweep system=mooncake,vllm
+check_png "$dir/systems/capacity_vs_tbt.png" "$dir/systems.log"
+
 run none --plots=false
 if compgen -G "$dir/none/*.png" >/dev/null; then fail "--plots=false drew $(ls "$dir"/none/*.png)"; fi
 echo "PASS: every plot drawn and not blank; --plots=false draws none"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -174,10 +175,10 @@ void ReadAndVerifyBlock(JobContext& ctx, RankReport* report) {
   }
 }
 
+// Microseconds in the unit that fits ("12.345 us", "376.270 ms", "1.204 s"): a loaded machine's
+// RTT in ms was hard to read as "376270.2 us".
 std::string Us(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f us", v);
-  return buf;
+  return FormatDuration(std::chrono::nanoseconds(static_cast<int64_t>(v * 1e3 + 0.5)));
 }
 
 int Summarise(JobContext& ctx, const std::vector<RankReport>& reports) {

@@ -53,5 +53,13 @@ TEST(FormatTest, HumanReadable) {
   EXPECT_EQ(FormatBytes(3 * kMiB / 2), "1.50 MiB");
 }
 
+// The check mode prints its RPC RTTs with it: 376 ms as "376.270 ms", not "376270.2 us".
+TEST(FormatTest, DurationInTheUnitThatFits) {
+  EXPECT_EQ(FormatDuration(std::chrono::nanoseconds(850)), "850 ns");
+  EXPECT_EQ(FormatDuration(std::chrono::nanoseconds(12'345)), "12.345 us");
+  EXPECT_EQ(FormatDuration(std::chrono::nanoseconds(376'270'200)), "376.270 ms");
+  EXPECT_EQ(FormatDuration(std::chrono::nanoseconds(1'204'000'000)), "1.204 s");
+}
+
 }  // namespace
 }  // namespace mooncake

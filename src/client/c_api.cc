@@ -33,6 +33,9 @@ mooncake::client::PutOptions PutOptionsOf(const mooncake_put_options_t* o) {
     p.replicas = o->replicas;
     p.soft_pin = o->soft_pin != 0;
     p.hard_pin = o->hard_pin != 0;
+    if (o->preferred_ranks != nullptr) {
+      p.preferred_ranks.assign(o->preferred_ranks, o->preferred_ranks + o->preferred_rank_count);
+    }
   }
   return p;
 }
@@ -170,6 +173,20 @@ mooncake_status_t mooncake_batch_exists(mooncake_client_t* client, size_t count,
   if (!r.ok()) return Report(r.status());
   for (size_t i = 0; i < count; ++i) exists[i] = (*r)[i];
   return MOONCAKE_OK;
+}
+
+mooncake_status_t mooncake_batch_remove(mooncake_client_t* client, size_t count,
+                                        const char* const* keys, mooncake_status_t* results) {
+  if (client == nullptr || (count > 0 && (keys == nullptr || results == nullptr))) {
+    return NullArgument("client, keys or results");
+  }
+  std::vector<mooncake::Status> r = client->client->BatchRemove(Keys(count, keys));
+  mooncake_status_t first = MOONCAKE_OK;
+  for (size_t i = 0; i < count; ++i) {
+    results[i] = static_cast<mooncake_status_t>(r[i].code());
+    if (first == MOONCAKE_OK && !r[i].ok()) first = Report(r[i]);
+  }
+  return first;
 }
 
 mooncake_status_t mooncake_register_buffer(mooncake_client_t* client, void* addr, size_t size) {

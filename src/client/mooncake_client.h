@@ -49,6 +49,8 @@ typedef struct {
   uint32_t replicas; /* 0: the store job's store.replicas */
   int soft_pin;
   int hard_pin;
+  const int* preferred_ranks; /* NULL or store ranks tried first, in order (read during the call) */
+  size_t preferred_rank_count; /* entries of preferred_ranks */
 } mooncake_put_options_t;
 
 /* Attaches to a store service job through its connection file. `options` may be NULL. */
@@ -79,6 +81,8 @@ mooncake_status_t mooncake_batch_get_into(mooncake_client_t* client, size_t coun
                                           mooncake_status_t* results);
 mooncake_status_t mooncake_batch_exists(mooncake_client_t* client, size_t count,
                                         const char* const* keys, int* exists);
+mooncake_status_t mooncake_batch_remove(mooncake_client_t* client, size_t count,
+                                        const char* const* keys, mooncake_status_t* results);
 
 /* Registers [addr, +size) for zero-copy transfers (RDMA); unregister by the same address. */
 mooncake_status_t mooncake_register_buffer(mooncake_client_t* client, void* addr, size_t size);

@@ -60,6 +60,28 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 4; ++i) {
     CHECK(got[i] == sizes[i] && strcmp(bufs[i], keys_text[i]) == 0 && all[i] == 1, "batch bytes");
   }
+  /* Batch remove of keys never read (a read leases an object: Busy until the lease ends): every
+     key gone, a second remove finds none. */
+  for (int i = 0; i < 4; ++i) {
+    snprintf(keys_text[i], sizeof keys_text[i], "%s/gone%d", argv[2], i);
+    sizes[i] = strlen(keys_text[i]) + 1;
+  }
+  CHECK(mooncake_batch_put(c, 4, keys, data, sizes, NULL, results) == MOONCAKE_OK, "batch_put 2");
+  CHECK(mooncake_batch_remove(c, 4, keys, results) == MOONCAKE_OK, "batch_remove");
+  CHECK(mooncake_batch_exists(c, 4, keys, all) == MOONCAKE_OK, "batch_exists after remove");
+  for (int i = 0; i < 4; ++i) CHECK(results[i] == MOONCAKE_OK && all[i] == 0, "batch removed");
+  CHECK(mooncake_batch_remove(c, 4, keys, results) == MOONCAKE_NOT_FOUND &&
+            results[3] == MOONCAKE_NOT_FOUND,
+        "batch_remove of removed keys");
+  /* A put that names the store ranks to try first (Mooncake's preferred_segments). */
+  const int preferred[1] = {1};
+  mooncake_put_options_t placed = {0};
+  placed.preferred_ranks = preferred;
+  placed.preferred_rank_count = 1;
+  snprintf(key, sizeof key, "%s/preferred", argv[2]);
+  CHECK(mooncake_put(c, key, value, sizeof value, &placed) == MOONCAKE_OK, "put preferred_ranks");
+  CHECK(mooncake_get_into(c, key, out, sizeof out, &n) == MOONCAKE_OK && n == sizeof value,
+        "get of a preferred_ranks put");
   mooncake_client_close(c);
   printf("c_client OK (libmooncake_client %s)\n", mooncake_client_version());
   return 0;

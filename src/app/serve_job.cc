@@ -152,6 +152,10 @@ void PrintSurvivalHint(const JobOptions& o) {
   const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
   if (recovery != nullptr && std::string(recovery) == "1") return;
   if (std::getenv("SLURM_STEP_ID") != nullptr && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
+    // srun does not tell its tasks --kill-on-bad-exit; slurm/mooncake.slurm exports
+    // SLURM_KILL_ON_BAD_EXIT=0 beside it (srun reads the variable as the same setting).
+    const char* kill_on_bad_exit = std::getenv("SLURM_KILL_ON_BAD_EXIT");
+    if (kill_on_bad_exit != nullptr && std::string(kill_on_bad_exit) == "0") return;
     std::printf(
         "note: to survive a rank loss under srun, pass --kill-on-bad-exit=0 (slurm/mooncake.slurm "
         "does)\n");

@@ -141,6 +141,12 @@ if [[ ${part} == fault ]]; then
     --time_scale 4 --fault.kill 1@4s 2>&1 | sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p')
   [[ -n ${job} ]] || { echo "FAIL: sbatch did not submit" >&2; exit 1; }
   grep -vE "PMIX ERROR|UCX +WARN|pending operations" "mooncake-${job}.out" | tail -n 25 || true
+  # slurm/mooncake.slurm passes --kill-on-bad-exit=0: the job must not advise passing it.
+  if grep -q "note: to survive a rank loss under srun" "mooncake-${job}.out"; then
+    fail "fault: the job printed the --kill-on-bad-exit=0 advice although the script passes it"
+  else
+    pass "fault: no --kill-on-bad-exit=0 advice (the script passes it)"
+  fi
   info=$(scontrol show job "${job}" 2>&1 || true)
   expect "$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"${info}")" == COMPLETED \
     "fault: job ${job} is COMPLETED after a store rank was killed"

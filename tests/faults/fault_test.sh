@@ -4,6 +4,8 @@
 #   store_kill     a store rank SIGKILLed (store.replicas = 2): lost 0, failed 0, re-replicated
 #   store_stop     the same with SIGSTOP; the rank is resumed after it was declared dead and
 #                  must be refused (fenced) and end itself
+#   store_stop_alone  the same, but nothing outside resumes the rank: the fault option must
+#                  (a watchdog sends SIGCONT), or the launcher would wait for it forever
 #   prefill_kill   a prefill rank SIGKILLed: its requests re-dispatched, lost 0
 #   conductor_kill the conductor SIGKILLed from outside: every other rank ends non-zero within
 #                  3 x the failure timeout, nothing left behind
@@ -28,7 +30,7 @@ fail() { echo "FAIL ($mode): $*"; tail -40 "$dir/log"; exit 1; }
 args=(--trace "$trace" --trace.limit 120 --time_scale 4 --out "$dir/run")
 case $mode in
   store_kill) args+=(--fault.kill 1@4s) ;;
-  store_stop) args+=(--fault.stop 1@4s) ;;
+  store_stop | store_stop_alone) args+=(--fault.stop 1@4s) ;;
   prefill_kill | prefill_kill_tcp) args+=(--fault.kill 4@4s) ;;
   store_kill_r1) args+=(--store.replicas 1 --fault.kill 1@4s) ;;
   conductor_kill) ;;
@@ -90,6 +92,16 @@ if [[ $mode == conductor_kill ]]; then
   echo "PASS"
   exit 0
 fi
+if [[ $mode == store_stop_alone ]]; then
+  # The job's replay takes about 20 s; a launcher still there after 120 s waits for a rank
+  # that nothing resumed.
+  for _ in $(seq 1 1200); do
+    kill -0 "$launcher" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$launcher" 2>/dev/null &&
+    fail "the launcher still runs 120 s after the start: the stopped rank was never resumed"
+fi
 wait "$launcher"
 rc=$?
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
@@ -122,7 +134,7 @@ else:
     need(silent <= 1.4, f"the dead rank was declared after {silent} s without a heartbeat")
 if mode.startswith("prefill_kill"):
     need(e["requests_redispatched"] > 0, "no request re-dispatched")
-if mode in ("store_kill", "store_stop"):
+if mode in ("store_kill", "store_stop", "store_stop_alone"):
     need(e["store_objects_rereplicated"] > 0, "no object re-replicated")
 if mode == "store_kill_r1":
     need(e["store_objects_lost"] > 0, "no object lost with one replica")
@@ -130,7 +142,7 @@ print(f"{mode}: completed {r['completed']} rejected {r['rejected']}, dead {dead}
       {k: e[k] for k in ("requests_redispatched", "store_objects_rereplicated",
                          "store_objects_lost", "prefix_blocks_missing_in_store") if k in e})
 PY
-if [[ $mode == store_stop ]]; then
+if [[ $mode == store_stop* ]]; then
   grep -q "rank 1 ends: PeerFailure: .*fenced" "$dir/log" ||
     fail "the resumed rank 1 was not told it was fenced"
 fi

@@ -127,15 +127,16 @@ pid_t ForkResumeWatchdog(Nanos after) {
 }
 
 // fault.kill / fault.stop on this rank: a thread signals the process at the given time. A
-// stopped rank is resumed 3 x cluster.failure_timeout after it stopped: declared dead by then,
-// it is fenced and ends itself (exit 4), or, with the job already over, finds no conductor.
+// stopped rank is resumed 5 x cluster.failure_timeout after it stopped: declared dead by then
+// (with room for a conductor slowed by a loaded machine), it is fenced and ends itself (exit 4),
+// or, with the job already over, finds no conductor.
 void ArmFaults(const JobOptions& o, int rank) {
   for (const auto& [spec, sig] :
        {std::pair{o.fault_kill, SIGKILL}, std::pair{o.fault_stop, SIGSTOP}}) {
     if (spec.rank != rank) continue;
     const Nanos at = spec.at;
     const int signal = sig;
-    const Nanos resume_after = 3 * o.failure_timeout;
+    const Nanos resume_after = 5 * o.failure_timeout;
     std::thread([at, signal, resume_after] {
       std::this_thread::sleep_for(at);
       std::fflush(nullptr);

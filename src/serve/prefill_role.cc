@@ -1,6 +1,7 @@
 #include "serve/prefill_role.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/log.h"
 #include "trace/trace_request.h"
@@ -10,7 +11,8 @@ namespace {
 constexpr int kTokensPerBlock = trace::kTraceBlockTokens;
 }  // namespace
 
-PrefillRole::PrefillRole(ServeContext& ctx) : ctx_(ctx) {}
+PrefillRole::PrefillRole(ServeContext& ctx)
+    : ctx_(ctx), staging_budget_(std::make_shared<StagingBudget>(ctx.config.prefill_staging)) {}
 
 PrefillRole::~PrefillRole() { Stop(); }
 
@@ -51,29 +53,9 @@ PrefillStats PrefillRole::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     s = stats_;
   }
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  s.staging_high_water_bytes = staging_high_water_;
+  s.staging_high_water_bytes = staging_budget_->high_water();
+  s.staging_retired_bytes = staging_budget_->retired_bytes();
   return s;
-}
-
-std::shared_ptr<std::vector<std::byte>> PrefillRole::AcquireStaging(uint64_t bytes) {
-  {
-    std::unique_lock<std::mutex> lock(staging_mutex_);
-    staging_cv_.wait(lock, [&] {
-      return staging_bytes_ == 0 || staging_bytes_ + bytes <= ctx_.config.prefill_staging;
-    });
-    staging_bytes_ += bytes;
-    staging_high_water_ = std::max(staging_high_water_, staging_bytes_);
-  }
-  return std::shared_ptr<std::vector<std::byte>>(
-      new std::vector<std::byte>(bytes), [this, bytes](std::vector<std::byte>* v) {
-        delete v;
-        {
-          std::lock_guard<std::mutex> lock(staging_mutex_);
-          staging_bytes_ -= bytes;
-        }
-        staging_cv_.notify_all();
-      });
 }
 
 void PrefillRole::Fail(const Status& s) {
@@ -106,8 +88,9 @@ void PrefillRole::LoadLoop() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    Loaded l{task, AcquireStaging(task->hash_ids.size() * ctx_.layout.block_bytes()), 0, 0};
-    l.present = LoadPrefix(*task, *l.staging, &l.bytes_loaded);
+    Loaded l{task, staging_budget_->Acquire(task->hash_ids.size() * ctx_.layout.block_bytes()), 0,
+             0};
+    l.present = LoadPrefix(*task, &l.staging, &l.bytes_loaded);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       loaded_.push_back(std::move(l));
@@ -142,6 +125,7 @@ void PrefillRole::Enqueue(WriteJob job) {
 void PrefillRole::RetireWrites() {
   for (PendingWrite& w : writes_) {
     if (w.batch->Poll() != transport::BatchState::kCompleted) {
+      w.staging->Retire();
       ctx_.transport.RetainUntilClosed(std::make_shared<PendingWrite>(std::move(w)));
     }
   }
@@ -197,11 +181,14 @@ void PrefillRole::Write(WriteJob& job) {
       }
     }
   }
-  std::span<std::byte> staging(*job.staging);
+  std::span<std::byte> staging(job.staging->bytes);
   if (job.store_from < job.to) {
     bool unfinished = false;
     StoreBlocks(task, staging, job.store_from, job.to, &unfinished);
-    if (unfinished) ctx_.transport.RetainUntilClosed(job.staging);
+    if (unfinished) {
+      job.staging->Retire();
+      ctx_.transport.RetainUntilClosed(job.staging);
+    }
   }
   if (slot_ok_ && job.from < job.to) {
     transport::TransferRequest w{transport::OpKind::kWrite, staging.data() + job.from * bb,
@@ -240,7 +227,7 @@ void PrefillRole::Write(WriteJob& job) {
   if (!s.ok()) Fail(s.WithContext("KvDone to decode rank " + std::to_string(task.decode_rank)));
 }
 
-int PrefillRole::LoadPrefix(const PrefillTask& task, std::span<std::byte> staging,
+int PrefillRole::LoadPrefix(const PrefillTask& task, std::shared_ptr<StagingBuffer>* staging,
                             uint64_t* bytes) {
   const uint64_t bb = ctx_.layout.block_bytes();
   int present = 0;
@@ -248,11 +235,25 @@ int PrefillRole::LoadPrefix(const PrefillTask& task, std::span<std::byte> stagin
     int n = std::min<int>(task.prefix_blocks - first, 128);
     std::vector<std::string> keys;
     std::vector<std::span<std::byte>> outs;
+    std::span<std::byte> buffer((*staging)->bytes);
     for (int b = first; b < first + n; ++b) {
       keys.push_back(ctx_.layout.Key(task.hash_ids[b]));
-      outs.push_back(staging.subspan(b * bb, bb));
+      outs.push_back(buffer.subspan(b * bb, bb));
     }
-    auto results = ctx_.store->BatchGet(keys, outs);
+    bool abandoned = false;
+    auto results = ctx_.store->BatchGet(keys, outs, &abandoned);
+    if (abandoned) {
+      // A read into this buffer was given up while in flight (its store rank stalled): the
+      // transport may still write into it. What this batch read is checked again after the copy.
+      const int kept = RetireStaging(task, staging, first + n, first);
+      if (kept < first) {
+        *bytes -= static_cast<uint64_t>(present - kept) * bb;
+        present = kept;
+        break;
+      }
+      buffer = std::span<std::byte>((*staging)->bytes);
+      for (int k = 0; k < n; ++k) outs[k] = buffer.subspan((first + k) * bb, bb);
+    }
     for (int k = 0; k < n; ++k) {
       int b = first + k;
       bool ok =
@@ -270,6 +271,27 @@ int PrefillRole::LoadPrefix(const PrefillTask& task, std::span<std::byte> stagin
     first += n;
   }
   return present;
+}
+
+int PrefillRole::RetireStaging(const PrefillTask& task, std::shared_ptr<StagingBuffer>* staging,
+                               int copy_blocks, int verify_blocks) {
+  const uint64_t bb = ctx_.layout.block_bytes();
+  std::shared_ptr<StagingBuffer> old = std::move(*staging);
+  old->Retire();  // before Acquire: its share must not count against the fresh buffer
+  *staging = staging_budget_->Acquire(old->bytes.size());
+  std::memcpy((*staging)->bytes.data(), old->bytes.data(), copy_blocks * bb);
+  ctx_.transport.RetainUntilClosed(std::move(old));
+  int kept = 0;
+  while (kept < verify_blocks &&
+         ctx_.layout.Verify(task.hash_ids[kept],
+                            std::span<const std::byte>((*staging)->bytes).subspan(kept * bb, bb))) {
+    ++kept;
+  }
+  log::Warn(
+      "request {}: a prefix read from a stalled store rank was given up in flight; its "
+      "staging ({} B) is kept until the transport closes",
+      task.request, (*staging)->bytes.size());
+  return kept;
 }
 
 uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from,
@@ -341,7 +363,7 @@ void PrefillRole::Serve(Loaded loaded) {
                        ? blocks
                        : static_cast<int>(std::min<int64_t>(blocks, end / kTokensPerBlock));
     for (int b = stored_blocks; b < complete; ++b) {
-      ctx_.layout.Fill(task.hash_ids[b], std::span(*staging).subspan(b * bb, bb));
+      ctx_.layout.Fill(task.hash_ids[b], std::span(staging->bytes).subspan(b * bb, bb));
     }
     SleepUntil(chunk_end);  // the GPU's time for this chunk
     if (complete > stored_blocks) {

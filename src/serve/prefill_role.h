@@ -20,6 +20,7 @@
 
 #include "serve/messages.h"
 #include "serve/serve_context.h"
+#include "serve/staging_budget.h"
 
 namespace mooncake::serve {
 
@@ -28,6 +29,9 @@ struct PrefillStats {
   uint64_t store_put_failures = 0, errors = 0;
   uint64_t peer_loss_aborts = 0;          // work dropped because a peer was declared dead
   uint64_t staging_high_water_bytes = 0;  // the most KV staging held at once
+  // Staging left to transfers that had not stopped when they were given up (a stalled store or
+  // decode rank): kept until the transport closes, so a late write cannot land in freed memory.
+  uint64_t staging_retired_bytes = 0;
   std::string first_error;
 };
 
@@ -46,7 +50,7 @@ class PrefillRole {
   // request, and (last) its KvDone, due at a local wall time.
   struct WriteJob {
     std::shared_ptr<const PrefillTask> task;
-    std::shared_ptr<std::vector<std::byte>> staging;
+    std::shared_ptr<StagingBuffer> staging;
     int from = 0, to = 0;
     int store_from = 0;  // blocks [store_from, to) are new and go to the store too
     bool last = false;
@@ -56,7 +60,7 @@ class PrefillRole {
   // A task whose prefix was loaded by the loader thread.
   struct Loaded {
     std::shared_ptr<const PrefillTask> task;
-    std::shared_ptr<std::vector<std::byte>> staging;
+    std::shared_ptr<StagingBuffer> staging;
     int present = 0;
     uint64_t bytes_loaded = 0;
   };
@@ -66,17 +70,21 @@ class PrefillRole {
   void Write(WriteJob& job);
   void Serve(Loaded loaded);
   void Enqueue(WriteJob job);
-  // Reads prefix blocks [0, task.prefix_blocks) into `staging`; returns how many leading blocks
-  // were present and verified (the rest must be recomputed).
-  int LoadPrefix(const PrefillTask& task, std::span<std::byte> staging, uint64_t* bytes);
+  // Reads prefix blocks [0, task.prefix_blocks) into `*staging`; returns how many leading blocks
+  // were present and verified (the rest must be recomputed). When a read was given up while
+  // still in flight, `*staging` is replaced by a fresh buffer (RetireStaging).
+  int LoadPrefix(const PrefillTask& task, std::shared_ptr<StagingBuffer>* staging, uint64_t* bytes);
+  // Hands `*staging` to the transport until it closes and replaces it with a fresh buffer holding
+  // a copy of its first `copy_blocks` blocks; of those, the first `verify_blocks` (verified once
+  // already) are verified again in the copy, since a late write may have landed in the old
+  // buffer in between. Returns how many leading blocks still verify.
+  int RetireStaging(const PrefillTask& task, std::shared_ptr<StagingBuffer>* staging,
+                    int copy_blocks, int verify_blocks);
   // Puts blocks [from, to) of `staging` into the store; returns bytes written. `*unfinished`:
   // a put ran out of time, so UCX may still read `staging` (it must outlive the transport).
   uint64_t StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from, int to,
                        bool* unfinished);
   void Fail(const Status& s);
-  // A staging buffer of `bytes`, counted against config.prefill_staging until its last owner
-  // drops it; waits while the budget is spent (unless nothing is held).
-  std::shared_ptr<std::vector<std::byte>> AcquireStaging(uint64_t bytes);
 
   ServeContext& ctx_;
   mutable std::mutex mutex_;
@@ -95,16 +103,14 @@ class PrefillRole {
   // it until it closes (Transport::RetainUntilClosed); freeing it was a use-after-free.
   struct PendingWrite {
     std::unique_ptr<transport::TransferBatch> batch;
-    std::shared_ptr<std::vector<std::byte>> staging;
+    std::shared_ptr<StagingBuffer> staging;
   };
   void RetireWrites();
   std::vector<PendingWrite> writes_;
   bool stopping_ = false;
   PrefillStats stats_;
-  // The staging budget: its own lock, because a buffer's last owner may drop it anywhere.
-  mutable std::mutex staging_mutex_;
-  std::condition_variable staging_cv_;
-  uint64_t staging_bytes_ = 0, staging_high_water_ = 0;
+  // Shared with every buffer, since the transport may free one after this role is gone.
+  std::shared_ptr<StagingBudget> staging_budget_;
   std::thread loader_, worker_, sender_;
 };
 

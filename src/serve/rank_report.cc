@@ -15,6 +15,7 @@ void RankReport::Add(const RankReport& other) {
   rpc_refused_frames += other.rpc_refused_frames;
   prefill_staging_high_water =
       std::max(prefill_staging_high_water, other.prefill_staging_high_water);
+  prefill_staging_retired += other.prefill_staging_retired;
   decode_waiting_high_water = std::max(decode_waiting_high_water, other.decode_waiting_high_water);
   if (peak_rss_bytes.size() < other.peak_rss_bytes.size()) {
     peak_rss_bytes.resize(other.peak_rss_bytes.size(), 0);

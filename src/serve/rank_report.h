@@ -23,7 +23,9 @@ struct RankReport : WireMessage<RankReport> {
   // Peak resident set (getrusage ru_maxrss) by ServePart: the largest over that part's ranks.
   std::vector<uint64_t> peak_rss_bytes;
   uint64_t prefill_staging_high_water = 0;  // bytes, the largest over prefill ranks
-  uint64_t decode_waiting_high_water = 0;   // requests, the largest over decode ranks
+  // Bytes of staging left to transfers given up in flight (kept until the transport closes).
+  uint64_t prefill_staging_retired = 0;
+  uint64_t decode_waiting_high_water = 0;  // requests, the largest over decode ranks
   std::vector<uint64_t> ssd;  // a store rank's SSD tier counters (store.ssd = on), summed
   std::string first_error;
 
@@ -35,7 +37,8 @@ struct RankReport : WireMessage<RankReport> {
   static void Fields(Self& m, Visit&& visit) {
     visit(m.errors, m.blocks_verified, m.blocks_corrupt, m.tokens, m.max_batch,
           m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.peak_rss_bytes,
-          m.prefill_staging_high_water, m.decode_waiting_high_water, m.ssd, m.first_error);
+          m.prefill_staging_high_water, m.prefill_staging_retired, m.decode_waiting_high_water,
+          m.ssd, m.first_error);
   }
   Status Validate() const;
 };

@@ -274,6 +274,7 @@ RankReport ServeNode::Finish() {
     report_.store_put_failures = ps.store_put_failures;
     report_.peer_loss_aborts += ps.peer_loss_aborts;
     report_.prefill_staging_high_water = ps.staging_high_water_bytes;
+    report_.prefill_staging_retired = ps.staging_retired_bytes;
     if (report_.first_error.empty()) report_.first_error = ps.first_error;
   }
   if (decode_) {

@@ -48,6 +48,7 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
     e[std::string("peak_rss_") + kParts[i] + "_bytes"] = static_cast<double>(all.peak_rss_bytes[i]);
   }
   e["prefill_staging_high_water_bytes"] = static_cast<double>(all.prefill_staging_high_water);
+  e["prefill_staging_retired_bytes"] = static_cast<double>(all.prefill_staging_retired);
   e["decode_waiting_high_water"] = static_cast<double>(all.decode_waiting_high_water);
   e["open_requests_high_water"] = static_cast<double>(totals.open_requests_high_water);
   for (const auto& [k, v] : in.ssd_extra) e[k] = v;

@@ -77,8 +77,14 @@ class StoreClient {
   std::vector<Status> BatchPut(std::span<const std::string> keys,
                                std::span<const std::span<const std::byte>> values,
                                const ReplicateConfig& cfg = {});
+  // `abandoned` (optional) is set when a read was given up while it may still be in flight (it
+  // timed out, or its store rank failed, possibly before a retry from another replica
+  // succeeded): the transport may write into that buffer later, until it closes, so the caller
+  // must neither free nor trust `outs` past this call; hand them to
+  // Transport::RetainUntilClosed and use fresh ones.
   std::vector<Result<size_t>> BatchGet(std::span<const std::string> keys,
-                                       std::span<const std::span<std::byte>> outs);
+                                       std::span<const std::span<std::byte>> outs,
+                                       bool* abandoned = nullptr);
   // Copying form of BatchGet: each object in a buffer of its size.
   std::vector<Result<std::vector<std::byte>>> BatchGetValues(std::span<const std::string> keys);
   // One byte per key (1 visible, 0 not); an error when the RPC itself failed.

@@ -44,6 +44,11 @@ void SortGets(std::span<const std::string> keys, std::span<const std::span<std::
   }
 }
 
+// A transfer that ended this way may not have stopped: UCX can still complete it later.
+bool MayStillBeInFlight(const Status& s) {
+  return s.code() == ErrorCode::kTimeout || s.code() == ErrorCode::kPeerFailure;
+}
+
 }  // namespace
 
 Result<size_t> StoreClient::Get(const std::string& key, std::span<std::byte> out) {
@@ -127,7 +132,8 @@ std::vector<Result<std::vector<std::byte>>> StoreClient::BatchGetValues(
 }
 
 std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> keys,
-                                                  std::span<const std::span<std::byte>> outs) {
+                                                  std::span<const std::span<std::byte>> outs,
+                                                  bool* abandoned) {
   const Deadline d = Start();
   const size_t n = keys.size();
   if (outs.size() != n || n > kMaxBatchKeys) {
@@ -172,6 +178,7 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
       const ObjectView& v = resp.entries[i].view;
       const std::string from = "store rank " + std::to_string(reads[j].peer.value);
       if (!per[j].ok()) {
+        if (abandoned != nullptr && MayStillBeInFlight(per[j])) *abandoned = true;
         status[i] = per[j].WithContext("reading '" + keys[i] + "' from " + from);
         if (status[i].code() != ErrorCode::kTimeout) next.push_back(i);
         continue;
@@ -192,7 +199,12 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
     }
     pending = std::move(next);
   }
-  if (!ssd_pending.empty()) ReadFromSsd(keys, outs, resp, ssd_pending, d, &status);
+  if (!ssd_pending.empty()) {
+    ReadFromSsd(keys, outs, resp, ssd_pending, d, &status);
+    for (size_t i : ssd_pending) {
+      if (abandoned != nullptr && MayStillBeInFlight(status[i])) *abandoned = true;
+    }
+  }
   std::vector<Result<size_t>> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {

@@ -1,0 +1,47 @@
+#include "serve/staging_budget.h"
+
+#include <algorithm>
+
+namespace mooncake::serve {
+
+StagingBuffer::StagingBuffer(std::shared_ptr<StagingBudget> budget, uint64_t size)
+    : bytes(size), budget_(std::move(budget)), size_(size) {}
+
+StagingBuffer::~StagingBuffer() {
+  if (charged_.exchange(false)) budget_->Release(size_, false);
+}
+
+void StagingBuffer::Retire() {
+  if (charged_.exchange(false)) budget_->Release(size_, true);
+}
+
+std::shared_ptr<StagingBuffer> StagingBudget::Acquire(uint64_t size) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return charged_ == 0 || charged_ + size <= limit_; });
+    charged_ += size;
+    high_water_ = std::max(high_water_, charged_);
+  }
+  return std::make_shared<StagingBuffer>(shared_from_this(), size);
+}
+
+uint64_t StagingBudget::high_water() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return high_water_;
+}
+
+uint64_t StagingBudget::retired_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return retired_;
+}
+
+void StagingBudget::Release(uint64_t size, bool retired) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    charged_ -= size;
+    if (retired) retired_ += size;
+  }
+  cv_.notify_all();
+}
+
+}  // namespace mooncake::serve

@@ -3,8 +3,12 @@
 # twice by 7 ranks (configs/serve/faults.ini: 3 store ranks, store.replicas = 2), once clean and
 # once with store rank 1 SIGKILLed a third of the way into the replay. Prints completed
 # requests, mean TTFT and the prefix hit rate of both runs, then the last line
-#   fault_replay lost=<n> failed=<n> corrupt=<n> ttft_ratio=<faulted/clean>
-# Runs from the repository root with no arguments.
+#   fault_replay lost=<n> failed=<n> corrupt=<n> killed=<rank> missing_in_store=<n>
+#                rejected_delta=<faulted - clean> ttft_ratio=<faulted/clean>
+# (killed: the rank the faulted run declared dead, -1 when none; missing_in_store: prefix blocks
+# the store no longer had, 0 when every read failed over to the other replica). Exits 1 when a
+# run failed (launch/mooncake-mpirun's status: rank 0's), left a partial summary, or the kill
+# did not happen. Runs from the repository root with no arguments.
 set -euo pipefail
 usage() {
   cat <<'USAGE'
@@ -44,11 +48,18 @@ run() {  # run NAME [extra mooncake options]
   local name=$1
   shift
   echo "fault_replay: $name run ..." >&2
-  mpirun --mca orte_enable_recovery 1 --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
-    --mca oob_tcp_if_include lo -np 7 "$build/mooncake" --config "$root/configs/serve/faults.ini" \
-    --trace "$trace" --trace.limit "$requests" --time_scale "$scale" --out "$out/$name" "$@" \
-    >"$out/$name.log" 2>&1 || true
-  [[ -f $out/$name/summary.json ]] || { tail -20 "$out/$name.log" >&2; exit 1; }
+  # The launcher adds orte_enable_recovery (the job outlives the killed rank) and exits with
+  # the status rank 0 reports.
+  local code=0
+  "$root/launch/mooncake-mpirun" --bin "$build/mooncake" --config "$root/configs/serve/faults.ini" \
+    --spread none -- --trace "$trace" --trace.limit "$requests" --time_scale "$scale" \
+    --out "$out/$name" "$@" >"$out/$name.log" 2>&1 || code=$?
+  if [[ ! -f $out/$name/summary.json ]] || ((code != 0)) ||
+    grep -q '"partial": *1' "$out/$name/summary.json"; then
+    tail -20 "$out/$name.log" >&2
+    echo "fault_replay: the $name run failed (exit $code) or left no final summary.json" >&2
+    exit 1
+  fi
 }
 run clean
 run faulted --fault.kill "1@$kill_at"
@@ -65,6 +76,15 @@ for name, s in (("clean", clean), ("faulted", faulted)):
           f"{int(e.get('store_objects_rereplicated', 0)):>13}")
 r, e = faulted["requests"], faulted["extra"]
 ratio = faulted["ttft_s"]["mean"] / clean["ttft_s"]["mean"] if clean["ttft_s"]["mean"] else 0
+dead = [d["rank"] for d in faulted["dead_ranks"]]
+killed = dead[0] if len(dead) == 1 else -1
+delta = r["rejected"] - clean["requests"]["rejected"]
 print(f"fault_replay lost={r['lost']} failed={r['failed']} "
-      f"corrupt={int(e['kv_checksum_failures'])} ttft_ratio={ratio:.2f}")
+      f"corrupt={int(e['kv_checksum_failures'])} killed={killed} "
+      f"missing_in_store={int(e.get('prefix_blocks_missing_in_store', 0))} "
+      f"rejected_delta={delta} ttft_ratio={ratio:.2f}")
+if dead != [1]:
+    print(f"fault_replay: dead ranks {dead}, expected [1]: the kill did not happen as planned",
+          file=sys.stderr)
+    sys.exit(1)
 PY

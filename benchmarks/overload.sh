@@ -5,7 +5,9 @@
 # admitted ones (completed within the TTFT SLO and the first TBT threshold, over all admitted),
 # the high-water marks of the queues, and each role's peak RSS against the bound the job
 # computes from its budgets (src/app/memory_bounds.h). Last line:
-#   overload slo_ok=<lowest attainment> rss_ratio=<highest peak/bound>
+#   overload slo_ok=<lowest attainment> late_refused=<n> rss_ratio=<highest peak/bound>
+# (late_refused: admitted requests refused at the decode rank after their prefill, counted in
+# slo_ok as misses). Exits 1 when a run failed or left a partial summary.
 # Targets: slo_ok >= 0.99, rss_ratio <= 1.0. Runs from the repository root with no arguments.
 set -euo pipefail
 usage() {
@@ -50,9 +52,10 @@ for speed in $speeds; do
     --trace "$trace" --trace.limit "$requests" --time_scale "$scale" --load.scale "$speed" \
     --conductor.early_rejection predicted --job.plots off --out "$out/x$speed" \
     >"$out/x$speed.log" 2>&1 || code=$?
-  if [[ ! -f $out/x$speed/summary.json ]]; then
+  if [[ ! -f $out/x$speed/summary.json ]] || ((code != 0)) ||
+    grep -q '"partial": *1' "$out/x$speed/summary.json"; then
     tail -20 "$out/x$speed.log" >&2
-    echo "overload: the ${speed}x run wrote no summary.json (exit $code)" >&2
+    echo "overload: the ${speed}x run failed (exit $code) or left no final summary.json" >&2
     exit 1
   fi
 done
@@ -62,7 +65,7 @@ import csv, json, os, sys
 out, speeds = sys.argv[1], sys.argv[2].split()
 roles = ["conductor", "store", "prefill", "decode"]
 mib = lambda b: b / 2**20
-lowest_ok, highest_ratio = 1.0, 0.0
+lowest_ok, highest_ratio, late_refused = 1.0, 0.0, 0
 print(f"{'speed':>5} {'total':>5} {'done':>5} {'rej':>5} {'lost':>4} {'slo_ok':>7} "
       f"{'open_hw':>7} {'dec_wait_hw':>11} {'puts_hw':>7} {'stage_hw MiB':>12}  "
       + "  ".join(f"{r} RSS/bound MiB" for r in roles))
@@ -73,7 +76,11 @@ for speed in speeds:
     ttft_slo = s["effective_capacity"][0]["ttft_s"]
     tbt_slo = s["effective_capacity"][0]["tbt_s"]
     rows = list(csv.DictReader(open(os.path.join(run, "requests.csv"))))
-    admitted = [r for r in rows if r["outcome"] != "rejected"]
+    # Admitted: everything that passed the check at arrival, including the requests refused
+    # later, when their KV reached the decode rank (decode_overload, after using prefill time).
+    late = [r for r in rows if r["outcome"] == "rejected" and r["reject_reason"] == "decode_overload"]
+    late_refused += len(late)
+    admitted = [r for r in rows if r["outcome"] != "rejected"] + late
     ok = [r for r in admitted if r["outcome"] == "completed"
           and float(r["ttft_s"]) <= ttft_slo and float(r["tbt_s"]) <= tbt_slo]
     attainment = len(ok) / len(admitted) if admitted else 1.0
@@ -88,6 +95,7 @@ for speed in speeds:
           f"{e['decode_waiting_high_water']:11.0f} {e['store_pending_puts_high_water']:7.0f} "
           f"{mib(e['prefill_staging_high_water_bytes']):12.1f}  " + "  ".join(cells))
 print(f"SLO: TTFT <= {ttft_slo:g} s and TBT <= {tbt_slo:g} s; attainment over admitted requests "
-      "(rejected ones are not admitted; lost or failed ones count as misses)")
-print(f"overload slo_ok={lowest_ok:.3f} rss_ratio={highest_ratio:.3f}")
+      "(those rejected at arrival are not admitted; lost, failed and late-refused ones, turned "
+      "away at the decode rank after their prefill, count as misses)")
+print(f"overload slo_ok={lowest_ok:.3f} late_refused={late_refused} rss_ratio={highest_ratio:.3f}")
 PY

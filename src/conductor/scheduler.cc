@@ -286,20 +286,21 @@ void Scheduler::OnPrefillDone(RequestId id, int prefill, Nanos now) {
   NotePrefillChanged(prefill);
 }
 
-RejectReason Scheduler::AdmitToDecode(RequestId id, int decode, Nanos now) {
-  const RejectReason reason = AdmitToDecodeUnlogged(id, decode, now);
+RejectReason Scheduler::AdmitToDecode(RequestId id, int decode, Nanos now, bool admission) {
+  const RejectReason reason = AdmitToDecodeUnlogged(id, decode, now, admission);
   if (log_ != nullptr) {
     SchedulerCall call = MakeCall(SchedulerCall::Kind::kAdmitToDecode, decode, id, now);
+    call.admission = admission;
     call.admitted = reason;
     Log(call);
   }
   return reason;
 }
 
-RejectReason Scheduler::AdmitToDecodeUnlogged(RequestId id, int decode, Nanos now) {
+RejectReason Scheduler::AdmitToDecodeUnlogged(RequestId id, int decode, Nanos now, bool admission) {
   auto it = pending_.find(id.value);
   const int64_t tokens = it == pending_.end() ? 0 : it->second.decode_tokens;
-  if (config_.admission && decode_.PredictTbtNow(decode, tokens) > config_.tbt_slo) {
+  if (config_.admission && admission && decode_.PredictTbtNow(decode, tokens) > config_.tbt_slo) {
     decode_.Remove(id, decode, now);
     if (it != pending_.end()) pending_.erase(it);
     ++rejected_[static_cast<int>(RejectReason::kDecodeOverload)];

@@ -114,7 +114,9 @@ class Scheduler {
   void OnBlocksStored(int prefill, std::span<const BlockHash> blocks, Nanos now);
   void OnPrefillDone(RequestId id, int prefill, Nanos now);
   // The decode instance's check when the KV has arrived: kNone (joined) or kDecodeOverload.
-  RejectReason AdmitToDecode(RequestId id, int decode, Nanos now);
+  // `admission` false: joins without the check (a request re-dispatched after its rank died was
+  // admitted at its arrival, so it is served late rather than refused now).
+  RejectReason AdmitToDecode(RequestId id, int decode, Nanos now, bool admission = true);
   void OnDecodeDone(RequestId id, int decode, Nanos now);
 
   // Faults (the live job). A dead instance is never chosen again (Decide rejects with
@@ -165,7 +167,7 @@ class Scheduler {
   };
 
   Decision DecideUnlogged(const Request& r, Nanos now, bool admission);
-  RejectReason AdmitToDecodeUnlogged(RequestId id, int decode, Nanos now);
+  RejectReason AdmitToDecodeUnlogged(RequestId id, int decode, Nanos now, bool admission);
   Candidate Evaluate(int instance, const Request& r, const BestPrefix& best, Nanos now) const;
   // The prefix a candidate prefills from and the time to load it, from its local prefix
   // (c->local): the pool's copy, or for kvcache_centric the best prefix when the balancing

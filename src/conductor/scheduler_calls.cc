@@ -17,7 +17,7 @@ bool Replay(const SchedulerCall& c, Scheduler& s) {
       s.OnPrefillDone(c.id, c.instance, c.now);
       return true;
     case Kind::kAdmitToDecode:
-      return s.AdmitToDecode(c.id, c.instance, c.now) == c.admitted;
+      return s.AdmitToDecode(c.id, c.instance, c.now, c.admission) == c.admitted;
     case Kind::kDecodeDone:
       s.OnDecodeDone(c.id, c.instance, c.now);
       return true;

@@ -28,7 +28,7 @@ struct SchedulerCall {
   int instance = -1;  // the prefill or decode instance the call names (-1: none)
   RequestId id;
   Nanos now{0};
-  bool admission = true;                        // kDecide's argument
+  bool admission = true;                        // kDecide's and kAdmitToDecode's argument
   Request request;                              // kDecide; its hash_ids span as given
   std::span<const BlockHash> blocks;            // kBlocksStored, kForgetBlocks: as given
   Decision decision;                            // kDecide's answer

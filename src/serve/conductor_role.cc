@@ -142,10 +142,12 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
   }
   Pending& p = pending_[a->request];
   p.kv_arrived = true;
-  RejectReason reason =
-      a->blocks_corrupt > 0
-          ? RejectReason::kDecodeOverload
-          : scheduler_.AdmitToDecode(requests_[a->request].id, p.decision.decode, ModelNow());
+  // A re-dispatched request (attempt 1) was admitted at its arrival: it joins without a second
+  // check, as docs/FAULTS.md says, so a fault never shows up as a rejection.
+  RejectReason reason = a->blocks_corrupt > 0
+                            ? RejectReason::kDecodeOverload
+                            : scheduler_.AdmitToDecode(requests_[a->request].id, p.decision.decode,
+                                                       ModelNow(), /*admission=*/p.attempt == 0);
   KvArrivedReply reply;
   reply.admitted = reason == RejectReason::kNone ? 1 : 0;
   if (a->blocks_corrupt > 0) {

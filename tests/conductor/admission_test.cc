@@ -129,6 +129,20 @@ TEST(Admission, WithoutEarlyRejectionDecodeRefusesAfterPrefill) {
   EXPECT_EQ(s.AdmitToDecode(RequestId{10}, 0, seconds(1)), RejectReason::kNone);
 }
 
+// A request re-dispatched after its prefill rank died was admitted at its arrival: the decode
+// side takes it even when it would refuse a new one (docs/FAULTS.md).
+TEST(Admission, ReDispatchedRequestJoinsDecodeWithoutSecondCheck) {
+  const auto cost = Llama70bA800();
+  const auto blocks = Range(0, 2);
+  Scheduler s(Config(EarlyRejection::kOff), &cost);
+  JoinThree(s, blocks);
+  ASSERT_TRUE(s.Decide(Req(9, blocks, Nanos(0)), Nanos(0), /*admission=*/false).accepted);
+  s.OnPrefillDone(RequestId{9}, 0, milliseconds(50));
+  EXPECT_EQ(s.AdmitToDecode(RequestId{9}, 0, milliseconds(50), /*admission=*/false),
+            RejectReason::kNone);
+  EXPECT_EQ(s.rejected(RejectReason::kDecodeOverload), 0u);
+}
+
 TEST(Admission, OffMeansNoRejectionAtAll) {
   const auto cost = Llama70bA800();
   SchedulerConfig c = Config(EarlyRejection::kOff);

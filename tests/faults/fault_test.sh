@@ -12,6 +12,12 @@
 #   store_kill_r1  a store rank SIGKILLed with store.replicas = 1: prefixes recomputed, counted
 #   prefill_kill_tcp  prefill_kill over UCX tcp: the endpoint error declares the rank dead at
 #                  once (no waiting for missed heartbeats)
+#   clean          no fault: nothing dead, lost or failed; its rejected count is written to
+#                  $FAULT_CLEAN_FILE, the baseline the other modes compare theirs with
+# With replicas = 2 a store rank's death must cost no prefix block (every read failed over to the
+# other replica), and no fault may hide as rejections: a run's rejected count stays within
+# $FAULT_REJECT_TOLERANCE (default 12, a tenth of the 120 requests) of the clean run's, when
+# $FAULT_CLEAN_FILE holds it.
 # Every run checks summary.json: no KV block failed its checksum, the dead rank is named; and the
 # exit status of launch/mooncake-mpirun, which starts the job as a user would: 0 when nothing was
 # lost or failed, non-zero when the conductor died.
@@ -33,7 +39,7 @@ case $mode in
   store_stop | store_stop_alone) args+=(--fault.stop 1@4s) ;;
   prefill_kill | prefill_kill_tcp) args+=(--fault.kill 4@4s) ;;
   store_kill_r1) args+=(--store.replicas 1 --fault.kill 1@4s) ;;
-  conductor_kill) ;;
+  conductor_kill | clean) ;;
   *) fail "unknown mode" ;;
 esac
 start=$(date +%s.%N)
@@ -109,9 +115,11 @@ elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 grep -E "requests  total|DEAD RANK|re-replicated|result" "$dir/log"
 summary=$dir/run/summary.json
 [[ -f $summary ]] || fail "no summary.json"
-/usr/bin/python3 - "$summary" "$mode" <<'PY' || fail "summary.json check"
-import json, sys
+/usr/bin/python3 - "$summary" "$mode" "${FAULT_CLEAN_FILE:-}" "${FAULT_REJECT_TOLERANCE:-12}" \
+  <<'PY' || fail "summary.json check"
+import json, os, sys
 s = json.load(open(sys.argv[1])); mode = sys.argv[2]; r = s["requests"]; e = s["extra"]
+clean_file, tolerance = sys.argv[3], int(sys.argv[4])
 def need(cond, what):
     if not cond:
         print("summary.json:", what); sys.exit(1)
@@ -120,8 +128,28 @@ need(r["lost"] == 0 and r["failed"] == 0, f"lost {r['lost']} failed {r['failed']
 need(r["completed"] > 0, "nothing completed")
 need(e["kv_checksum_failures"] == 0, "KV blocks failed their checksum")
 need(e["kv_blocks_verified_at_decode"] > 0, "no KV block verified at decode")
-victim = 4 if mode.startswith("prefill_kill") else 1  # ranks: conductor 0, store 1-3, prefill 4-5, decode 6
 dead = [d["rank"] for d in s["dead_ranks"]]
+if mode == "clean":
+    need(dead == [], f"dead ranks {dead} in a run without a fault")
+    if clean_file:
+        json.dump({"rejected": r["rejected"], "rejections": s.get("rejections", {})},
+                  open(clean_file, "w"))
+    print(f"clean: completed {r['completed']} rejected {r['rejected']}")
+    sys.exit(0)
+if clean_file and os.path.exists(clean_file) and mode != "conductor_kill":
+    clean = json.load(open(clean_file))
+    if mode.startswith("store"):
+        # A store rank's death costs no compute (replicas = 2): the rejections stay.
+        need(r["rejected"] <= clean["rejected"] + tolerance,
+             f"rejected {r['rejected']}, the clean run {clean['rejected']} (+{tolerance} "
+             "allowed): the fault shows up as rejections")
+    # A dead prefill rank halves the compute for the rest of the replay, so more arrivals are
+    # turned away (by their predicted TTFT): that is capacity, not a hidden fault. What must not
+    # grow is the late refusal at the decode rank, the way a re-dispatched request used to end.
+    late, clean_late = (x.get("rejections", {}).get("decode_overload", 0) for x in (s, clean))
+    need(late <= clean_late + 2,
+         f"{late} requests refused at the decode rank, the clean run {clean_late} (+2 allowed)")
+victim = 4 if mode.startswith("prefill_kill") else 1  # ranks: conductor 0, store 1-3, prefill 4-5, decode 6
 need(dead == [victim], f"dead ranks {dead}, expected [{victim}]")
 # Detected within cluster.failure_timeout (1 s) + one heartbeat (0.1 s), plus 0.3 s for a
 # loaded 2-core machine (7 ranks) scheduling the conductor's watcher late.
@@ -136,12 +164,15 @@ if mode.startswith("prefill_kill"):
     need(e["requests_redispatched"] > 0, "no request re-dispatched")
 if mode in ("store_kill", "store_stop", "store_stop_alone"):
     need(e["store_objects_rereplicated"] > 0, "no object re-replicated")
+    missing = e["prefix_blocks_missing_in_store"]
+    need(missing == 0, f"{missing} prefix blocks missing in the store with store.replicas = 2")
 if mode == "store_kill_r1":
     need(e["store_objects_lost"] > 0, "no object lost with one replica")
 print(f"{mode}: completed {r['completed']} rejected {r['rejected']}, dead {dead} ({why}),",
       {k: e[k] for k in ("requests_redispatched", "store_objects_rereplicated",
                          "store_objects_lost", "prefix_blocks_missing_in_store") if k in e})
 PY
+[[ $mode == clean ]] && { ((rc == 0)) || fail "launch/mooncake-mpirun exited $rc"; echo "PASS (clean)"; exit 0; }
 if [[ $mode == store_stop* ]]; then
   grep -q "rank 1 ends: PeerFailure: .*fenced" "$dir/log" ||
     fail "the resumed rank 1 was not told it was fenced"

@@ -12,6 +12,8 @@
 #   store_kill_r1  a store rank SIGKILLed with store.replicas = 1: prefixes recomputed, counted
 #   prefill_kill_tcp  prefill_kill over UCX tcp: the endpoint error declares the rank dead at
 #                  once (no waiting for missed heartbeats)
+#   decode_kill    8 ranks with two decode instances, the second (rank 7) SIGKILLed: its
+#                  requests re-dispatched, every KV block verified, lost 0
 #   clean          no fault: nothing dead, lost or failed; its rejected count is written to
 #                  $FAULT_CLEAN_FILE, the baseline the other modes compare theirs with
 # With replicas = 2 a store rank's death must cost no prefix block (every read failed over to the
@@ -34,10 +36,12 @@ dir=$(mktemp -d)
 trap 'pkill -KILL -f "^$mooncake .*--out $dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "FAIL ($mode): $*"; tail -40 "$dir/log"; exit 1; }
 args=(--trace "$trace" --trace.limit 120 --time_scale 4 --out "$dir/run")
+two_decodes="conductor:1 store:3 prefill:2 decode:2"
 case $mode in
   store_kill) args+=(--fault.kill 1@4s) ;;
   store_stop | store_stop_alone) args+=(--fault.stop 1@4s) ;;
   prefill_kill | prefill_kill_tcp) args+=(--fault.kill 4@4s) ;;
+  decode_kill) args+=(--roles "$two_decodes" --fault.kill 7@4s) ;;
   store_kill_r1) args+=(--store.replicas 1 --fault.kill 1@4s) ;;
   conductor_kill | clean) ;;
   *) fail "unknown mode" ;;
@@ -48,6 +52,7 @@ if [[ $mode == *_tcp ]]; then
   mpirun_extra=$(sed 's/-x UCX_TLS=[^ ]*//' <<<"$mpirun_extra")
   launcher_opts+=(--tls tcp)
 fi
+[[ $mode == decode_kill ]] && launcher_opts+=(--roles "$two_decodes")
 MOONCAKE_MPIRUN_ARGS="$mpirun_extra" "$launcher_script" --mpirun "$mpirun" --bin "$mooncake" \
   --config "$config" --spread none "${launcher_opts[@]}" -- "${args[@]}" >"$dir/log" 2>&1 &
 launcher=$!
@@ -149,7 +154,8 @@ if clean_file and os.path.exists(clean_file) and mode != "conductor_kill":
     late, clean_late = (x.get("rejections", {}).get("decode_overload", 0) for x in (s, clean))
     need(late <= clean_late + 2,
          f"{late} requests refused at the decode rank, the clean run {clean_late} (+2 allowed)")
-victim = 4 if mode.startswith("prefill_kill") else 1  # ranks: conductor 0, store 1-3, prefill 4-5, decode 6
+# Ranks: conductor 0, store 1-3, prefill 4-5, decode 6 (and 7 in decode_kill).
+victim = 4 if mode.startswith("prefill_kill") else 7 if mode == "decode_kill" else 1
 need(dead == [victim], f"dead ranks {dead}, expected [{victim}]")
 # Detected within cluster.failure_timeout (1 s) + one heartbeat (0.1 s), plus 0.3 s for a
 # loaded 2-core machine (7 ranks) scheduling the conductor's watcher late.
@@ -160,7 +166,7 @@ if mode.endswith("_tcp"):
 else:
     silent = float(why.split("no heartbeat for ")[1].split(" s")[0])
     need(silent <= 1.4, f"the dead rank was declared after {silent} s without a heartbeat")
-if mode.startswith("prefill_kill"):
+if mode.startswith("prefill_kill") or mode == "decode_kill":
     need(e["requests_redispatched"] > 0, "no request re-dispatched")
 if mode in ("store_kill", "store_stop", "store_stop_alone"):
     need(e["store_objects_rereplicated"] > 0, "no object re-replicated")

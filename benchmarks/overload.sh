@@ -13,19 +13,22 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 Usage: benchmarks/overload.sh [--build DIR] [--trace FILE] [--requests N] [--time_scale X]
-                              [--speeds "1 3 10"]
+                              [--speeds "1 3 10"] [--model-error F]
 
   --build DIR       build folder holding mooncake (default: build)
   --trace FILE      Mooncake trace (default: ../shared/traces/conversation_trace.jsonl)
   --requests N      requests replayed from the start of the trace (default: 300)
   --time_scale X    wall time = model time / X (default: 4)
   --speeds LIST     request-rate multipliers, load.scale (default: "1 3 10")
+  --model-error F   the ranks' compute takes F x the cost model's prediction
+                    (engine.model_error; default 1): with F > 1 the conductor's
+                    predictions are wrong, and slo_ok must fall
   -h, --help        this text
 USAGE
 }
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build" trace="$root/../shared/traces/conversation_trace.jsonl" requests=300 scale=4
-speeds="1 3 10"
+speeds="1 3 10" model_error=1
 while (($# > 0)); do
   case $1 in
     --build) build=${2:?--build needs a folder}; shift 2 ;;
@@ -33,6 +36,7 @@ while (($# > 0)); do
     --requests) requests=${2:?--requests needs a number}; shift 2 ;;
     --time_scale) scale=${2:?--time_scale needs a number}; shift 2 ;;
     --speeds) speeds=${2:?--speeds needs a list}; shift 2 ;;
+    --model-error) model_error=${2:?--model-error needs a factor}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "overload: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -50,7 +54,8 @@ for speed in $speeds; do
   mpirun --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
     --mca oob_tcp_if_include lo -np 6 "$build/mooncake" --config "$root/configs/serve/small.ini" \
     --trace "$trace" --trace.limit "$requests" --time_scale "$scale" --load.scale "$speed" \
-    --conductor.early_rejection predicted --job.plots off --out "$out/x$speed" \
+    --conductor.early_rejection predicted --engine.model_error "$model_error" \
+    --job.plots off --out "$out/x$speed" \
     >"$out/x$speed.log" 2>&1 || code=$?
   if [[ ! -f $out/x$speed/summary.json ]] || ((code != 0)) ||
     grep -q '"partial": *1' "$out/x$speed/summary.json"; then
@@ -94,6 +99,9 @@ for speed in speeds:
           f"{req['lost']:>4} {attainment:7.3f} {e['open_requests_high_water']:7.0f} "
           f"{e['decode_waiting_high_water']:11.0f} {e['store_pending_puts_high_water']:7.0f} "
           f"{mib(e['prefill_staging_high_water_bytes']):12.1f}  " + "  ".join(cells))
+    err = s.get("ttft_prediction_error", {})
+    print(f"      TTFT prediction error p50 {100 * err.get('p50', 0):.1f}% "
+          f"p90 {100 * err.get('p90', 0):.1f}%")
 print(f"SLO: TTFT <= {ttft_slo:g} s and TBT <= {tbt_slo:g} s; attainment over admitted requests "
       "(those rejected at arrival are not admitted; lost, failed and late-refused ones, turned "
       "away at the decode rank after their prefill, count as misses)")

@@ -31,6 +31,7 @@ struct RawOptions {
   std::string ssd, ssd_dir, ssd_capacity, recover;
   int promote_after = 2;
   int replicas = 1;
+  double model_error = 1.0;
   int ping_rounds = 20;
   int silent_rank = -1;
   std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file,
@@ -169,6 +170,10 @@ po::options_description Serving(RawOptions* raw) {
       po::value<std::string>(&raw->admission_margin)->default_value("25ms"),
       "wall time of the live job's own overhead on a TTFT (dispatch, clocks, wake-ups): "
       "admission keeps this headroom under slo.ttft (0ns..10s)")(
+      "engine.model_error", po::value<double>(&raw->model_error)->default_value(1.0),
+      "the live ranks' compute takes this factor times what the cost model (and so the "
+      "conductor's prediction) says: 1.25 = 25 % slower than predicted (0.1..10; "
+      "benchmarks/overload.sh --model-error)")(
       "prefill.staging", po::value<std::string>(&raw->prefill_staging)->default_value("256MiB"),
       "KV staging a prefill rank holds at once; it loads no further prefix above it (1MiB..1TiB)")(
       "job.deadline", po::value<std::string>(&raw->job_deadline)->default_value("30min"),
@@ -303,6 +308,10 @@ Status ServingBudgets(const RawOptions& raw, JobOptions* o) {
       SizeOption("decode.buffer", raw.decode_buffer, 1ull << 20, 1ull << 40, &o->decode_buffer));
   MC_RETURN_IF_ERROR(DurationOption("conductor.admission_margin", raw.admission_margin, Nanos(0),
                                     Nanos(10'000'000'000), &o->admission_margin));
+  if (!(raw.model_error >= 0.1 && raw.model_error <= 10)) {
+    return OutOfRange(fmt::format("engine.model_error = {} (allowed 0.1 to 10)", raw.model_error));
+  }
+  o->model_error = raw.model_error;
   return SizeOption("prefill.staging", raw.prefill_staging, 1ull << 20, 1ull << 40,
                     &o->prefill_staging);
 }

@@ -68,6 +68,7 @@ struct JobOptions {
   std::string address_file;  // rank 0 writes the worker addresses here (empty: nowhere)
   double load_scale = 1.0;   // load.scale: arrival times divided by it (benchmarks/overload.sh)
   Nanos admission_margin = Nanos(25'000'000);  // conductor.admission_margin (wall time)
+  double model_error = 1.0;  // engine.model_error: real compute / the cost model's prediction
   FaultSpec fault_kill, fault_stop;
   // Store service (job.mode = store).
   std::string store_listen = "0.0.0.0";       // IPv4 address the master and store ranks listen on

@@ -221,6 +221,7 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   c.time_scale = o.sched.time_scale;
   c.replicas = o.replicas;
   c.prefill_staging = o.prefill_staging;
+  c.model_error = o.model_error;
   c.rpc_timeout = o.rpc_timeout;
   c.phase_timeout = o.phase_timeout;
   c.job_deadline = o.job_deadline;

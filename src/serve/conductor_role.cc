@@ -234,6 +234,7 @@ std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) 
     Resolve(i, trace::Outcome::kRejected, conductor::RejectReasonName(d.reason));
     return std::nullopt;
   }
+  records_[i].ttft_predicted_s = engine::NanosToSeconds(d.predicted_ttft);
   log::Debug(
       "request {} -> prefill {} decode {}: predicted ttft {:.3f} s (queue {:.3f}, "
       "prefill {:.3f}, transfer {:.3f}), prefix {}/{} blocks",

@@ -141,8 +141,9 @@ void DecodeRole::AdmitWaiting() {
 }
 
 void DecodeRole::Step() {
-  const Nanos t = ctx_.ModelToWall(
-      ctx_.cost.DecodeStepTime(static_cast<int64_t>(batch_.size()), context_tokens_));
+  const Nanos t = ctx_.ModelToWall(std::chrono::duration_cast<Nanos>(
+      ctx_.cost.DecodeStepTime(static_cast<int64_t>(batch_.size()), context_tokens_) *
+      ctx_.config.model_error));
   next_step_ = std::max(next_step_, ctx_.LocalNow()) + t;
   SleepUntil(next_step_);
   const Nanos now = ctx_.LocalNow();

@@ -356,7 +356,8 @@ void PrefillRole::Serve(Loaded loaded) {
   while (done_tokens < task.input_length) {
     int64_t end =
         chunk > 0 ? std::min<int64_t>(task.input_length, done_tokens + chunk) : task.input_length;
-    Nanos t = ctx_.cost.PrefillChunkTime(done_tokens, end - done_tokens);
+    const Nanos t = std::chrono::duration_cast<Nanos>(
+        ctx_.cost.PrefillChunkTime(done_tokens, end - done_tokens) * ctx_.config.model_error);
     compute_model_s += engine::NanosToSeconds(t);
     chunk_end += ctx_.ModelToWall(t);
     int complete = end >= task.input_length
@@ -375,7 +376,9 @@ void PrefillRole::Serve(Loaded loaded) {
   // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
   if (stored_blocks < blocks)
     Enqueue(WriteJob{task_ptr, staging, stored_blocks, blocks, blocks, false});
-  const Nanos first_token = chunk_end;
+  // The first token comes when the last chunk really ended: a rank that woke late, a transfer
+  // or a queue slower than predicted, all show in the TTFT the conductor records.
+  const Nanos first_token = std::max(chunk_end, ctx_.LocalNow());
 
   // 3. The first token: the conductor hears at once.
   PrefillDone done;

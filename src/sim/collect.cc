@@ -32,6 +32,7 @@ SimResult Simulator::Collect() {
       rec.e2e_s = NanosToSeconds(s.done - s.arrival);
     }
     rec.prefill_compute_s = s.prefill_compute_s;
+    if (s.decision.accepted) rec.ttft_predicted_s = NanosToSeconds(s.decision.predicted_ttft);
     out.records.push_back(std::move(rec));
     if (i == 0 || s.arrival < first) first = s.arrival;
     last = std::max(last, s.done);

@@ -77,7 +77,7 @@ Summary Summarize(const std::vector<RequestRecord>& records, const Thresholds& t
   Summary s;
   s.total = records.size();
   s.ttft_threshold_s = thresholds.ttft_s;
-  std::vector<double> ttft, tbt, e2e;
+  std::vector<double> ttft, tbt, e2e, prediction_error;
   for (const RequestRecord& r : records) {
     switch (r.outcome) {
       case Outcome::kCompleted:
@@ -85,6 +85,9 @@ Summary Summarize(const std::vector<RequestRecord>& records, const Thresholds& t
         ttft.push_back(r.ttft_s);
         tbt.push_back(r.tbt_s);
         e2e.push_back(r.e2e_s);
+        if (r.ttft_predicted_s > 0) {
+          prediction_error.push_back(std::abs(r.ttft_s - r.ttft_predicted_s) / r.ttft_predicted_s);
+        }
         break;
       case Outcome::kRejected:
         ++s.rejected;
@@ -111,6 +114,7 @@ Summary Summarize(const std::vector<RequestRecord>& records, const Thresholds& t
   s.ttft_s = ComputePercentiles(std::move(ttft));
   s.tbt_s = ComputePercentiles(std::move(tbt));
   s.e2e_s = ComputePercentiles(std::move(e2e));
+  s.ttft_prediction_error = ComputePercentiles(std::move(prediction_error));
   for (double t : thresholds.tbt_s) {
     s.effective_capacity.emplace_back(t, EffectiveCapacity(records, thresholds.ttft_s, t));
   }

@@ -37,6 +37,8 @@ struct RequestRecord {
   double tbt_s = 0;
   double e2e_s = 0;
   double prefill_compute_s = 0;  // modelled GPU time of this request's prefill
+  // The TTFT the scheduler predicted when it admitted the request (0: none was made).
+  double ttft_predicted_s = 0;
 };
 
 // Mean of the longest ceil(10 %) of `expected_gaps` gaps, kept in O(k) memory.
@@ -73,6 +75,9 @@ struct Summary {
   uint64_t total = 0, completed = 0, rejected = 0, lost = 0, failed = 0;
   std::map<std::string, uint64_t> failures;  // by reason
   Percentiles ttft_s, tbt_s, e2e_s;          // over completed requests
+  // |ttft - ttft_predicted| / ttft_predicted over completed requests that have a prediction:
+  // how well the cost model foresaw what happened (early rejection lives on it).
+  Percentiles ttft_prediction_error;
   double ttft_threshold_s = 0;
   std::vector<std::pair<double, double>> effective_capacity;  // (tbt threshold s, share)
   std::map<std::string, uint64_t> rejections;                 // by reason

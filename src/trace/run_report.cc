@@ -19,14 +19,15 @@ namespace {
 constexpr const char* kCsvHeader =
     "id,arrival_s,outcome,reject_reason,prefill_instance,decode_instance,input_tokens,"
     "output_tokens,blocks,prefix_blocks_hit,inflight_miss_blocks,ttft_s,tbt_s,e2e_s,"
-    "prefill_compute_s\n";
+    "prefill_compute_s,ttft_predicted_s\n";
 
 void AppendRow(const RequestRecord& r, std::string* out) {
   fmt::format_to(std::back_inserter(*out),
-                 "{},{:.6f},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f}\n", r.id.value,
-                 r.arrival_s, OutcomeName(r.outcome), r.reject_reason, r.prefill_instance,
-                 r.decode_instance, r.input_tokens, r.output_tokens, r.blocks, r.prefix_blocks_hit,
-                 r.inflight_miss_blocks, r.ttft_s, r.tbt_s, r.e2e_s, r.prefill_compute_s);
+                 "{},{:.6f},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n",
+                 r.id.value, r.arrival_s, OutcomeName(r.outcome), r.reject_reason,
+                 r.prefill_instance, r.decode_instance, r.input_tokens, r.output_tokens, r.blocks,
+                 r.prefix_blocks_hit, r.inflight_miss_blocks, r.ttft_s, r.tbt_s, r.e2e_s,
+                 r.prefill_compute_s, r.ttft_predicted_s);
 }
 }  // namespace
 
@@ -63,6 +64,7 @@ std::string SummaryJson(const Summary& s) {
   j["ttft_s"] = PercentilesJson(s.ttft_s);
   j["tbt_s"] = PercentilesJson(s.tbt_s);
   j["e2e_s"] = PercentilesJson(s.e2e_s);
+  j["ttft_prediction_error"] = PercentilesJson(s.ttft_prediction_error);
   nlohmann::ordered_json cap = nlohmann::ordered_json::array();
   for (const auto& [tbt, share] : s.effective_capacity) {
     cap.push_back({{"ttft_s", s.ttft_threshold_s}, {"tbt_s", tbt}, {"share", share}});
@@ -100,6 +102,11 @@ std::string SummaryTable(const Summary& s) {
   fmt::format_to(std::back_inserter(out),
                  "TBT ms    mean {:.1f}  p50 {:.1f}  p90 {:.1f}  p99 {:.1f}\n", s.tbt_s.mean * 1e3,
                  s.tbt_s.p50 * 1e3, s.tbt_s.p90 * 1e3, s.tbt_s.p99 * 1e3);
+  if (s.ttft_prediction_error.p50 > 0 || s.ttft_prediction_error.p90 > 0) {
+    fmt::format_to(std::back_inserter(out),
+                   "predicted |TTFT - prediction| / prediction  p50 {:.1f}%  p90 {:.1f}%\n",
+                   s.ttft_prediction_error.p50 * 100, s.ttft_prediction_error.p90 * 100);
+  }
   out += "capacity ";
   for (const auto& [tbt, share] : s.effective_capacity) {
     fmt::format_to(std::back_inserter(out), " TBT<={:.0f}ms {:.1f}%", tbt * 1e3, share * 100);

@@ -58,6 +58,22 @@ TEST(Summarize, CountsOutcomesCapacityAndHitRate) {
   EXPECT_NEAR(s.ttft_s.mean, 43.0 / 3, 1e-9);
 }
 
+// The prediction error is |measured - predicted| / predicted over completed requests that have
+// a prediction; a request without one (0) is left out rather than counted as a 100 % error.
+TEST(Summarize, TtftPredictionErrorIsRelativeAndSkipsUnpredicted) {
+  std::vector<RequestRecord> recs = {Done(1.0, 0.05), Done(3.0, 0.05), Done(2.0, 0.05)};
+  recs[0].ttft_predicted_s = 1.0;  // exact
+  recs[1].ttft_predicted_s = 2.0;  // 50 % late
+  Summary s = Summarize(recs, Thresholds{});
+  EXPECT_NEAR(s.ttft_prediction_error.max, 0.5, 1e-9);
+  EXPECT_NEAR(s.ttft_prediction_error.mean, 0.25, 1e-9);
+  auto j = nlohmann::json::parse(SummaryJson(s));
+  EXPECT_NEAR(j["ttft_prediction_error"]["max"].get<double>(), 0.5, 1e-9);
+  const std::string csv = RequestsCsv(recs);
+  EXPECT_NE(csv.find(",ttft_predicted_s\n"), std::string::npos);
+  EXPECT_NE(csv.find(",2.000000\n"), std::string::npos);
+}
+
 TEST(SummaryJson, HasRequestCountsAtTopLevel) {
   Summary s = Summarize({Done(1, 0.05)}, Thresholds{});
   auto j = nlohmann::json::parse(SummaryJson(s));

@@ -13,6 +13,7 @@
 #include "client/connection_file.h"
 #include "common/host_addresses.h"
 #include "common/log.h"
+#include "common/secret.h"
 #include "common/units.h"
 #include "common/wire_fields.h"
 #include "serve/serve_node.h"
@@ -55,8 +56,7 @@ Result<ListenerRecord> Listen(JobContext& ctx) {
   lc.address = o.store_listen;
   lc.port = ctx.rank() == 0 ? o.store_port : 0;
   auto port = ctx.transport.Listen(lc, [token](std::span<const std::byte> credential) {
-    return credential.size() == token.size() &&
-           std::equal(credential.begin(), credential.end(), token.begin());
+    return SecretEquals(credential, std::span<const std::byte>(token));
   });
   if (!port.ok()) return port.status().WithContext("store.listen / store.port");
   return ListenerRecord{ListenerAddresses(o.store_listen), *port};

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/secret.h"
 #include "common/wire.h"
 
 namespace mooncake::transport {
@@ -172,7 +173,10 @@ void Rpc::OnMessage(Rank from, std::span<const std::byte> bytes) {
     log::Warn("dropping message from rank {}: {}", from.value, frame.status().ToString());
     return;
   }
-  if (!(frame->token == job_token())) return Refuse(from, "wrong job token");
+  const JobToken mine = job_token();
+  if (!SecretEquals(frame->token.hi, frame->token.lo, mine.hi, mine.lo)) {
+    return Refuse(from, "wrong job token");
+  }
   if (Fence(from, *frame)) return;
   if (frame->kind == FrameKind::kResponse) {
     std::lock_guard<std::mutex> lock(calls_mutex_);

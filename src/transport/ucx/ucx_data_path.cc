@@ -110,7 +110,8 @@ const RkeyHolder* UcxTransport::FindImported(int32_t peer, uint64_t addr, uint64
 
 uint64_t UcxTransport::RegisterToken(std::unique_ptr<SliceOp> op) {
   std::lock_guard<std::mutex> lock(tokens_mutex_);
-  uint64_t token = next_token_++;
+  uint64_t token = token_source_.Next();
+  while (tokens_.count(token) != 0) token = token_source_.Next();  // never in 2^64, but cheap
   tokens_[token] = std::move(op);
   return token;
 }

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/secret.h"
 #include "transport/batch_tracker.h"
 #include "transport/region_table.h"
 #include "transport/ucx/ucx_transport.h"
@@ -321,7 +322,9 @@ class UcxTransport final : public Transport {
   const uint64_t instance_id_;                // unique per transport in this process
 
   std::mutex tokens_mutex_;
-  uint64_t next_token_ = 1;
+  // Acknowledgement tokens: unguessable, so a process outside the job cannot complete or fail
+  // a transfer by naming its token (tokens 1, 2, 3 ... were).
+  TokenSource token_source_;
   std::unordered_map<uint64_t, std::unique_ptr<SliceOp>> tokens_;
 
   std::mutex handler_mutex_;

@@ -73,7 +73,13 @@ mooncake_status_t mooncake_client_connect(const char* connection_file,
 
 void mooncake_client_close(mooncake_client_t* client) {
   if (client == nullptr) return;
-  (void)client->client->Close();
+  // Close waits for the calls other threads have in flight; if some outlive its wait, the handle
+  // is left allocated (and its message is the last error): freeing it would crash them.
+  Status s = client->client->Close();
+  if (s.code() == ErrorCode::kBusy) {
+    (void)Report(s);
+    return;
+  }
   delete client;
 }
 

@@ -1,11 +1,13 @@
 #include "client/client.h"
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 
 #include "client/connection_file.h"
+#include "common/log.h"
+#include "common/units.h"
 #include "store/net/client.h"
 #include "store/net/directory.h"
 #include "store/net/messages.h"
@@ -18,17 +20,47 @@ class Client::Impl {
  public:
   ~Impl() { (void)Close(); }
 
+  // One call of the API in flight, from its start to its return: Close waits until none is left
+  // before it frees anything, and refuses new ones from its start on.
+  class Call {
+   public:
+    explicit Call(Impl& impl) : impl_(impl), status_(impl.Enter()) {}
+    ~Call() {
+      if (status_.ok()) impl_.Leave();
+    }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+    const Status& status() const { return status_; }
+
+   private:
+    Impl& impl_;
+    Status status_;
+  };
+
   // Attaches to the master, reads the directory, attaches to every store rank.
   Status Open(const ConnectionInfo& connection, const ClientOptions& options);
+  // Refuses new calls, waits for those in flight (each ends within its deadline), then frees.
   Status Close();
-  Status Usable() const { return closed_ ? InvalidArgument("the client is closed") : Status::Ok(); }
   store::ReplicateConfig Replication(const PutOptions& options) const;
-  // Calls `f(first, count)` for each part of at most kMaxBatchKeys of `n` keys.
-  template <typename F>
-  static void InParts(size_t n, F&& f) {
+  // Calls `f(first, count)` for each part of at most kMaxBatchKeys of `n` keys; once Close has
+  // begun, calls `closed(first, count)` for the parts not started yet instead.
+  template <typename F, typename G>
+  void InParts(size_t n, F&& f, G&& closed) {
     for (size_t first = 0; first < n; first += store::kMaxBatchKeys) {
-      f(first, std::min<size_t>(store::kMaxBatchKeys, n - first));
+      const size_t count = std::min<size_t>(store::kMaxBatchKeys, n - first);
+      if (closing()) {
+        closed(first, count);
+      } else {
+        f(first, count);
+      }
     }
+  }
+  bool closing() {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    return closed_;
+  }
+  static Status ClosedDuringCall() {
+    return InvalidArgument("the client was closed during the call");
   }
 
   ClientOptions options;
@@ -42,8 +74,27 @@ class Client::Impl {
  private:
   Status AttachTo(Rank rank, const std::vector<std::string>& addresses,
                   const std::vector<std::byte>& credential);
-  std::atomic<bool> closed_{false};
+  Status Enter();
+  void Leave();
+
+  std::mutex calls_mutex_;
+  std::condition_variable calls_done_;
+  int calls_in_flight_ = 0;  // guarded by calls_mutex_
+  bool closed_ = false;      // no new call starts (guarded by calls_mutex_)
+  bool freed_ = false;       // the store, the Rpc and the transport are gone
 };
+
+Status Client::Impl::Enter() {
+  std::lock_guard<std::mutex> lock(calls_mutex_);
+  if (closed_) return InvalidArgument("the client is closed");
+  ++calls_in_flight_;
+  return Status::Ok();
+}
+
+void Client::Impl::Leave() {
+  std::lock_guard<std::mutex> lock(calls_mutex_);
+  if (--calls_in_flight_ == 0) calls_done_.notify_all();
+}
 
 Status Client::Impl::AttachTo(Rank rank, const std::vector<std::string>& addresses,
                               const std::vector<std::byte>& credential) {
@@ -117,7 +168,21 @@ Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions&
 }
 
 Status Client::Impl::Close() {
-  if (closed_.exchange(true)) return Status::Ok();
+  {
+    std::unique_lock<std::mutex> lock(calls_mutex_);
+    closed_ = true;
+    // A call in flight ends within about two of its deadlines (store/net/client.h: a transfer
+    // that timed out gets one more to stop using the caller's buffer); a batch stops between its
+    // parts once closed_ is set.
+    const Nanos wait = 2 * options.timeout + std::chrono::seconds(5);
+    if (!calls_done_.wait_for(lock, wait, [&] { return calls_in_flight_ == 0; })) {
+      return Status(ErrorCode::kBusy, std::to_string(calls_in_flight_) +
+                                          " call(s) still in flight " + FormatDuration(wait) +
+                                          " after close() began: nothing was freed; close again");
+    }
+    if (freed_) return Status::Ok();
+    freed_ = true;
+  }
   Status result;
   store.reset();
   if (rpc) rpc->Stop();  // no handler runs from here on
@@ -144,7 +209,15 @@ store::ReplicateConfig Client::Impl::Replication(const PutOptions& o) const {
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Client::~Client() = default;
+
+Client::~Client() {
+  Status s = impl_->Close();
+  if (!s.ok() && s.code() == ErrorCode::kBusy) {
+    // Freeing under a call in flight would crash it: the client is left allocated instead.
+    log::Error("mooncake client destroyed while in use: {}; its memory is not freed", s.message());
+    (void)impl_.release();
+  }
+}
 
 namespace {
 
@@ -197,12 +270,14 @@ Result<std::unique_ptr<Client>> Client::ConnectTo(const std::string& address,
 
 Status Client::Put(const std::string& key, std::span<const std::byte> value,
                    const PutOptions& options) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   return impl_->store->Put(key, value, impl_->Replication(options));
 }
 
 Result<std::vector<std::byte>> Client::Get(const std::string& key) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   return impl_->store->GetValue(key);
 }
 
@@ -212,98 +287,128 @@ Status Client::PutFrom(const std::string& key, const void* data, size_t size,
 }
 
 Result<size_t> Client::GetInto(const std::string& key, void* out, size_t capacity) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   return impl_->store->Get(key, std::span<std::byte>(static_cast<std::byte*>(out), capacity));
 }
 
 std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
                                      std::span<const std::span<const std::byte>> values,
                                      const PutOptions& options) {
-  if (Status s = impl_->Usable(); !s.ok() || keys.size() != values.size()) {
+  Impl::Call call(*impl_);
+  if (Status s = call.status(); !s.ok() || keys.size() != values.size()) {
     return std::vector<Status>(keys.size(),
                                s.ok() ? InvalidArgument("batch put: keys and values differ") : s);
   }
   std::vector<Status> out;
   out.reserve(keys.size());
   const store::ReplicateConfig config = impl_->Replication(options);
-  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
-    auto part = impl_->store->BatchPut(keys.subspan(first, n), values.subspan(first, n), config);
-    out.insert(out.end(), part.begin(), part.end());
-  });
+  impl_->InParts(
+      keys.size(),
+      [&](size_t first, size_t n) {
+        auto part =
+            impl_->store->BatchPut(keys.subspan(first, n), values.subspan(first, n), config);
+        out.insert(out.end(), part.begin(), part.end());
+      },
+      [&](size_t, size_t n) { out.insert(out.end(), n, Impl::ClosedDuringCall()); });
   return out;
 }
 
 std::vector<Result<std::vector<std::byte>>> Client::BatchGet(std::span<const std::string> keys) {
   std::vector<Result<std::vector<std::byte>>> out;
-  if (Status s = impl_->Usable(); !s.ok()) return {keys.size(), s};
+  Impl::Call call(*impl_);
+  if (!call.status().ok()) return {keys.size(), call.status()};
   out.reserve(keys.size());
-  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
-    auto part = impl_->store->BatchGetValues(keys.subspan(first, n));
-    for (auto& r : part) out.push_back(std::move(r));
-  });
+  impl_->InParts(
+      keys.size(),
+      [&](size_t first, size_t n) {
+        auto part = impl_->store->BatchGetValues(keys.subspan(first, n));
+        for (auto& r : part) out.push_back(std::move(r));
+      },
+      [&](size_t, size_t n) {
+        for (size_t i = 0; i < n; ++i) out.push_back(Impl::ClosedDuringCall());
+      });
   return out;
 }
 
 std::vector<Result<size_t>> Client::BatchGetInto(std::span<const std::string> keys,
                                                  std::span<const std::span<std::byte>> outs) {
-  if (Status s = impl_->Usable(); !s.ok() || keys.size() != outs.size()) {
+  Impl::Call call(*impl_);
+  if (Status s = call.status(); !s.ok() || keys.size() != outs.size()) {
     return {keys.size(), s.ok() ? InvalidArgument("batch get: keys and buffers differ") : s};
   }
   std::vector<Result<size_t>> out;
   out.reserve(keys.size());
-  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
-    auto part = impl_->store->BatchGet(keys.subspan(first, n), outs.subspan(first, n));
-    for (auto& r : part) out.push_back(std::move(r));
-  });
+  impl_->InParts(
+      keys.size(),
+      [&](size_t first, size_t n) {
+        auto part = impl_->store->BatchGet(keys.subspan(first, n), outs.subspan(first, n));
+        for (auto& r : part) out.push_back(std::move(r));
+      },
+      [&](size_t, size_t n) {
+        for (size_t i = 0; i < n; ++i) out.push_back(Impl::ClosedDuringCall());
+      });
   return out;
 }
 
 Status Client::Exists(const std::string& key) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   return impl_->store->Exists(key);
 }
 
 Result<std::vector<uint8_t>> Client::BatchExists(std::span<const std::string> keys) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   std::vector<uint8_t> out;
   out.reserve(keys.size());
   Status failed;
-  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
-    if (!failed.ok()) return;
-    auto part = impl_->store->BatchExists(keys.subspan(first, n));
-    if (!part.ok()) {
-      failed = part.status();
-      return;
-    }
-    out.insert(out.end(), part->begin(), part->end());
-  });
+  impl_->InParts(
+      keys.size(),
+      [&](size_t first, size_t n) {
+        if (!failed.ok()) return;
+        auto part = impl_->store->BatchExists(keys.subspan(first, n));
+        if (!part.ok()) {
+          failed = part.status();
+          return;
+        }
+        out.insert(out.end(), part->begin(), part->end());
+      },
+      [&](size_t, size_t) { failed = Impl::ClosedDuringCall(); });
   if (!failed.ok()) return failed;
   return out;
 }
 
 Status Client::Remove(const std::string& key) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   return impl_->store->Remove(key);
 }
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys) {
-  if (Status s = impl_->Usable(); !s.ok()) return std::vector<Status>(keys.size(), s);
+  Impl::Call call(*impl_);
+  if (!call.status().ok()) return std::vector<Status>(keys.size(), call.status());
   std::vector<Status> out;
   out.reserve(keys.size());
-  Impl::InParts(keys.size(), [&](size_t first, size_t n) {
-    auto part = impl_->store->BatchRemove(keys.subspan(first, n));
-    out.insert(out.end(), part.begin(), part.end());
-  });
+  impl_->InParts(
+      keys.size(),
+      [&](size_t first, size_t n) {
+        auto part = impl_->store->BatchRemove(keys.subspan(first, n));
+        out.insert(out.end(), part.begin(), part.end());
+      },
+      [&](size_t, size_t n) { out.insert(out.end(), n, Impl::ClosedDuringCall()); });
   return out;
 }
 
 Result<uint64_t> Client::GetSize(const std::string& key) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   return impl_->store->GetSize(key);
 }
 
 Status Client::RegisterBuffer(void* addr, size_t size) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   std::lock_guard<std::mutex> lock(impl_->regions_mutex);
   if (impl_->regions.count(addr)) {
     return Status(ErrorCode::kAlreadyExists, "a buffer is registered at that address already");
@@ -315,7 +420,8 @@ Status Client::RegisterBuffer(void* addr, size_t size) {
 }
 
 Status Client::UnregisterBuffer(void* addr) {
-  MC_RETURN_IF_ERROR(impl_->Usable());
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
   std::lock_guard<std::mutex> lock(impl_->regions_mutex);
   auto it = impl_->regions.find(addr);
   if (it == impl_->regions.end()) return NotFound("no buffer registered at that address");

@@ -17,8 +17,11 @@
 // Zero copy: PutFrom / GetInto (and their batch forms) move bytes straight from / into the
 // caller's memory; registering that memory first (RegisterBuffer) lets RDMA use it directly.
 //
-// Threading: a Client may be used by several threads at once; Close (or the destructor) must not
-// race other calls.
+// Threading: a Client may be used by several threads at once, Close included: Close refuses new
+// calls, waits for those in flight (each ends within about two of its deadlines; a batch stops
+// between its parts of 4096 keys) and frees only then. A Close that waits longer returns Busy
+// and frees nothing (close again). The destructor closes too; destroying a Client while another
+// thread may still enter a call is the caller's bug, as for any C++ object.
 #pragma once
 
 #include <chrono>
@@ -105,7 +108,9 @@ class Client {
   Status UnregisterBuffer(void* addr);
 
   const StoreInfo& info() const;
-  // Detaches from the store; every later call fails. Idempotent; the destructor calls it.
+  // Detaches from the store once the calls in flight have returned (Busy, nothing freed, when
+  // some are still running after 2 x timeout + 5 s); every later call fails with
+  // InvalidArgument "the client is closed". Idempotent; the destructor calls it.
   Status Close();
 
   class Impl;

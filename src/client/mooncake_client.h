@@ -4,8 +4,9 @@
  *
  * Every function returns a mooncake_status_t (MOONCAKE_OK on success). After a failure,
  * mooncake_last_error() returns the message of the last failed call on the calling thread
- * (valid until that thread's next call). Handles may be shared by threads; close one only when
- * no other thread uses it. Installed as <prefix>/include/mooncake/client/mooncake_client.h. */
+ * (valid until that thread's next call). Handles may be shared by threads.
+ * mooncake_client_close waits for the calls other threads have in flight before it frees the
+ * handle; a thread must not start a call on a handle after it was closed. Installed as <prefix>/include/mooncake/client/mooncake_client.h. */
 #ifndef MOONCAKE_CLIENT_H_
 #define MOONCAKE_CLIENT_H_
 
@@ -57,7 +58,9 @@ typedef struct {
 mooncake_status_t mooncake_client_connect(const char* connection_file,
                                           const mooncake_client_options_t* options,
                                           mooncake_client_t** client);
-/* Detaches and frees the handle (NULL is allowed). */
+/* Detaches and frees the handle (NULL is allowed), once the calls in flight on other threads
+ * have returned. If some are still running after 2 x timeout + 5 s, the handle is left
+ * allocated, not freed under them (mooncake_last_error() says so). */
 void mooncake_client_close(mooncake_client_t* client);
 
 mooncake_status_t mooncake_put(mooncake_client_t* client, const char* key, const void* data,

@@ -111,7 +111,7 @@ class Store {
   }
 
   py::bytes get(const std::string& key) {
-    Client* c = client_.get();
+    std::shared_ptr<Client> c = client_;
     if (c == nullptr) {
       Fail(InvalidArgument("not set up"));
       return py::bytes();
@@ -160,7 +160,7 @@ class Store {
 
   std::vector<py::bytes> get_batch(const std::vector<std::string>& keys) {
     std::vector<Result<std::vector<std::byte>>> r;
-    if (Client* c = client_.get()) {
+    if (std::shared_ptr<Client> c = client_) {
       py::gil_scoped_release release;
       r = c->BatchGet(keys);
     } else {
@@ -186,7 +186,7 @@ class Store {
 
   int64_t get_into(const std::string& key, const py::object& buffer, std::optional<size_t> size) {
     Region r = ToRegion(buffer, size, true);
-    Client* c = client_.get();
+    std::shared_ptr<Client> c = client_;
     if (c == nullptr) return Fail(InvalidArgument("not set up"));
     Result<size_t> n = InvalidArgument("");
     {
@@ -236,7 +236,7 @@ class Store {
   }
 
   int is_exist(const std::string& key) {
-    Client* c = client_.get();
+    std::shared_ptr<Client> c = client_;
     if (c == nullptr) {
       Fail(InvalidArgument("not set up"));
       return -1;
@@ -253,7 +253,7 @@ class Store {
   }
 
   std::vector<int> batch_is_exist(const std::vector<std::string>& keys) {
-    Client* c = client_.get();
+    std::shared_ptr<Client> c = client_;
     if (c == nullptr) {
       Fail(InvalidArgument("not set up"));
       return std::vector<int>(keys.size(), -1);
@@ -275,7 +275,7 @@ class Store {
   }
 
   int64_t get_size(const std::string& key) {
-    Client* c = client_.get();
+    std::shared_ptr<Client> c = client_;
     if (c == nullptr) return Fail(InvalidArgument("not set up"));
     Result<uint64_t> n = InvalidArgument("");
     {
@@ -286,14 +286,18 @@ class Store {
     return static_cast<int64_t>(*n);
   }
 
+  // Waits for the calls other threads have in flight (Client::Close); each call holds its own
+  // reference to the client, so the last one to return frees it, never one still inside.
   int close() {
-    if (!client_) return 0;
+    std::shared_ptr<Client> c = client_;
+    if (!c) return 0;
     Status s;
     {
       py::gil_scoped_release release;
-      s = client_->Close();
+      s = c->Close();
     }
-    client_.reset();
+    if (s.code() == ErrorCode::kBusy) return Fail(s);  // still attached: close again
+    if (client_ == c) client_.reset();
     return s.ok() ? 0 : Fail(s);
   }
 
@@ -326,7 +330,7 @@ class Store {
   // Runs `f` on the client without the GIL: 0, or the failure's negated code.
   template <typename F>
   int Run(F&& f) {
-    Client* c = client_.get();
+    std::shared_ptr<Client> c = client_;
     if (c == nullptr) return Fail(InvalidArgument("not set up: call setup(connection_file)"));
     Status s;
     {
@@ -338,7 +342,7 @@ class Store {
 
   template <typename T, typename F>
   std::vector<T> Batch(F&& f, size_t n) {
-    Client* c = client_.get();
+    std::shared_ptr<Client> c = client_;
     if (c == nullptr) return std::vector<T>(n, T(InvalidArgument("not set up")));
     py::gil_scoped_release release;
     return f(*c);
@@ -358,7 +362,9 @@ class Store {
     return out;
   }
 
-  std::unique_ptr<Client> client_;
+  // Shared with every call in flight (each copies it while it holds the GIL), so close() on one
+  // thread never frees the client under a call on another.
+  std::shared_ptr<Client> client_;
   std::string last_error_;
 };
 

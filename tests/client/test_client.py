@@ -11,6 +11,7 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -224,6 +225,40 @@ def test_a_wrong_token_is_refused(job, tmp_path):
                          timeout=30)
     assert cpp.returncode == 3, cpp.stderr  # client_peer's exit for PermissionDenied
     attach(job.connect).close()  # the job is unaffected
+
+
+def open_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def test_garbage_connections_leave_no_fd_in_rank_0(tmp_path):
+    """1,000 connections to rank 0's listener that are not mooncake clients, each sending 16
+    bytes (zeros, random, a UCX connection header with an empty body, an HTTP request line) and
+    closing: rank 0 refuses them and keeps no file descriptor (each leaked one for good before,
+    and 16 zero bytes aborted rank 0 inside UCX). A real client attaches afterwards."""
+    j = StoreJob(tmp_path, ranks=2, options=["--store.dram", "64MiB"])
+    info = json.loads(j.connect.read_text())
+    host, port = info["master"]["addresses"][-1].rsplit(":", 1)
+    pid = info["pid"]
+    attach(j.connect).close()  # the listener's own lazily made resources exist already
+    time.sleep(1)
+    before = open_fds(pid)
+    rng = np.random.default_rng(27)
+    payloads = [bytes(16), (0).to_bytes(8, "little") + bytes(8), b"GET / HTTP/1.1\r\n"]
+    for i in range(1000):
+        payload = payloads[i % 3] if i % 4 else rng.bytes(16)
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(payload)
+    deadline = time.monotonic() + 15  # the listener closes what it refused within a moment
+    while open_fds(pid) > before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    after = open_fds(pid)
+    assert j.proc.poll() is None, f"the job died: {j.log()[-3000:]}"
+    assert after <= before, f"rank 0 holds {after - before} more fds after 1,000 garbage connections"
+    store = attach(j.connect)
+    assert store.put("after/garbage", b"ok") == 0 and store.get("after/garbage") == b"ok"
+    assert store.close() == 0
+    assert j.stop() == 0, j.log()
 
 
 def test_a_stopped_jobs_connection_file_fails_clearly(tmp_path):

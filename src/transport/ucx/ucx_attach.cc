@@ -27,6 +27,51 @@ constexpr Nanos kUnadmittedGrace = std::chrono::seconds(10);
 // A refused one is closed after this (its refusal must leave first).
 constexpr Nanos kRefusedGrace = std::chrono::seconds(1);
 constexpr Nanos kReapInterval = std::chrono::seconds(1);
+// Refused connections are logged at most this often (a scan of the port must not flood the log).
+constexpr Nanos kRefusalLogInterval = std::chrono::seconds(10);
+
+// UCX 1.13 hands a connection request to the listener once 16 bytes or more arrived on the
+// socket, whatever they were, and ucp_ep_create then parses them without a length: garbage
+// either aborted the process (an assertion in ucp_address_unpack: "addr version 8") or failed
+// in a way that leaves the request and its socket owned by nobody (UCS_ERR_UNSUPPORTED for an
+// unknown sa_data version, returned before the request is rejected): one fd leaked per
+// connection. So the listener checks the request's header bytes itself first and rejects
+// (ucp_listener_reject closes the socket) what no UCX client sends. The bytes sit right after
+// UCX's own ucp_conn_request_t (ucp/core/ucp_ep.h of 1.13), mirrored here for its size.
+struct UcxConnRequestV113 {
+  void* listener;
+  void* uct_listener;
+  void* uct_req;
+  uint8_t cm_idx;
+  char dev_name[32];  // UCT_DEVICE_NAME_MAX
+  void* remote_dev_addr;
+  sockaddr_storage client_address;
+  void* ep;
+};
+
+// True when the request's private data starts as a UCX client's does: sa_data (8-byte endpoint
+// id, a header whose 3 high bits are its version: v1 with the CM address mode, or v2) and a
+// worker address of version 1 or 2 (its low 4 bits). Other UCX versions: not checked.
+bool PlausibleConnRequest(ucp_conn_request_h request) {
+#if UCP_API_MAJOR == 1 && UCP_API_MINOR == 13
+  const auto* sa = reinterpret_cast<const uint8_t*>(request) + sizeof(UcxConnRequestV113);
+  const int sa_version = sa[8] >> 5;
+  const uint8_t* address = nullptr;
+  if (sa_version == 0) {           // v1: header, addr_mode, dev_index
+    if (sa[9] != 2) return false;  // UCP_WIREUP_SA_DATA_CM_ADDR
+    address = sa + 11;
+  } else if (sa_version == 1) {  // v2: header only
+    address = sa + 9;
+  } else {
+    return false;
+  }
+  const int address_version = address[0] & 0x0f;
+  return address_version == 0 || address_version == 1;
+#else
+  (void)request;
+  return true;
+#endif
+}
 
 void ConnRequestTrampoline(ucp_conn_request_h request, void* arg) {
   static_cast<UcxTransport*>(arg)->OnConnRequest(request);
@@ -133,6 +178,18 @@ void UcxTransport::OnConnRequest(ucp_conn_request_h request) {
   }
   if (!accepting) {
     ucp_listener_reject(listener_.get(), request);
+    return;
+  }
+  if (!PlausibleConnRequest(request)) {
+    ucp_listener_reject(listener_.get(), request);  // closes its socket: nothing is kept
+    refused_connections_.fetch_add(1, std::memory_order_relaxed);
+    const int64_t now = SteadyClock().Now().count();
+    int64_t last = last_refusal_log_ns_.load();
+    if (now - last >= kRefusalLogInterval.count() &&
+        last_refusal_log_ns_.compare_exchange_strong(last, now)) {
+      log::Warn("refused a connection to the listener that is not a UCX client ({} so far)",
+                refused_connections_.load());
+    }
     return;
   }
   auto peer = std::make_shared<AttachedPeer>();

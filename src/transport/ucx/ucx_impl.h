@@ -348,6 +348,10 @@ class UcxTransport final : public Transport {
   std::unordered_map<int32_t, std::shared_ptr<AttachedPeer>> attached_;  // by rank
   std::vector<std::shared_ptr<AttachedPeer>> doomed_;                    // closed by ReapAttached
   int32_t next_attached_rank_ = 0;
+  // Connections refused before an endpoint was made (not a UCX client), and when the last
+  // warning about them was logged (steady clock, ns).
+  std::atomic<uint64_t> refused_connections_{0};
+  std::atomic<int64_t> last_refusal_log_ns_{0};
   std::atomic<bool> reap_wanted_{false};
   Nanos next_reap_{0};
   // Attaching side: the number each listening rank gave this process (-1: not attached there).

@@ -261,6 +261,11 @@ Result<std::unique_ptr<Client>> Client::ConnectTo(const std::string& address,
                               options.connect_timeout, &job_size);
   (void)(*probe)->Close(std::chrono::seconds(2));
   if (job_size < 2) return s.ok() ? ProtocolError("the master did not say its job's size") : s;
+  if (job_size > kMaxJobRanks) {
+    return ProtocolError("the listener at " + address + " says its job has " +
+                         std::to_string(job_size) + " ranks, more than " +
+                         std::to_string(kMaxJobRanks));
+  }
   if (s.code() == ErrorCode::kPermissionDenied) return s;
   connection.world_size = job_size;
   auto impl = OpenImpl(connection, options);

@@ -8,8 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
 
 namespace mooncake::client {
 namespace {
@@ -41,44 +42,130 @@ json ToJson(const ConnectionInfo& info) {
               {"created", info.created}};
 }
 
-// The fields a client needs, each checked; the descriptive ones are optional.
+// An integer field of `parent` within [lo, hi], or `fallback` when absent (no fallback:
+// required). `what` is its dotted name in errors.
+Result<int64_t> IntField(const json& parent, const char* key, const std::string& what, int64_t lo,
+                         int64_t hi, std::optional<int64_t> fallback, const std::string& path) {
+  auto it = parent.find(key);
+  if (it == parent.end()) {
+    if (fallback) return *fallback;
+    return Bad(path, what + " is missing");
+  }
+  // nlohmann keeps a non-negative integer as unsigned: read each kind as itself (lo, hi >= 0).
+  const bool in_range =
+      it->is_number_unsigned()
+          ? it->get<uint64_t>() >= static_cast<uint64_t>(lo) &&
+                it->get<uint64_t>() <= static_cast<uint64_t>(hi)
+          : it->is_number_integer() && it->get<int64_t>() >= lo && it->get<int64_t>() <= hi;
+  if (!in_range) {
+    return Bad(path, what + " is " + it->dump().substr(0, 64) + ", not an integer in [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return it->get<int64_t>();
+}
+
+// A text field of at most kMaxTextFieldLength bytes ("" when absent).
+Result<std::string> TextField(const json& parent, const char* key, const std::string& what,
+                              const std::string& path) {
+  auto it = parent.find(key);
+  if (it == parent.end()) return std::string();
+  if (!it->is_string()) return Bad(path, what + " is not a string");
+  const auto& text = it->get_ref<const std::string&>();
+  if (text.size() > kMaxTextFieldLength) {
+    return Bad(path, what + " has " + std::to_string(text.size()) + " bytes, more than " +
+                         std::to_string(kMaxTextFieldLength));
+  }
+  return text;
+}
+
+// An array field of at most `max` entries (empty when absent).
+Result<const json*> ArrayField(const json& parent, const char* key, const std::string& what,
+                               size_t max, const std::string& path) {
+  static const json kEmpty = json::array();
+  auto it = parent.find(key);
+  if (it == parent.end()) return &kEmpty;
+  if (!it->is_array()) return Bad(path, what + " is not an array");
+  if (it->size() > max) {
+    return Bad(path, what + " has " + std::to_string(it->size()) + " entries, more than " +
+                         std::to_string(max));
+  }
+  return &*it;
+}
+
+const json& ObjectField(const json& parent, const char* key) {
+  static const json kEmpty = json::object();
+  auto it = parent.find(key);
+  return it != parent.end() && it->is_object() ? *it : kEmpty;
+}
+
+// The fields a client needs, each checked and bounded before anything is sized from it; the
+// descriptive ones are optional.
 Status FromJson(const json& j, const std::string& path, ConnectionInfo* info) {
   if (!j.is_object() || j.value("format", "") != kFormat) {
     return Bad(path, "not a mooncake connection file (no \"format\": \"mooncake-connect\")");
   }
   if (j.value("version", 0) != kConnectionFileVersion) {
-    return Bad(path, "version " + j.value("version", json()).dump() + " (this client reads " +
-                         std::to_string(kConnectionFileVersion) + ")");
+    return Bad(path, "version " + j.value("version", json()).dump().substr(0, 64) +
+                         " (this client reads " + std::to_string(kConnectionFileVersion) + ")");
   }
-  auto token = ParseToken(j.value("token", ""));
+  auto token_text = TextField(j, "token", "token", path);
+  if (!token_text.ok()) return token_text.status();
+  auto token = ParseToken(*token_text);
   if (!token.ok()) return Bad(path, "token: " + token.status().message());
   info->token = *token;
-  info->world_size = j.value("world_size", 0);
-  if (info->world_size < 2) return Bad(path, "world_size must be at least 2");
-  const json& master = j.value("master", json::object());
-  info->master_rank = master.value("rank", -1);
-  if (info->master_rank < 0 || info->master_rank >= info->world_size) {
-    return Bad(path, "master.rank is not a rank of the job");
-  }
-  info->master_addresses = master.value("addresses", std::vector<std::string>{});
-  if (info->master_addresses.empty()) return Bad(path, "master.addresses is empty");
-  for (const auto& a : info->master_addresses) {
+  auto world = IntField(j, "world_size", "world_size", 2, kMaxJobRanks, std::nullopt, path);
+  if (!world.ok()) return world.status();
+  info->world_size = static_cast<int>(*world);
+  const json& master = ObjectField(j, "master");
+  auto master_rank =
+      IntField(master, "rank", "master.rank", 0, info->world_size - 1, std::nullopt, path);
+  if (!master_rank.ok()) return master_rank.status();
+  info->master_rank = static_cast<int>(*master_rank);
+  auto addresses = ArrayField(master, "addresses", "master.addresses", kMaxMasterAddresses, path);
+  if (!addresses.ok()) return addresses.status();
+  if ((*addresses)->empty()) return Bad(path, "master.addresses is empty");
+  for (const json& a : **addresses) {
+    if (!a.is_string() || a.get_ref<const std::string&>().size() > kMaxAddressLength) {
+      return Bad(path, "master.addresses holds " + a.dump().substr(0, 64) +
+                           ", not a HOST:PORT of at most " + std::to_string(kMaxAddressLength) +
+                           " bytes");
+    }
     std::string host;
     uint16_t port = 0;
-    MC_RETURN_IF_ERROR(
-        SplitHostPort(a, "connection file " + path + ": master.addresses", &host, &port));
+    MC_RETURN_IF_ERROR(SplitHostPort(a.get_ref<const std::string&>(),
+                                     "connection file " + path + ": master.addresses", &host,
+                                     &port));
+    info->master_addresses.push_back(a.get<std::string>());
   }
-  const json& store = j.value("store", json::object());
-  info->store_ranks = store.value("ranks", std::vector<int>{});
-  info->dram_per_rank = store.value("dram_per_rank", uint64_t{0});
+  const json& store = ObjectField(j, "store");
+  auto ranks =
+      ArrayField(store, "ranks", "store.ranks", static_cast<size_t>(info->world_size), path);
+  if (!ranks.ok()) return ranks.status();
+  for (const json& r : **ranks) {
+    if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= info->world_size) {
+      return Bad(path, "store.ranks holds " + r.dump().substr(0, 64) + ", not a rank of the job");
+    }
+    info->store_ranks.push_back(r.get<int>());
+  }
+  auto dram = IntField(store, "dram_per_rank", "store.dram_per_rank", 0,
+                       std::numeric_limits<int64_t>::max(), 0, path);
+  if (!dram.ok()) return dram.status();
+  info->dram_per_rank = static_cast<uint64_t>(*dram);
   info->ssd = store.value("ssd", false);
-  info->replicas = store.value("replicas", 1u);
-  info->mooncake_version = j.value("mooncake_version", "");
-  info->cluster_id = j.value("cluster_id", "");
-  info->run_dir = j.value("run_dir", "");
-  info->host = j.value("host", "");
-  info->pid = j.value("pid", int64_t{0});
-  info->created = j.value("created", "");
+  auto replicas = IntField(store, "replicas", "store.replicas", 1, kMaxReplicas, 1, path);
+  if (!replicas.ok()) return replicas.status();
+  info->replicas = static_cast<uint32_t>(*replicas);
+  std::string* texts[] = {&info->mooncake_version, &info->cluster_id, &info->run_dir, &info->host,
+                          &info->created};
+  const char* names[] = {"mooncake_version", "cluster_id", "run_dir", "host", "created"};
+  for (size_t i = 0; i < std::size(texts); ++i) {
+    auto t = TextField(j, names[i], names[i], path);
+    if (!t.ok()) return t.status();
+    *texts[i] = std::move(*t);
+  }
+  auto pid = IntField(j, "pid", "pid", 0, std::numeric_limits<int64_t>::max(), 0, path);
+  if (!pid.ok()) return pid.status();
+  info->pid = *pid;
   return Status::Ok();
 }
 
@@ -118,7 +205,7 @@ std::vector<std::byte> TokenBytes(const transport::JobToken& token) {
 
 Status WriteConnectionFile(const std::string& path, const ConnectionInfo& info) {
   const std::string partial = path + ".partial";
-  const std::string text = ToJson(info).dump(2) + "\n";
+  const std::string text = ConnectionFileText(info);
   // Created 0600 (O_EXCL after removing a stale one): the token is never readable by others.
   (void)unlink(partial.c_str());
   const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -132,15 +219,14 @@ Status WriteConnectionFile(const std::string& path, const ConnectionInfo& info) 
   return Status::Ok();
 }
 
-Result<ConnectionInfo> ReadConnectionFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return InvalidArgument("connection file " + path + ": cannot open it (" + std::strerror(errno) +
-                           ")");
+std::string ConnectionFileText(const ConnectionInfo& info) { return ToJson(info).dump(2) + "\n"; }
+
+Result<ConnectionInfo> ParseConnectionFile(std::string_view text, const std::string& path) {
+  if (text.size() > kMaxConnectionFileBytes) {
+    return Bad(path, std::to_string(text.size()) + " bytes, more than a connection file's " +
+                         std::to_string(kMaxConnectionFileBytes));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Bad(path, "not valid JSON");
   ConnectionInfo info;
   try {
@@ -149,6 +235,19 @@ Result<ConnectionInfo> ReadConnectionFile(const std::string& path) {
     return Bad(path, std::string("a field has the wrong type (") + e.what() + ")");
   }
   return info;
+}
+
+Result<ConnectionInfo> ReadConnectionFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return InvalidArgument("connection file " + path + ": cannot open it (" + std::strerror(errno) +
+                           ")");
+  }
+  // At most one byte more than the limit is read: a larger file is refused, never loaded.
+  std::string text(kMaxConnectionFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return ParseConnectionFile(text, path);
 }
 
 }  // namespace mooncake::client

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -19,6 +20,14 @@
 namespace mooncake::client {
 
 inline constexpr int kConnectionFileVersion = 1;
+// Bounds every field is checked against before anything is allocated from it (a file that
+// names a job of 2^31 - 1 ranks made the client allocate without bound).
+inline constexpr size_t kMaxConnectionFileBytes = 64 * 1024;
+inline constexpr int kMaxJobRanks = 65537;  // a master and StoreDirectory's 65536 store ranks
+inline constexpr size_t kMaxMasterAddresses = 64;
+inline constexpr size_t kMaxAddressLength = 261;  // a 255-byte host name, ':' and a port
+inline constexpr size_t kMaxTextFieldLength = 4096;
+inline constexpr uint32_t kMaxReplicas = 64;
 
 struct ConnectionInfo {
   std::string mooncake_version;
@@ -41,6 +50,11 @@ struct ConnectionInfo {
 Status WriteConnectionFile(const std::string& path, const ConnectionInfo& info);
 // Reads and checks a connection file; errors name the file and the field.
 Result<ConnectionInfo> ReadConnectionFile(const std::string& path);
+// The checks of ReadConnectionFile on a file's text (`path` names it in errors). Every field is
+// bounded (the constants above) before anything is sized from it.
+Result<ConnectionInfo> ParseConnectionFile(std::string_view text, const std::string& path);
+// The file's JSON text for `info` (what WriteConnectionFile writes).
+std::string ConnectionFileText(const ConnectionInfo& info);
 
 // "host:port" split; InvalidArgument naming `what` when it is not that.
 Status SplitHostPort(const std::string& address, const std::string& what, std::string* host,

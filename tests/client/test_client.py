@@ -261,6 +261,34 @@ def test_garbage_connections_leave_no_fd_in_rank_0(tmp_path):
     assert j.stop() == 0, j.log()
 
 
+def test_a_crafted_connection_file_is_refused_before_allocating(job, tmp_path):
+    """Every connection-file field is bounded before anything is sized from it: a world_size
+    of 2^31 - 1 (the client allocated 15.7 GB in 60 s for it) is refused at once, naming the
+    field and the file, in a process limited to 1 GiB of address space beyond its start."""
+    info = json.loads(job.connect.read_text())
+    crafted = {"world_size": 2**31 - 1, "store": dict(info["store"], ranks=[1] * 70000)}
+    for field, bad in crafted.items():
+        path = tmp_path / f"{field}.json"
+        path.write_text(json.dumps(dict(info, **{field: bad})))
+        os.chmod(path, 0o600)
+        script = (
+            "import resource, sys, mooncake_store\n"
+            "soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
+            "import os; vm = int(open('/proc/self/statm').read().split()[0]) * 4096\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), hard))\n"
+            "s = mooncake_store.MooncakeDistributedStore()\n"
+            "rc = s.setup(sys.argv[1])\n"
+            "print(rc); print(s.last_error())\n")
+        start = time.monotonic()
+        out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, f"{field}: exit {out.returncode}: {out.stderr[-2000:]}"
+        rc, message = out.stdout.split("\n", 1)
+        assert int(rc) == -1, f"{field}: {out.stdout}"  # InvalidArgument
+        assert str(path) in message and field.split(".")[0] in message, message
+        assert time.monotonic() - start < 10
+
+
 def test_a_stopped_jobs_connection_file_fails_clearly(tmp_path):
     j = StoreJob(tmp_path, ranks=2)
     assert j.stop() == 0, j.log()

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/bootstrap.h"
+#include "client/connection_file.h"
 #include "common/checksum.h"
 #include "common/units.h"
 #include "hdf5_template.h"
@@ -250,6 +251,29 @@ int HdfSeed() {
 
 }  // namespace
 
+// Connection files as a store job writes them: a small job, and one with every field set.
+void ConnectionFileSeeds() {
+  client::ConnectionInfo info;
+  info.token = transport::JobToken{0x0123456789abcdefULL, 0xfedcba9876543210ULL};
+  info.world_size = 3;
+  info.master_addresses = {"127.0.0.1:41000"};
+  info.store_ranks = {1, 2};
+  WriteText("fuzz_connection_file", "small", client::ConnectionFileText(info));
+  info.world_size = 5;
+  info.master_addresses = {"10.1.2.3:41000", "node17:41000", "127.0.0.1:41000"};
+  info.store_ranks = {1, 2, 3, 4};
+  info.dram_per_rank = 8ULL << 30;
+  info.ssd = true;
+  info.replicas = 2;
+  info.mooncake_version = "0.1.0";
+  info.cluster_id = "eac63561fb6d22c3";
+  info.run_dir = "runs/20261125-120000";
+  info.host = "node17";
+  info.pid = 4242;
+  info.created = "2026-11-25T12:00:00Z";
+  WriteText("fuzz_connection_file", "full", client::ConnectionFileText(info));
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::cerr << "usage: make_fuzz_seeds OUT_DIR CONFIGS_DIR\n";
@@ -261,5 +285,6 @@ int main(int argc, char** argv) {
   ServeSeeds();
   TransportSeeds();
   TextSeeds(argv[2]);
+  ConnectionFileSeeds();
   return HdfSeed();
 }

@@ -1,7 +1,13 @@
 #include "client/client.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -411,9 +417,54 @@ Result<uint64_t> Client::GetSize(const std::string& key) {
   return impl_->store->GetSize(key);
 }
 
+namespace {
+
+std::string RangeName(const void* addr, size_t size) {
+  return fmt::format("[{}, +{} B)", addr, size);
+}
+
+// OK when every page of [addr, +size) is mapped in this process. msync answers ENOMEM for an
+// unmapped page without touching (or faulting in) any of them.
+Status CheckMapped(const void* addr, size_t size) {
+  if (addr == nullptr || size == 0) {
+    return InvalidArgument("buffer " + RangeName(addr, size) + ": null or empty");
+  }
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(addr) + size;
+  if (end < reinterpret_cast<uintptr_t>(addr)) {
+    return InvalidArgument("buffer " + RangeName(addr, size) + " wraps around the address space");
+  }
+  if (msync(reinterpret_cast<void*>(begin), end - begin, MS_ASYNC) != 0) {
+    return InvalidArgument("buffer " + RangeName(addr, size) +
+                           " is not mapped memory of this process (" + std::strerror(errno) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Client::CheckRegistered(const void* addr, size_t size) {
+  Impl::Call call(*impl_);
+  MC_RETURN_IF_ERROR(call.status());
+  std::lock_guard<std::mutex> lock(impl_->regions_mutex);
+  auto it = impl_->regions.upper_bound(const_cast<void*>(addr));
+  if (it != impl_->regions.begin()) {
+    --it;
+    const auto base = reinterpret_cast<uintptr_t>(it->second.addr);
+    const auto first = reinterpret_cast<uintptr_t>(addr);
+    if (first >= base && size <= it->second.length && first - base <= it->second.length - size) {
+      return Status::Ok();
+    }
+  }
+  return InvalidArgument("address range " + RangeName(addr, size) +
+                         " is not inside a registered buffer (register_buffer it first)");
+}
+
 Status Client::RegisterBuffer(void* addr, size_t size) {
   Impl::Call call(*impl_);
   MC_RETURN_IF_ERROR(call.status());
+  MC_RETURN_IF_ERROR(CheckMapped(addr, size));
   std::lock_guard<std::mutex> lock(impl_->regions_mutex);
   if (impl_->regions.count(addr)) {
     return Status(ErrorCode::kAlreadyExists, "a buffer is registered at that address already");

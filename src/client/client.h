@@ -104,8 +104,13 @@ class Client {
 
   // Registers [addr, +size) with the transport for zero-copy transfers (RDMA reads and writes
   // it directly); Unregister takes the same address. Optional on shared memory and tcp.
+  // InvalidArgument when size is 0 or the range is not mapped memory of this process (checked
+  // page by page with msync before anything is registered).
   Status RegisterBuffer(void* addr, size_t size);
   Status UnregisterBuffer(void* addr);
+  // OK when [addr, +size) lies inside one registered buffer, InvalidArgument naming the range
+  // otherwise. What bindings that take raw integer addresses check before they use one.
+  Status CheckRegistered(const void* addr, size_t size);
 
   const StoreInfo& info() const;
   // Detaches from the store once the calls in flight have returned (Busy, nothing freed, when

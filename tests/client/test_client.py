@@ -33,7 +33,8 @@ MPI_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--m
              "self,vader,tcp", "--mca", "btl_tcp_if_include", "lo", "--mca",
              "oob_tcp_if_include", "lo", "-x", "UCX_WARN_UNUSED_ENV_VARS=n"]
 # Errors as the module returns them (-ErrorCode, mooncake_store.ERRORS).
-NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED, TIMEOUT, BUSY, PEER_FAILURE = -3, -4, -6, -11, -12, -20
+INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED = -1, -3, -4, -6
+TIMEOUT, BUSY, PEER_FAILURE = -11, -12, -20
 
 
 class StoreJob:
@@ -209,6 +210,35 @@ def test_close_racing_get_into_never_crashes(job):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "close_race OK" in out.stdout, \
         f"exit {out.returncode}: {out.stdout[-500:]} {out.stderr[-2000:]}"
+
+
+def test_raw_addresses_are_used_only_inside_registered_buffers(job):
+    """The integer-address forms (Mooncake's put_from(key, addr, size) ...) trust an address
+    only inside a buffer registered with register_buffer, which itself refuses memory that is
+    not mapped; before, any integer was dereferenced (a bad one crashed the process) and
+    register_buffer of an unmapped address returned 0."""
+    store = attach(job.connect)
+    buf = np.zeros(1 << 20, dtype=np.uint8)
+    addr = buf.ctypes.data
+    assert store.put_from("raw/a", addr, 4096) == INVALID_ARGUMENT
+    assert "not inside a registered buffer" in store.last_error(), store.last_error()
+    assert store.get_into("raw/a", 8, 4096) == INVALID_ARGUMENT  # address 8: a crash before
+    assert store.batch_put_from(["raw/b"], [16], [10]) == [INVALID_ARGUMENT]
+    assert store.batch_get_into(["raw/b"], [16], [10]) == [INVALID_ARGUMENT]
+    assert store.register_buffer(0x1000, 1 << 20) == INVALID_ARGUMENT  # never mapped on Linux
+    assert "not mapped" in store.last_error(), store.last_error()
+    assert store.register_buffer(addr, 0) == INVALID_ARGUMENT
+    assert store.register_buffer(addr, 1 << 20) == 0, store.last_error()
+    buf[:4096] = np.arange(4096) % 251
+    assert store.put_from("raw/a", addr, 4096) == 0, store.last_error()
+    assert store.get_into("raw/a", addr + 8192, 4096) == 4096, store.last_error()
+    assert np.array_equal(buf[:4096], buf[8192:8192 + 4096])
+    assert store.put_from("raw/c", addr + (1 << 20) - 10, 11) == INVALID_ARGUMENT  # 1 B past
+    assert store.put_from("raw/c", addr + (1 << 20) - 10, 10) == 0, store.last_error()
+    assert store.unregister_buffer(addr) == 0
+    assert store.put_from("raw/d", addr, 16) == INVALID_ARGUMENT
+    assert store.put_from("raw/d", buf[:16]) == 0  # a buffer object needs no registration
+    assert store.close() == 0
 
 
 def test_a_wrong_token_is_refused(job, tmp_path):

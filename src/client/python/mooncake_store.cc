@@ -50,6 +50,7 @@ struct Region {
   std::byte* data = nullptr;
   size_t size = 0;
   std::unique_ptr<py::buffer_info> view;
+  bool raw = false;  // an integer address: used only inside a registered buffer
 };
 
 Region ToRegion(const py::object& obj, std::optional<size_t> size, bool writable) {
@@ -58,6 +59,7 @@ Region ToRegion(const py::object& obj, std::optional<size_t> size, bool writable
     if (!size) throw py::value_error("an integer buffer address needs a size");
     r.data = reinterpret_cast<std::byte*>(obj.cast<uintptr_t>());
     r.size = *size;
+    r.raw = true;
     return r;
   }
   r.view =
@@ -181,7 +183,10 @@ class Store {
   int put_from(const std::string& key, const py::object& buffer, std::optional<size_t> size,
                const std::optional<ReplicateConfig>& config) {
     Region r = ToRegion(buffer, size, false);
-    return Run([&](Client& c) { return c.PutFrom(key, r.data, r.size, ToPutOptions(config)); });
+    return Run([&](Client& c) {
+      MC_RETURN_IF_ERROR(CheckRaw(c, r));
+      return c.PutFrom(key, r.data, r.size, ToPutOptions(config));
+    });
   }
 
   int64_t get_into(const std::string& key, const py::object& buffer, std::optional<size_t> size) {
@@ -191,7 +196,8 @@ class Store {
     Result<size_t> n = InvalidArgument("");
     {
       py::gil_scoped_release release;
-      n = c->GetInto(key, r.data, r.size);
+      Status checked = CheckRaw(*c, r);
+      n = checked.ok() ? c->GetInto(key, r.data, r.size) : Result<size_t>(checked);
     }
     if (!n.ok()) return Fail(n.status());
     return static_cast<int64_t>(*n);
@@ -205,7 +211,11 @@ class Store {
     std::vector<std::span<const std::byte>> spans;
     for (const auto& r : regions) spans.emplace_back(r.data, r.size);
     std::vector<Status> r = Batch<Status>(
-        [&](Client& c) { return c.BatchPut(keys, spans, ToPutOptions(config)); }, keys.size());
+        [&](Client& c) {
+          if (Status s = CheckRaw(c, regions); !s.ok()) return std::vector<Status>(keys.size(), s);
+          return c.BatchPut(keys, spans, ToPutOptions(config));
+        },
+        keys.size());
     std::vector<int> out;
     for (const Status& s : r) out.push_back(s.ok() ? 0 : Fail(s));
     return out;
@@ -217,8 +227,14 @@ class Store {
     std::vector<Region> regions = Regions(buffers, sizes, true, keys.size());
     std::vector<std::span<std::byte>> spans;
     for (const auto& r : regions) spans.emplace_back(r.data, r.size);
-    std::vector<Result<size_t>> r =
-        Batch<Result<size_t>>([&](Client& c) { return c.BatchGetInto(keys, spans); }, keys.size());
+    std::vector<Result<size_t>> r = Batch<Result<size_t>>(
+        [&](Client& c) {
+          if (Status s = CheckRaw(c, regions); !s.ok()) {
+            return std::vector<Result<size_t>>(keys.size(), s);
+          }
+          return c.BatchGetInto(keys, spans);
+        },
+        keys.size());
     std::vector<int64_t> out;
     for (const auto& n : r) out.push_back(n.ok() ? static_cast<int64_t>(*n) : Fail(n.status()));
     return out;
@@ -346,6 +362,16 @@ class Store {
     if (c == nullptr) return std::vector<T>(n, T(InvalidArgument("not set up")));
     py::gil_scoped_release release;
     return f(*c);
+  }
+
+  // An integer address is trusted only inside a buffer registered with register_buffer (which
+  // checks that its memory is mapped): any other integer would be dereferenced blindly.
+  static Status CheckRaw(Client& c, const Region& r) {
+    return r.raw ? c.CheckRegistered(r.data, r.size) : Status::Ok();
+  }
+  static Status CheckRaw(Client& c, const std::vector<Region>& regions) {
+    for (const Region& r : regions) MC_RETURN_IF_ERROR(CheckRaw(c, r));
+    return Status::Ok();
   }
 
   static std::vector<Region> Regions(const std::vector<py::object>& buffers,

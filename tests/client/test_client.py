@@ -148,6 +148,28 @@ def test_ten_thousand_small_keys_in_batches(job):
     assert store.close() == 0
 
 
+def test_a_partial_batch_put_reports_each_key(job):
+    """A batch of 100 keys of which 84 exist already stores the other 16: batch_put returns
+    each key's result in order (as batch_put_from does, and Mooncake's batch calls), and
+    put_batch (Mooncake's single code) fails saying how many were stored and which key failed
+    first. Before, one failure code was all a caller learned."""
+    store = attach(job.connect)
+    keys = [f"partial/{i}" for i in range(100)]
+    exists = set(range(100)) - set(range(3, 99, 6))  # 84 keys; the 16 others are fresh
+    assert len(exists) == 84
+    assert store.put_batch([keys[i] for i in sorted(exists)], [b"old"] * 84) == 0
+    rcs = store.batch_put(keys, [b"new"] * 100)
+    assert rcs == [ALREADY_EXISTS if i in exists else 0 for i in range(100)], rcs
+    assert [store.get(k) for k in keys] == [b"old" if i in exists else b"new" for i in range(100)]
+    again = [f"partial2/{i}" for i in range(100)]
+    assert store.put_batch([again[i] for i in sorted(exists)], [b"old"] * 84) == 0
+    assert store.put_batch(again, [b"new"] * 100) == ALREADY_EXISTS
+    assert "84 of 100 keys failed, 16 stored" in store.last_error(), store.last_error()
+    assert "key 0:" in store.last_error(), store.last_error()
+    assert store.batch_is_exist(again) == [1] * 100
+    assert store.close() == 0
+
+
 def test_exist_remove_and_get_size_behave_as_mooncake(job):
     """Mooncake Store: is_exist 1/0; get_size is the size or negative; get of a missing key is
     b''; objects are immutable (a second put fails); is_exist and get lease the object, and a

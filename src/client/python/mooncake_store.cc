@@ -142,22 +142,40 @@ class Store {
     return out;
   }
 
+  // Mooncake's put_batch: one code for the whole batch, 0 only when every key was stored. On a
+  // partial failure last_error() says how many keys were stored and names the first that was
+  // not; batch_put gives each key's result.
   int put_batch(const std::vector<std::string>& keys, const std::vector<py::buffer>& values,
                 const std::optional<ReplicateConfig>& config) {
     if (keys.size() != values.size())
       return Fail(InvalidArgument("keys and values differ in number"));
-    std::vector<Region> regions;
-    std::vector<std::span<const std::byte>> spans;
-    for (const auto& v : values) {
-      regions.push_back(ToRegion(v, std::nullopt, false));
-      spans.emplace_back(regions.back().data, regions.back().size);
-    }
-    std::vector<Status> r = Batch<Status>(
-        [&](Client& c) { return c.BatchPut(keys, spans, ToPutOptions(config)); }, keys.size());
+    std::vector<Status> r = PutBuffers(keys, values, config);
+    size_t failed = 0;
+    const Status* first = nullptr;
     for (const Status& s : r) {
-      if (!s.ok()) return Fail(s);
+      if (s.ok()) continue;
+      if (first == nullptr) first = &s;
+      ++failed;
     }
-    return 0;
+    if (first == nullptr) return 0;
+    const size_t at = static_cast<size_t>(first - r.data());
+    return Fail(Status(first->code(), "put_batch: " + std::to_string(failed) + " of " +
+                                          std::to_string(r.size()) + " keys failed, " +
+                                          std::to_string(r.size() - failed) +
+                                          " stored (batch_put returns each key's result); key " +
+                                          std::to_string(at) + ": " + first->message()));
+  }
+
+  // Each key's result, in order: 0 or its negated error code (as batch_put_from).
+  std::vector<int> batch_put(const std::vector<std::string>& keys,
+                             const std::vector<py::buffer>& values,
+                             const std::optional<ReplicateConfig>& config) {
+    if (keys.size() != values.size()) {
+      return std::vector<int>(keys.size(), Fail(InvalidArgument("keys and values differ")));
+    }
+    std::vector<int> out;
+    for (const Status& s : PutBuffers(keys, values, config)) out.push_back(s.ok() ? 0 : Fail(s));
+    return out;
   }
 
   std::vector<py::bytes> get_batch(const std::vector<std::string>& keys) {
@@ -364,6 +382,19 @@ class Store {
     return f(*c);
   }
 
+  std::vector<Status> PutBuffers(const std::vector<std::string>& keys,
+                                 const std::vector<py::buffer>& values,
+                                 const std::optional<ReplicateConfig>& config) {
+    std::vector<Region> regions;
+    std::vector<std::span<const std::byte>> spans;
+    for (const auto& v : values) {
+      regions.push_back(ToRegion(v, std::nullopt, false));
+      spans.emplace_back(regions.back().data, regions.back().size);
+    }
+    return Batch<Status>([&](Client& c) { return c.BatchPut(keys, spans, ToPutOptions(config)); },
+                         keys.size());
+  }
+
   // An integer address is trusted only inside a buffer registered with register_buffer (which
   // checks that its memory is mapped): any other integer would be dereferenced blindly.
   static Status CheckRaw(Client& c, const Region& r) {
@@ -430,6 +461,9 @@ PYBIND11_MODULE(mooncake_store, m) {
       .def("get", &Store::get, py::arg("key"), "The value, or b'' when missing or on error.")
       .def("put_batch", &Store::put_batch, py::arg("keys"), py::arg("values"),
            py::arg("config") = none)
+      .def("batch_put", &Store::batch_put, py::arg("keys"), py::arg("values"),
+           py::arg("config") = none,
+           "Each key's result, in order: 0 or a negative error code (put_batch's per-key form).")
       .def("get_batch", &Store::get_batch, py::arg("keys"))
       .def("put_from", &Store::put_from, py::arg("key"), py::arg("buffer"), py::arg("size") = none,
            py::arg("config") = none)

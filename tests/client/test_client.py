@@ -194,6 +194,20 @@ def test_exist_remove_and_get_size_behave_as_mooncake(job):
     assert store.close() == 0
 
 
+def test_last_error_after_a_non_utf8_key_is_text(job):
+    """Keys are bytes; an error quoting one that is not UTF-8 is still readable text
+    (last_error() raised UnicodeDecodeError before)."""
+    store = attach(job.connect)
+    key = b"k\xff\xfe"
+    assert store.get(key) == b"" and store.get_size(key) == NOT_FOUND
+    message = store.last_error()
+    assert isinstance(message, str) and "\\xff\\xfe" in message, message
+    assert store.put(key, b"v") == 0 and store.get(key) == b"v"
+    assert store.put(key, b"v") == ALREADY_EXISTS
+    assert "\\xff" in store.last_error(), store.last_error()
+    assert store.close() == 0
+
+
 def test_get_into_numpy_equals_put_from_without_a_copy(job):
     """get_into lands in the caller's array: the process's resident memory does not grow by the
     object's size (get(), which copies into a new bytes object, does: the measure sees a copy)."""

@@ -335,7 +335,14 @@ class Store {
     return s.ok() ? 0 : Fail(s);
   }
 
-  std::string last_error() const { return last_error_; }
+  // Keys are byte strings, and a message quotes its key: bytes that are not UTF-8 come back
+  // escaped (\xff), never as a UnicodeDecodeError.
+  py::str last_error() const {
+    PyObject* text = PyUnicode_DecodeUTF8(
+        last_error_.data(), static_cast<Py_ssize_t>(last_error_.size()), "backslashreplace");
+    if (text == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::str>(text);
+  }
 
  private:
   static ClientOptions Options(double timeout, bool verify, const std::string& tls) {

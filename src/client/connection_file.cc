@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +13,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+
+#include "common/log.h"
 
 namespace mooncake::client {
 namespace {
@@ -237,7 +241,19 @@ Result<ConnectionInfo> ParseConnectionFile(std::string_view text, const std::str
   return info;
 }
 
+std::string ReadableByOthersWarning(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IRGRP | S_IROTH)) == 0) return "";
+  return fmt::format(
+      "connection file {} is readable by {} (mode {:04o}): it holds the store job's token, and "
+      "whoever reads it can use the store; chmod 600 it",
+      path, (st.st_mode & S_IROTH) ? "others" : "its group", st.st_mode & 07777);
+}
+
 Result<ConnectionInfo> ReadConnectionFile(const std::string& path) {
+  if (std::string warning = ReadableByOthersWarning(path); !warning.empty()) {
+    log::Warn("{}", warning);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return InvalidArgument("connection file " + path + ": cannot open it (" + std::strerror(errno) +

@@ -48,8 +48,12 @@ struct ConnectionInfo {
 
 // Writes `info` to `path` with mode 0600 (never readable by others, even for an instant).
 Status WriteConnectionFile(const std::string& path, const ConnectionInfo& info);
-// Reads and checks a connection file; errors name the file and the field.
+// Reads and checks a connection file; errors name the file and the field. Logs a warning
+// (ReadableByOthersWarning) when the file is readable by its group or others.
 Result<ConnectionInfo> ReadConnectionFile(const std::string& path);
+// A warning naming `path` and its mode when group or others may read it (it holds the job
+// token); "" when they may not (or it cannot be stat'ed).
+std::string ReadableByOthersWarning(const std::string& path);
 // The checks of ReadConnectionFile on a file's text (`path` names it in errors). Every field is
 // bounded (the constants above) before anything is sized from it.
 Result<ConnectionInfo> ParseConnectionFile(std::string_view text, const std::string& path);

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -277,11 +278,39 @@ def test_raw_addresses_are_used_only_inside_registered_buffers(job):
     assert store.close() == 0
 
 
+def test_a_connection_file_others_can_read_is_used_with_a_warning(job, tmp_path):
+    """The file holds the token: readable by group or others, it still works, with a Python
+    warning (warnings.warn) and, from the C++ client, a logged line; mode 0600 gives neither."""
+    shared = tmp_path / "shared.json"
+    shutil.copy(job.connect, shared)
+    os.chmod(shared, 0o644)
+    store = mooncake_store.MooncakeDistributedStore()
+    with pytest.warns(UserWarning, match="readable by others .mode 0644.*token"):
+        assert store.setup(str(shared)) == 0, store.last_error()
+    assert store.close() == 0
+    cpp = subprocess.run([CLIENT_PEER, str(shared), "attach"], capture_output=True, text=True,
+                         timeout=30)
+    assert cpp.returncode == 0 and "readable by others" in cpp.stderr, cpp.stderr
+    os.chmod(shared, 0o640)
+    with pytest.warns(UserWarning, match="readable by its group"):
+        assert store.setup(str(shared)) == 0
+    assert store.close() == 0
+    os.chmod(shared, 0o600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert store.setup(str(shared)) == 0
+    assert store.close() == 0
+    cpp = subprocess.run([CLIENT_PEER, str(shared), "attach"], capture_output=True, text=True,
+                         timeout=30)
+    assert cpp.returncode == 0 and "readable" not in cpp.stderr, cpp.stderr
+
+
 def test_a_wrong_token_is_refused(job, tmp_path):
     info = json.loads(job.connect.read_text())
     info["token"] = "0" * 32
     forged = tmp_path / "forged.json"
     forged.write_text(json.dumps(info))
+    os.chmod(forged, 0o600)
     store = mooncake_store.MooncakeDistributedStore()
     start = time.monotonic()
     assert store.setup(str(forged)) == PERMISSION_DENIED

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client/client.h"
+#include "client/connection_file.h"
 
 namespace py = pybind11;
 
@@ -87,6 +88,12 @@ class Store {
   int setup(const std::string& connection_file, double timeout, bool verify_checksum,
             const std::string& transport_tls) {
     ClientOptions o = Options(timeout, verify_checksum, transport_tls);
+    // The file holds the job token: a Python warning (the client also logs a line) when group
+    // or others may read it.
+    const std::string warning = ReadableByOthersWarning(connection_file);
+    if (!warning.empty() && PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) {
+      throw py::error_already_set();  // warnings turned into errors (-W error)
+    }
     Result<std::unique_ptr<Client>> c = InvalidArgument("not connected");
     {
       py::gil_scoped_release release;

@@ -6,7 +6,8 @@
  * mooncake_last_error() returns the message of the last failed call on the calling thread
  * (valid until that thread's next call). Handles may be shared by threads.
  * mooncake_client_close waits for the calls other threads have in flight before it frees the
- * handle; a thread must not start a call on a handle after it was closed. Installed as <prefix>/include/mooncake/client/mooncake_client.h. */
+ * handle; a thread must not start a call on a handle after it was closed. Installed as
+ * <prefix>/include/mooncake/client/mooncake_client.h. */
 #ifndef MOONCAKE_CLIENT_H_
 #define MOONCAKE_CLIENT_H_
 

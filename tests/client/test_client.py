@@ -329,27 +329,47 @@ def open_fds(pid):
 def test_garbage_connections_leave_no_fd_in_rank_0(tmp_path):
     """1,000 connections to rank 0's listener that are not mooncake clients, each sending 16
     bytes (zeros, random, a UCX connection header with an empty body, an HTTP request line) and
-    closing: rank 0 refuses them and keeps no file descriptor (each leaked one for good before,
-    and 16 zero bytes aborted rank 0 inside UCX). A real client attaches afterwards."""
+    closing, then 50 that stay open and silent or stop half-way through a header: rank 0 keeps
+    no file descriptor for any of them (the silent ones are ended after the 5 s handshake
+    deadline), while a client attached all along keeps working. Before, each connection that
+    sent 16 bytes leaked a descriptor for good, 16 zero bytes aborted rank 0 inside UCX, and a
+    silent connection held one for as long as it stayed open."""
     j = StoreJob(tmp_path, ranks=2, options=["--store.dram", "64MiB"])
     info = json.loads(j.connect.read_text())
     host, port = info["master"]["addresses"][-1].rsplit(":", 1)
     pid = info["pid"]
-    attach(j.connect).close()  # the listener's own lazily made resources exist already
+    client = attach(j.connect)  # attached all along: its connection must be left alone
+    assert client.put("before/garbage", b"ok") == 0
     time.sleep(1)
     before = open_fds(pid)
+
+    def settle(timeout):
+        deadline = time.monotonic() + timeout
+        while open_fds(pid) > before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert j.proc.poll() is None, f"the job died: {j.log()[-3000:]}"
+        return open_fds(pid)
+
     rng = np.random.default_rng(27)
     payloads = [bytes(16), (0).to_bytes(8, "little") + bytes(8), b"GET / HTTP/1.1\r\n"]
     for i in range(1000):
         payload = payloads[i % 3] if i % 4 else rng.bytes(16)
         with socket.create_connection((host, int(port)), timeout=5) as s:
             s.sendall(payload)
-    deadline = time.monotonic() + 15  # the listener closes what it refused within a moment
-    while open_fds(pid) > before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    after = open_fds(pid)
-    assert j.proc.poll() is None, f"the job died: {j.log()[-3000:]}"
+    after = settle(15)  # the listener closes what it refused within a moment
     assert after <= before, f"rank 0 holds {after - before} more fds after 1,000 garbage connections"
+    silent = [socket.create_connection((host, int(port)), timeout=30) for _ in range(50)]
+    for s in silent[:25]:
+        s.sendall((256).to_bytes(8, "little") + bytes(8))  # announces 256 bytes, sends none
+    time.sleep(1)
+    assert open_fds(pid) >= before + 50, "the silent connections were not accepted"
+    after = settle(30)  # 5 s deadline, swept every second
+    assert after <= before, f"rank 0 holds {after - before} fds of silent connections"
+    assert all(s.recv(1) == b"" for s in silent), "a silent connection was not ended"
+    for s in silent:
+        s.close()
+    assert client.get("before/garbage") == b"ok", client.last_error()
+    assert client.close() == 0
     store = attach(j.connect)
     assert store.put("after/garbage", b"ok") == 0 and store.get("after/garbage") == b"ok"
     assert store.close() == 0

@@ -12,11 +12,17 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "common/log.h"
 #include "common/tcp_probe.h"
+#include "common/units.h"
+#include "transport/ucx/listener_sockets.h"
 #include "transport/ucx/ucx_impl.h"
 
 namespace mooncake::transport {
@@ -27,6 +33,9 @@ constexpr Nanos kUnadmittedGrace = std::chrono::seconds(10);
 // A refused one is closed after this (its refusal must leave first).
 constexpr Nanos kRefusedGrace = std::chrono::seconds(1);
 constexpr Nanos kReapInterval = std::chrono::seconds(1);
+// A connection that has not sent a whole UCX connection request within this is ended (UCX itself
+// would hold its socket for as long as the peer keeps it open).
+constexpr Nanos kHandshakeDeadline = std::chrono::seconds(5);
 // Refused connections are logged at most this often (a scan of the port must not flood the log).
 constexpr Nanos kRefusalLogInterval = std::chrono::seconds(10);
 
@@ -166,6 +175,7 @@ Result<uint16_t> UcxTransport::Listen(const ListenConfig& config, AttachCheck ch
     return Internal(std::string("ucp_listener_query: ") + ucs_status_string(st));
   }
   const auto* bound = reinterpret_cast<const sockaddr_in*>(&la.sockaddr);
+  listen_port_ = ntohs(bound->sin_port);
   listening_ = true;
   return static_cast<uint16_t>(ntohs(bound->sin_port));
 }
@@ -194,6 +204,12 @@ void UcxTransport::OnConnRequest(ucp_conn_request_h request) {
   }
   auto peer = std::make_shared<AttachedPeer>();
   peer->error_arg = PeerErrorArg{this, -1, peer.get()};
+  ucp_conn_request_attr_t attr{};
+  attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
+  if (ucp_conn_request_query(request, &attr) == UCS_OK &&
+      attr.client_address.ss_family == AF_INET) {
+    peer->client = Ipv4PeerName(&attr.client_address);
+  }
   ucp_ep_params_t ep{};
   ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
@@ -330,6 +346,41 @@ void UcxTransport::ReapAttached(bool all) {
   // Endpoints close here (UcpEndpoint forces them), outside attached_mutex_, unless a sender
   // still holds one: then it closes when that send was posted.
   closing.clear();
+  if (!all) ShutStalledHandshakes();
+}
+
+void UcxTransport::ShutStalledHandshakes() {
+  std::set<std::string> known;  // the connections an endpoint was made for
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    for (const auto& p : unadmitted_) known.insert(p->client);
+    for (const auto& [rank, p] : attached_) known.insert(p->client);
+  }
+  const Nanos now = SteadyClock().Now();
+  std::map<std::string, Nanos> still_waiting;
+  for (const AcceptedSocket& socket : SocketsAcceptedOn(listen_port_)) {
+    if (known.count(socket.peer) != 0) continue;
+    // Keyed by descriptor and peer: a number UCX reuses for a new connection starts afresh.
+    const std::string key = std::to_string(socket.fd) + "/" + socket.peer;
+    auto it = handshakes_.find(key);
+    const Nanos since = it == handshakes_.end() ? now : it->second;
+    if (now - since < kHandshakeDeadline) {
+      still_waiting[key] = since;
+      continue;
+    }
+    // Not closed here (UCX owns the descriptor): ended, so UCX closes it itself.
+    (void)shutdown(socket.fd, SHUT_RDWR);
+    const uint64_t n = stalled_handshakes_.fetch_add(1, std::memory_order_relaxed) + 1;
+    int64_t last = last_refusal_log_ns_.load();
+    if (now.count() - last >= kRefusalLogInterval.count() &&
+        last_refusal_log_ns_.compare_exchange_strong(last, now.count())) {
+      log::Warn(
+          "ended a connection to the listener from {} that sent no connection request "
+          "within {} ({} so far)",
+          socket.peer, FormatDuration(kHandshakeDeadline), n);
+    }
+  }
+  handshakes_ = std::move(still_waiting);
 }
 
 std::shared_ptr<AttachedPeer> UcxTransport::FindAttached(int32_t rank) const {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -180,6 +181,7 @@ struct AttachedPeer {
   std::atomic<bool> gone{false};
   bool use_am = false;
   std::string path;
+  std::string client;  // "a.b.c.d:port" of its connection (the listener's socket's peer)
 };
 
 class UcxTransport final : public Transport {
@@ -282,6 +284,9 @@ class UcxTransport final : public Transport {
   // Listener side: closes attached peers that are gone, refused, or never presented a
   // credential. Called by the progress thread outside ucp_worker_progress, and by Close.
   void ReapAttached(bool all);
+  // Listener side: shuts down accepted sockets that carried no whole connection request within
+  // kHandshakeDeadline (listener_sockets.h says why). Progress thread only, from ReapAttached.
+  void ShutStalledHandshakes();
   Status SendAttachReply(ucp_ep_h ep, ErrorCode status, int32_t rank);
   // The imported region of `peer` containing [addr, +length), or null. Lock-free on a repeat
   // hit (a per-thread cache checked against imports_version_); valid until Close.
@@ -352,6 +357,11 @@ class UcxTransport final : public Transport {
   // warning about them was logged (steady clock, ns).
   std::atomic<uint64_t> refused_connections_{0};
   std::atomic<int64_t> last_refusal_log_ns_{0};
+  uint16_t listen_port_ = 0;  // set by Listen
+  // Accepted sockets without a connection request yet, by "fd/peer": when first seen
+  // (ShutStalledHandshakes, progress thread only).
+  std::map<std::string, Nanos> handshakes_;
+  std::atomic<uint64_t> stalled_handshakes_{0};
   std::atomic<bool> reap_wanted_{false};
   Nanos next_reap_{0};
   // Attaching side: the number each listening rank gave this process (-1: not attached there).

@@ -29,7 +29,7 @@ fi
 declare -A max_len=([fuzz_rpc_frame]=4096 [fuzz_store_messages]=8192 [fuzz_ssd_messages]=8192
   [fuzz_serve_messages]=4096 [fuzz_remote_descriptor]=1024 [fuzz_bootstrap_record]=4096
   [fuzz_trace_line]=4096 [fuzz_ini]=4096 [fuzz_units]=64 [fuzz_job_options]=4096
-  [fuzz_hdf5_recovery]=8192)
+  [fuzz_hdf5_recovery]=8192 [fuzz_connection_file]=4096 [fuzz_p2p_messages]=8192)
 if [[ ${#targets[@]} -eq 0 ]]; then
   mapfile -t targets < <(printf '%s\n' "${!max_len[@]}" | sort)
 fi

@@ -18,10 +18,13 @@
 #include "common/checksum.h"
 #include "common/units.h"
 #include "hdf5_template.h"
+#include "p2p/manifest.h"
+#include "p2p/messages.h"
 #include "serve/membership.h"
 #include "serve/messages.h"
 #include "serve/rank_report.h"
 #include "store/hdf5/tier.h"
+#include "store/net/directory.h"
 #include "store/net/messages.h"
 #include "store/net/ssd_messages.h"
 #include "trace/trace_reader.h"
@@ -274,6 +277,67 @@ void ConnectionFileSeeds() {
   WriteText("fuzz_connection_file", "full", client::ConnectionFileText(info));
 }
 
+void P2pSeeds() {
+  const char* t = "fuzz_p2p_messages";
+  transport::RemoteDescriptor d;
+  d.addr = 0x7f0000000000;
+  d.length = 8 << 20;
+  d.packed_key = std::vector<std::byte>(40, std::byte{0x11});
+  p2p::Manifest m;
+  m.name = "llama-70b/weights";
+  m.piece_size = 4 << 20;
+  m.entries = {{"shard-0.bin", 6 << 20, 0644}, {"shard-1.bin", 1 << 20, 0600}};
+  m.checksums = {0x1111, 0x2222, 0x3333};
+  p2p::HolderCopy copy;
+  copy.rank = 2;
+  copy.complete = true;
+  copy.entry_addrs = {0x7f0000000000, 0x7f0000600000};
+  copy.descriptors = {d.Encode()};
+  Write(t, "register", WireEncode(p2p::RegisterRequest{m, copy}), 0);
+  Write(t, "name", WireEncode(p2p::NameRequest{m.name}), 1);
+  p2p::HolderCopy empty;
+  empty.rank = 5;
+  empty.entry_addrs = {0x7f1000000000, 0x7f1000600000};
+  empty.descriptors = {d.Encode()};
+  Write(t, "join", WireEncode(p2p::JoinRequest{m.name, empty}), 2);
+  p2p::UpdateRequest u;
+  u.name = m.name;
+  u.since = 7;
+  u.landed = {0, 2};
+  u.started = {1};
+  u.bad = {{2, 1}};
+  u.failed = {3};
+  Write(t, "update", WireEncode(u), 3);
+  p2p::UpdateResponse ur;
+  ur.next = 9;
+  ur.holders = {empty};
+  ur.events = {{p2p::EventKind::kJoined, 5, 0}, {p2p::EventKind::kLanded, 5, 2}};
+  Write(t, "update_response", WireEncode(ur), 4);
+  p2p::RankReport rr;
+  rr.rank = 5;
+  rr.ok = true;
+  rr.bytes = 7 << 20;
+  rr.from_source = 2;
+  rr.from_peers = 1;
+  Write(t, "rank_report", WireEncode(rr), 5);
+  p2p::HeartbeatResponse hb;
+  hb.done = {2, 5};
+  hb.dead = {3};
+  Write(t, "heartbeat", WireEncode(hb), 6);
+  p2p::ListResponse list;
+  list.objects = {{m.name, 7 << 20, 2, 2, 1}};
+  Write(t, "list", WireEncode(list), 7);
+  Write(t, "manifest", p2p::EncodeManifest(m), 8);
+  store::StoreDirectory dir;
+  dir.world_size = 4;
+  dir.master = Rank{0};
+  dir.default_replicas = 2;
+  dir.ssd = true;
+  dir.store_ranks = {{Rank{1}, {"127.0.0.1"}, 40001, d.Encode()},
+                     {Rank{2}, {"10.0.0.2", "127.0.0.1"}, 40002, d.Encode()}};
+  Write(t, "store_directory", dir.Encode(), 9);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::cerr << "usage: make_fuzz_seeds OUT_DIR CONFIGS_DIR\n";
@@ -286,5 +350,6 @@ int main(int argc, char** argv) {
   TransportSeeds();
   TextSeeds(argv[2]);
   ConnectionFileSeeds();
+  P2pSeeds();
   return HdfSeed();
 }

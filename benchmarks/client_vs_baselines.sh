@@ -6,7 +6,8 @@
 # a store job (`mooncake --job.mode store`: a master and 2 store ranks of 2 GiB, shared memory)
 # and, against it, one C++ process (build/client_bench: libmooncake_client) and one Python
 # process (benchmarks/client_bench.py: the mooncake_store module's batch_put_from /
-# batch_get_into into registered numpy arrays); beside them, redis-py against a redis-server
+# batch_get_into into registered numpy arrays); beside them, redis-py (with hiredis's parser,
+# over a unix socket, 1 MiB reads; the script prints which parser it got) against a redis-server
 # started here on 127.0.0.1 (a free port, stopped by PID; one pipeline of 32 SETs or GETs per
 # call, keys over about 1 GiB), and the in-job client (build/store_bench: a rank of a job, one
 # store rank of 2 GiB). Values of 4 KiB, 64 KiB, 1 MiB and 16 MiB in batches of 32 keys; each
@@ -51,8 +52,8 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self
 SIZES=4096,65536,1048576,16777216
 
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-  --dir "$OUT" > "$OUT/redis-server.log" 2>&1 &
+redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$OUT/redis.sock" --unixsocketperm 700 \
+  --save "" --appendonly no --daemonize no --dir "$OUT" > "$OUT/redis-server.log" 2>&1 &
 REDIS_PID=$!
 setsid "${MPIRUN[@]}" -np 3 "$BUILD/mooncake" --job.mode store --store.dram 2GiB \
   --out "$OUT/store-job" > "$OUT/store-job.log" 2>&1 &
@@ -69,7 +70,7 @@ redis-cli -p "$PORT" ping >/dev/null || { echo "redis-server did not start:"; ca
 echo "== store job: ${MPIRUN[*]} -np 3 $BUILD/mooncake --job.mode store --store.dram 2GiB"
 echo "   C++: $BUILD/client_bench CONNECT --min-time ${MIN_TIME}s"
 echo "   Python: $PY benchmarks/client_bench.py --connect CONNECT --min-time $MIN_TIME"
-echo "   redis-py: $PY benchmarks/client_bench.py --redis-port PORT --min-time $MIN_TIME"
+echo "   redis-py: $PY benchmarks/client_bench.py --redis-port PORT --redis-socket SOCK --min-time $MIN_TIME"
 echo "   in-job: ${MPIRUN[*]} -np 3 $BUILD/store_bench --stores 1 --store-dram 2GiB --ops put,get --batches 32"
 echo "   values 4 KiB .. 16 MiB, batches of 32 keys, $REPEATS rounds"
 for i in $(seq 1 "$REPEATS"); do
@@ -78,7 +79,8 @@ for i in $(seq 1 "$REPEATS"); do
   PYTHONPATH=$BUILD/python $PY benchmarks/client_bench.py --connect "$CONNECT" --sizes "$SIZES" \
     --batch 32 --min-time "$MIN_TIME" --tag "py$i" --csv "$OUT/py_$i.csv" > "$OUT/py_$i.log" 2>&1 ||
     { cat "$OUT/py_$i.log"; exit 1; }
-  $PY benchmarks/client_bench.py --redis-port "$PORT" --sizes "$SIZES" --batch 32 \
+  $PY benchmarks/client_bench.py --redis-port "$PORT" --redis-socket "$OUT/redis.sock" \
+    --sizes "$SIZES" --batch 32 \
     --min-time "$MIN_TIME" --csv "$OUT/redis_$i.csv" > "$OUT/redis_$i.log" 2>&1 ||
     { cat "$OUT/redis_$i.log"; exit 1; }
   "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" --stores 1 --store-dram 2GiB --client-buffer 1GiB \
@@ -86,6 +88,7 @@ for i in $(seq 1 "$REPEATS"); do
     --csv "$OUT/injob_$i.csv" > "$OUT/injob_$i.log" 2>&1 || { cat "$OUT/injob_$i.log"; exit 1; }
   echo "   round $i of $REPEATS done"
 done
+echo "   $(head -1 "$OUT/redis_1.log")"
 "$BUILD/mooncake" store stop "$CONNECT" > /dev/null || echo "warning: the store job did not stop in order"
 wait "$JOB_PID" 2>/dev/null || true
 JOB_PID=""

@@ -21,7 +21,7 @@ MOONCAKE_TEST_PACKAGES=(
   slurm-wlm slurmctld slurmd slurm-client munge
   redis-server redis-tools fio clang-format
   clang libclang-rt-14-dev
-  python3-pytest python3-numpy python3-redis
+  python3-pytest python3-numpy python3-redis python3-hiredis
 )
 
 mooncake_log() { printf '[mooncake] %s\n' "$*"; }

@@ -147,6 +147,7 @@ void Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve
                       {"revoked_puts", stats.revoked_puts},
                       {"timed_out_puts", stats.timed_out_puts},
                       {"rpc_refused_frames", all.rpc_refused_frames},
+                      {"refused_data_messages", all.refused_data_messages},
                       {"dead_ranks", node.dead_ranks().size()},
                       {"errors", all.errors},
                       {"extra", extra}};

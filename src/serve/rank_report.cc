@@ -13,6 +13,7 @@ void RankReport::Add(const RankReport& other) {
   store_put_failures += other.store_put_failures;
   peer_loss_aborts += other.peer_loss_aborts;
   rpc_refused_frames += other.rpc_refused_frames;
+  refused_data_messages += other.refused_data_messages;
   prefill_staging_high_water =
       std::max(prefill_staging_high_water, other.prefill_staging_high_water);
   prefill_staging_retired += other.prefill_staging_retired;

@@ -20,6 +20,8 @@ struct RankReport : WireMessage<RankReport> {
   uint64_t store_put_failures = 0;
   uint64_t peer_loss_aborts = 0;    // work dropped because a peer was declared dead
   uint64_t rpc_refused_frames = 0;  // frames without the job token (transport/rpc.h)
+  // Data-path messages that did not come on the endpoint of the rank they named (forgeries).
+  uint64_t refused_data_messages = 0;
   // Peak resident set (getrusage ru_maxrss) by ServePart: the largest over that part's ranks.
   std::vector<uint64_t> peak_rss_bytes;
   uint64_t prefill_staging_high_water = 0;  // bytes, the largest over prefill ranks
@@ -36,9 +38,9 @@ struct RankReport : WireMessage<RankReport> {
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.errors, m.blocks_verified, m.blocks_corrupt, m.tokens, m.max_batch,
-          m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.peak_rss_bytes,
-          m.prefill_staging_high_water, m.prefill_staging_retired, m.decode_waiting_high_water,
-          m.ssd, m.first_error);
+          m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.refused_data_messages,
+          m.peak_rss_bytes, m.prefill_staging_high_water, m.prefill_staging_retired,
+          m.decode_waiting_high_water, m.ssd, m.first_error);
   }
   Status Validate() const;
 };

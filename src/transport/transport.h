@@ -204,6 +204,9 @@ class Transport {
   }
   // Attached peers connected now (the listener's count, for logs).
   virtual size_t attached_peers() const { return 0; }
+  // Data-path messages dropped because they did not come on the endpoint of the rank they named
+  // (a process outside the job forging writes, reads or acknowledgements).
+  virtual uint64_t refused_data_messages() const { return 0; }
 
   // Attaching side, on a transport made for a process outside the job (its self() is unknown
   // until then): connects to the listener at host:port, which is rank `listener` of the job,

@@ -284,13 +284,11 @@ Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t
         this, token,
         DataHeader{token, r.remote_addr + slice.offset, slice.length, SourceFor(peer), 0}};
     ucp_request_param_t rp{};
-    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    if (!attached_as_.empty()) {
-      // A process outside the job: the target checks the number in the header against the
-      // connection it arrived on (its reply endpoint).
-      rp.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-      rp.flags = UCP_AM_SEND_FLAG_REPLY;
-    }
+    // REPLY: the target learns which of its endpoints the message came on and checks the
+    // number in the header against it (DataSender), for job ranks and attached processes alike.
+    rp.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    rp.flags = UCP_AM_SEND_FLAG_REPLY;
     rp.cb.send = OnAmSent;
     rp.user_data = ctx;
     DataHeader* h = &ctx->header;
@@ -315,7 +313,9 @@ void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status
   if (ep == nullptr) return;
   auto* h = new AckHeader{token, static_cast<int32_t>(status), 0};
   ucp_request_param_t rp{};
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  rp.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  rp.flags = UCP_AM_SEND_FLAG_REPLY;  // the writer or reader checks where its answer came from
   rp.cb.send = OnAckSent;
   rp.user_data = h;
   ucs_status_ptr_t req = ucp_am_send_nbx(ep, id, h, sizeof *h, data, length, &rp);
@@ -327,12 +327,34 @@ void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status
   }
 }
 
+bool UcxTransport::DataSender(int32_t rank, const ucp_am_recv_param_t* param) {
+  bool ok = false;
+  if (rank >= 0 && rank < world_size_) {
+    ok = (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0 && param->reply_ep != nullptr &&
+         param->reply_ep == eps_.Get(rank);
+  } else if (rank >= world_size_) {
+    ok = AttachedSenderMatches(rank, param);
+  }
+  if (!ok && refused_data_messages_.fetch_add(1, std::memory_order_relaxed) == 0) {
+    log::Warn(
+        "refusing data-path messages that claim to come from rank {} but arrived on "
+        "another endpoint (further ones are counted, not logged)",
+        rank);
+  }
+  return ok;
+}
+
 ucs_status_t UcxTransport::OnWrite(const void* header, size_t header_length, void* data,
                                    size_t length, const ucp_am_recv_param_t* param) {
-  if (header_length != sizeof(DataHeader)) return UCS_ERR_INVALID_PARAM;
+  // A refused message: an error status declines a rendezvous, but on an eager message UCX 1.13
+  // asserts the handler returned no error (ucp_am_handler_reply) and aborts the rank, so a
+  // forged eager write used to kill it; UCS_OK drops the bytes.
+  const ucs_status_t refuse =
+      (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ? UCS_ERR_INVALID_PARAM : UCS_OK;
+  if (header_length != sizeof(DataHeader)) return refuse;
   DataHeader h;
   std::memcpy(&h, header, sizeof h);
-  if (!KnownSender(h.src_rank, param)) return UCS_ERR_INVALID_PARAM;
+  if (!DataSender(h.src_rank, param)) return refuse;
   if (h.length != length || !local_ranges_.Find(h.remote_addr, h.length)) {
     // Outside every registered region: never touch memory; tell the writer why.
     SendAck(h.src_rank, kAmWriteAck, h.token, UCS_ERR_INVALID_ADDR, nullptr, 0);
@@ -368,7 +390,7 @@ ucs_status_t UcxTransport::OnReadReq(const void* header, size_t header_length,
   if (header_length != sizeof(DataHeader)) return UCS_OK;
   DataHeader h;
   std::memcpy(&h, header, sizeof h);
-  if (!KnownSender(h.src_rank, param)) return UCS_OK;
+  if (!DataSender(h.src_rank, param)) return UCS_OK;
   if (!local_ranges_.Find(h.remote_addr, h.length)) {
     SendAck(h.src_rank, kAmReadResp, h.token, UCS_ERR_INVALID_ADDR, nullptr, 0);
     return UCS_OK;
@@ -394,6 +416,9 @@ ucs_status_t UcxTransport::OnAck(unsigned id, const void* header, size_t header_
     auto it = tokens_.find(h.token);
     if (it == tokens_.end()) return UCS_OK;  // the batch gave up on it; drop
     peer = it->second->peer;
+    // Only the rank the transfer went to may answer it: a right token on another endpoint is a
+    // forgery (or a leak), and must neither complete nor fail the transfer.
+    if (!DataSender(peer, param)) return UCS_OK;
     local = it->second->local;
     expected = it->second->length;
   }

@@ -223,6 +223,7 @@ class UcxTransport final : public Transport {
   }
   Result<uint16_t> Listen(const ListenConfig& config, AttachCheck check) override;
   size_t attached_peers() const override;
+  uint64_t refused_data_messages() const override { return refused_data_messages_.load(); }
   Status Attach(Rank listener, const std::string& host, uint16_t port,
                 std::span<const std::byte> credential, Nanos timeout, int* job_size) override;
   void BeginShutdown() override { shutting_down_ = true; }
@@ -279,6 +280,10 @@ class UcxTransport final : public Transport {
   bool KnownSender(int32_t rank, const ucp_am_recv_param_t* param) const {
     return rank >= 0 && (rank < world_size_ || AttachedSenderMatches(rank, param));
   }
+  // A data-path message that names `rank` as its sender: true when it came on that rank's own
+  // endpoint (every data-path message is sent with UCP_AM_SEND_FLAG_REPLY, so UCX says which),
+  // never on the strength of the number in its header. Counts and logs (once) what it refuses.
+  bool DataSender(int32_t rank, const ucp_am_recv_param_t* param);
   // The endpoint of `peer` (job rank or attached), kept alive by `*keep` (attached peers).
   ucp_ep_h EndpointOf(int32_t peer, std::shared_ptr<AttachedPeer>* keep) const;
   // Listener side: closes attached peers that are gone, refused, or never presented a
@@ -356,6 +361,7 @@ class UcxTransport final : public Transport {
   // Connections refused before an endpoint was made (not a UCX client), and when the last
   // warning about them was logged (steady clock, ns).
   std::atomic<uint64_t> refused_connections_{0};
+  std::atomic<uint64_t> refused_data_messages_{0};
   std::atomic<int64_t> last_refusal_log_ns_{0};
   uint16_t listen_port_ = 0;  // set by Listen
   // Accepted sockets without a connection request yet, by "fd/peer": when first seen

@@ -100,8 +100,12 @@ LocalReads SsdBench::ReadLocally(const std::vector<std::string>& keys, size_t si
   LocalReads r;
   if (!tier_) return r;
   std::vector<std::string> mine;
+  std::vector<uint64_t> versions;
   for (const auto& k : keys) {
-    if (tier_->Lookup(k).ok()) mine.push_back(k);
+    if (auto b = tier_->LookupLatest(k); b.ok()) {
+      mine.push_back(k);
+      versions.push_back(b->version);
+    }
   }
   if (mine.empty()) return r;
   // One slot per block, as the client's buffer has (a promotion too writes each block to its
@@ -115,7 +119,7 @@ LocalReads SsdBench::ReadLocally(const std::vector<std::string>& keys, size_t si
       i = 0;
     }
     const Nanos c0 = clock.Now();
-    auto n = tier_->Read(mine[i], std::span<std::byte>(buf).subspan(i * size, size));
+    auto n = tier_->Read(mine[i], versions[i], std::span<std::byte>(buf).subspan(i * size, size));
     r.lat_us.push_back(std::chrono::duration<float, std::micro>(clock.Now() - c0).count());
     ++r.calls;
     if (n.ok()) {

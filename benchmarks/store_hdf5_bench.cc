@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   for (uint64_t i = 0; i < n; ++i) {
-    Status s = (*tier)->SpillBorrowed("blk-" + std::to_string(i), buf, sum, nullptr);
+    Status s = (*tier)->SpillBorrowed("blk-" + std::to_string(i), 1, buf, sum, nullptr);
     if (!s.ok()) {
       std::fprintf(stderr, "spill: %s\n", s.ToString().c_str());
       return 1;
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   }
   auto t1 = Clock::now();
   for (uint64_t i = 0; i < n; ++i) {
-    auto r = (*tier)->Read("blk-" + std::to_string(i), buf);
+    auto r = (*tier)->Read("blk-" + std::to_string(i), 1, buf);
     if (!r.ok()) {
       std::fprintf(stderr, "read: %s\n", r.status().ToString().c_str());
       return 1;

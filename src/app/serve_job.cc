@@ -62,6 +62,7 @@ serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workloa
   c.requests = &workload.requests;
   c.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
   c.master.master.lease = o.store_lease;
+  c.master.master.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
   c.master.master.put_timeout = o.store_put_timeout;
   return c;
 }

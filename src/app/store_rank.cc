@@ -1,6 +1,7 @@
 #include "app/store_rank.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "app/run_folder.h"
@@ -11,6 +12,12 @@
 namespace mooncake::app {
 
 using cluster::Role;
+
+uint64_t WallClockVersion() {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  return static_cast<uint64_t>(std::max<int64_t>(ns.count(), 1));
+}
 
 std::string CollectiveRunDir(JobContext& ctx) {
   std::string mine;
@@ -59,6 +66,10 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
               job->recovery.recovered, job->recovery.dropped, job->recovery.files,
               job->recovery.unreadable_files);
   }
+  // Everything recovery dropped, file by file with the reason, at the default log level.
+  for (const std::string& note : job->recovery.file_notes) {
+    log::Warn("SSD recovery on rank {}: {}", ctx.rank(), note);
+  }
   // Remote SSD reads land in a staging region registered with the transport (kSsdStage).
   store::SsdStoreServiceConfig sc;
   sc.transport = &ctx.transport;
@@ -86,11 +97,23 @@ void CollectiveAdmitRecovered(JobContext& ctx, SsdJob& job) {
     for (const auto& b : blocks.blocks) job.recovered_keys.push_back(b.key);
     job.recovered += blocks.blocks.size();
     job.dropped_at_recovery += blocks.dropped;
+    job.recovery_torn += blocks.dropped_torn;
+    job.recovery_superseded += blocks.dropped_superseded;
+    job.recovery_tombstoned += blocks.dropped_tombstoned;
+    job.recovery_unreadable_files += blocks.unreadable_files;
   }
-  if (job.recovered + job.dropped_at_recovery > 0) {
-    std::printf("store: %llu SSD blocks recovered, %llu torn or corrupt blocks dropped\n",
-                static_cast<unsigned long long>(job.recovered),
-                static_cast<unsigned long long>(job.dropped_at_recovery));
+  // The master keeps one version per key over all ranks: a lower one another rank recovered is
+  // superseded too (SpillCoordinator counts it as rejected).
+  if (job.recovered + job.dropped_at_recovery + job.recovery_unreadable_files > 0) {
+    std::printf(
+        "store: %llu SSD blocks recovered, %llu dropped (%llu torn, %llu superseded, %llu "
+        "tombstoned), %llu unreadable files\n",
+        static_cast<unsigned long long>(job.recovered),
+        static_cast<unsigned long long>(job.dropped_at_recovery),
+        static_cast<unsigned long long>(job.recovery_torn),
+        static_cast<unsigned long long>(job.recovery_superseded),
+        static_cast<unsigned long long>(job.recovery_tombstoned),
+        static_cast<unsigned long long>(job.recovery_unreadable_files));
     std::fflush(stdout);
   }
 }
@@ -129,6 +152,13 @@ std::string SsdSummary(SsdJob& job, store::MasterService* master, std::vector<ui
   e["ssd_blocks_on_disk"] = static_cast<double>(sum[7]);
   e["ssd_blocks_recovered"] = static_cast<double>(job.recovered);
   e["ssd_blocks_dropped_at_recovery"] = static_cast<double>(job.dropped_at_recovery);
+  e["ssd_recovery_dropped_torn"] = static_cast<double>(job.recovery_torn);
+  e["ssd_recovery_dropped_superseded"] = static_cast<double>(job.recovery_superseded);
+  e["ssd_recovery_dropped_tombstoned"] = static_cast<double>(job.recovery_tombstoned);
+  e["ssd_recovery_unreadable_files"] = static_cast<double>(job.recovery_unreadable_files);
+  e["ssd_recovery_rejected_by_master"] = static_cast<double>(c.recovery_rejected);
+  e["ssd_tombstones_written"] = static_cast<double>(c.tombstones);
+  e["ssd_tombstone_failures"] = static_cast<double>(c.tombstone_failures);
   char line[512];
   std::snprintf(
       line, sizeof line,

@@ -33,8 +33,16 @@ struct SsdJob {
   // Conductor.
   std::unique_ptr<store::SpillCoordinator> coordinator;
   uint64_t recovered = 0, dropped_at_recovery = 0;
+  // Conductor: recovery drops by reason over every store rank (store/ssd_tier.h RecoveryReport).
+  uint64_t recovery_torn = 0, recovery_superseded = 0, recovery_tombstoned = 0,
+           recovery_unreadable_files = 0;
   std::vector<std::string> recovered_keys;  // conductor: the store keys of every recovered block
 };
+
+// The master's first object version: the wall clock in nanoseconds, a restart epoch that outranks
+// every version an earlier run over the same SSD folder wrote (recovery lifts it further when a
+// folder holds higher ones, e.g. after the clock went back).
+uint64_t WallClockVersion();
 
 // The job's run folder as rank 0 decided it (--out or runs/<UTC timestamp>), known to every rank.
 std::string CollectiveRunDir(JobContext& ctx);

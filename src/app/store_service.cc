@@ -209,6 +209,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   setup.store_service = true;
   setup.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
   setup.master.master.lease = o.store_lease;
+  setup.master.master.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
   setup.master.master.put_timeout = o.store_put_timeout;
   serve::ServeNode node(
       ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,

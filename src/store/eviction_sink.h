@@ -12,6 +12,7 @@ namespace mooncake::store {
 struct EvictedReplica {
   uint64_t ticket = 0;
   std::string key;
+  uint64_t version = 0;  // the object's version (ObjectView::version)
   uint64_t size = 0;
   uint64_t checksum = 0;
   ReplicaLocation location;  // tier kDram: the bytes still sit there
@@ -23,6 +24,7 @@ struct EvictedReplica {
 struct PromotionOrder {
   uint64_t ticket = 0;
   std::string key;
+  uint64_t version = 0;
   uint64_t size = 0;
   uint64_t checksum = 0;
   ReplicaLocation ssd;   // tier kSsd: where the bytes are

@@ -10,7 +10,10 @@ Status AlreadyExists(std::string m) { return {ErrorCode::kAlreadyExists, std::mo
 }  // namespace
 
 MetadataMaster::MetadataMaster(MasterConfig cfg, Clock& clock, EvictionSink* sink)
-    : cfg_(cfg), clock_(clock), sink_(sink) {}
+    : cfg_(cfg),
+      clock_(clock),
+      sink_(sink),
+      next_put_id_(std::max<uint64_t>(cfg.first_version, 1)) {}
 
 // Returns the object for `key`, after revoking it if it is a put whose timeout has passed.
 MetadataMaster::Object* MetadataMaster::FindLive(const std::string& key) {
@@ -28,6 +31,7 @@ MetadataMaster::Object* MetadataMaster::FindLive(const std::string& key) {
 
 Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string& key, uint64_t size,
                                                               const ReplicateConfig& cfg) {
+  if (std::string why = KeyProblem(key); !why.empty()) return InvalidArgument("put: " + why);
   if (size == 0) return InvalidArgument("put of '" + key + "' with size 0");
   if (cfg.replicas == 0) return InvalidArgument("put of '" + key + "' with 0 replicas");
   if (cfg.replicas > segments_.size() + removed_segments_) {
@@ -134,11 +138,31 @@ Status MetadataMaster::Exists(const std::string& key) {
   return Status::Ok();
 }
 
+Result<uint64_t> MetadataMaster::Version(const std::string& key) const {
+  auto it = objects_.find(key);
+  if (it == objects_.end() || !it->second.visible) return NotFound("object '" + key + "'");
+  return it->second.put_id;
+}
+
 Status MetadataMaster::Remove(const std::string& key) {
   Object* o = FindLive(key);
   if (o == nullptr) return NotFound("object '" + key + "'");
   if (!o->visible) return Busy("a put of '" + key + "' is in flight (revoke it instead)");
   if (Leased(*o)) return Busy("object '" + key + "' is leased");
+  // Every rank that holds or is writing an SSD copy of this version gets a tombstone order.
+  std::vector<Rank> ranks;
+  for (const Replica& r : o->replicas) {
+    if (r.loc.tier == Tier::kSsd) ranks.push_back(r.loc.rank);
+  }
+  if (o->pending_spills > 0) {
+    for (const auto& [ticket, sp] : spills_) {
+      if (sp.key == key && sp.object_id == o->put_id) ranks.push_back(sp.rank);
+    }
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  for (Rank r : ranks) tombstones_.push_back(TombstoneOrder{r, key, o->put_id});
+  stats_.tombstones_ordered += ranks.size();
   EraseObject(*o);
   return Status::Ok();
 }
@@ -227,6 +251,7 @@ ObjectView MetadataMaster::View(const Object& o) const {
   ObjectView v;
   v.size = o.size;
   v.checksum = o.checksum;
+  v.version = o.put_id;
   v.lease = cfg_.lease;
   for (const Replica& r : o.replicas) v.replicas.push_back(r.loc);
   return v;

@@ -45,6 +45,20 @@ struct MasterConfig {
   // Gets served from an SSD replica (no DRAM copy) before the object is promoted back to DRAM
   // on the rank holding the SSD copy; 0 never promotes. Needs a sink that takes promotions.
   uint32_t promote_after = 0;
+  // The first version handed out (ObjectView::version). Versions only grow: every put takes the
+  // next one, and SeedVersion() (recovery) lifts the counter above what the SSD folder holds.
+  // The app seeds it with the wall clock in nanoseconds (a restart epoch), so a restart's puts
+  // outrank blocks and tombstones of earlier runs even before recovery reports arrive.
+  uint64_t first_version = 1;
+};
+
+// A remove of an object that had (or was writing) an SSD copy: the store rank `rank` must
+// persist a tombstone for (key, version) in its tier before the remove is acknowledged, so that
+// recovery never brings the removed version back (docs/STORE.md "Versions and tombstones").
+struct TombstoneOrder {
+  Rank rank;
+  std::string key;
+  uint64_t version = 0;
 };
 
 struct MasterStats {
@@ -63,6 +77,7 @@ struct MasterStats {
   uint64_t objects_lost = 0;        // visible objects whose every replica was on removed ranks
   uint64_t copies_started = 0;      // re-replication orders handed out (StartCopies)
   uint64_t rereplicated = 0;        // of those, completed: a new DRAM replica is visible
+  uint64_t tombstones_ordered = 0;  // TombstoneOrders handed out by removes
 };
 
 // A re-replication order: copy the object's bytes from `from` (a surviving replica) to the
@@ -101,8 +116,13 @@ class MetadataMaster {
   Result<ObjectView> Get(const std::string& key);
   // OK when visible, NotFound otherwise.
   Status Exists(const std::string& key);
-  // Busy while leased or in flight.
+  // The visible object's version, without a lease or an LRU touch (tests, tools).
+  Result<uint64_t> Version(const std::string& key) const;
+  // Busy while leased or in flight. An object with SSD copies (or spills in flight) leaves
+  // TombstoneOrders for TakeTombstones(): the caller acknowledges the remove only once they are
+  // written.
   Status Remove(const std::string& key);
+  std::vector<TombstoneOrder> TakeTombstones() { return std::move(tombstones_); }
 
   std::vector<Result<std::vector<ReplicaLocation>>> BatchPutStart(std::span<const std::string> keys,
                                                                   std::span<const uint64_t> sizes,
@@ -119,10 +139,17 @@ class MetadataMaster {
   Status CompleteSpill(uint64_t ticket, std::optional<ReplicaLocation> ssd);
   // A replica that appeared outside a put (SSD blocks recovered after a restart, promotions).
   // Creates a visible object when `key` is unknown; Corrupt when the checksum disagrees.
+  // `version` (0: take a new one) is the block's version: versions above the counter lift it;
+  // a higher version than the known object's replaces that object (another rank recovered an
+  // older incarnation), a lower one is AlreadyExists ("superseded") and not recorded.
   Status AddReplica(const std::string& key, uint64_t size, uint64_t checksum,
-                    const ReplicaLocation& where);
-  // A tier dropped its copy (e.g. the SSD tier's own LRU). DRAM regions are freed.
-  Status DropReplica(const std::string& key, const ReplicaLocation& where);
+                    const ReplicaLocation& where, uint64_t version = 0);
+  // A tier dropped its copy (e.g. the SSD tier's own LRU). DRAM regions are freed. With a
+  // `version` (not 0), NotFound unless the object is that version.
+  Status DropReplica(const std::string& key, const ReplicaLocation& where, uint64_t version = 0);
+  // Versions handed out from now on are at least `next` (recovery: above every version found
+  // on disk, blocks and tombstones alike).
+  void SeedVersion(uint64_t next) { next_put_id_ = std::max(next_put_id_, next); }
   // Ends a promotion the sink took: with `ok` the reserved DRAM region becomes a visible replica
   // (LRU front); otherwise it is freed. NotFound when the ticket is unknown or the object went
   // away (the region is freed either way).
@@ -153,7 +180,7 @@ class MetadataMaster {
     bool soft_pin = false;
     bool hard_pin = false;
     Nanos lease_until{0};
-    uint64_t put_id = 0;  // unique per object: names this incarnation of the key
+    uint64_t put_id = 0;  // the object's version: names this incarnation of the key
     Nanos put_deadline{0};
     uint32_t pending_spills = 0;
     uint32_t ssd_hits = 0;           // since the last promotion
@@ -209,9 +236,10 @@ class MetadataMaster {
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
   std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
   uint32_t removed_segments_ = 0;
-  uint64_t eviction_rounds_ = 0;  // watermark or allocation evictions, over all ranks
-  uint64_t next_put_id_ = 1;
-  uint64_t in_flight_now_ = 0;  // puts started and not yet visible or gone
+  uint64_t eviction_rounds_ = 0;            // watermark or allocation evictions, over all ranks
+  uint64_t next_put_id_ = 1;                // the next version (MasterConfig::first_version)
+  std::vector<TombstoneOrder> tombstones_;  // from Remove, until TakeTombstones
+  uint64_t in_flight_now_ = 0;              // puts started and not yet visible or gone
   uint64_t next_ticket_ = 1;
   MasterStats stats_;
   std::vector<Rank> candidates_;  // PutStart's scratch for Candidates

@@ -21,9 +21,13 @@ void MetadataMaster::MaybePromote(Object& o) {
   if (seg == segments_.end()) return;
   auto a = AllocateOn(from.rank, seg->second, o.size);
   if (!a.ok()) return;  // no room now: a later hit tries again
-  PromotionOrder order{next_ticket_++, o.key,
-                       o.size,         o.checksum,
-                       from,           ReplicaLocation{from.rank, Tier::kDram, a->offset, o.size}};
+  PromotionOrder order{next_ticket_++,
+                       o.key,
+                       o.put_id,
+                       o.size,
+                       o.checksum,
+                       from,
+                       ReplicaLocation{from.rank, Tier::kDram, a->offset, o.size}};
   if (!sink_->OnPromote(order)) {
     (void)seg->second.alloc.Free(*a);
     return;

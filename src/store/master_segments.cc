@@ -233,7 +233,7 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
   if (r == o.replicas.end()) return 0;
   Unlink(o, *r);
   ++stats_.evicted_replicas;
-  EvictedReplica ev{next_ticket_++, o.key, o.size, o.checksum, r->loc};
+  EvictedReplica ev{next_ticket_++, o.key, o.put_id, o.size, o.checksum, r->loc};
   // An object that already has an SSD copy (a promoted one) needs no second spill.
   const bool on_ssd = std::any_of(o.replicas.begin(), o.replicas.end(),
                                   [](const Replica& x) { return x.loc.tier == Tier::kSsd; });
@@ -326,15 +326,25 @@ Status MetadataMaster::CompleteSpill(uint64_t ticket, std::optional<ReplicaLocat
 }
 
 Status MetadataMaster::AddReplica(const std::string& key, uint64_t size, uint64_t checksum,
-                                  const ReplicaLocation& where) {
+                                  const ReplicaLocation& where, uint64_t version) {
   if (where.tier != Tier::kSsd) return InvalidArgument("AddReplica records SSD replicas only");
+  if (version != 0) SeedVersion(version + 1);
   Object* o = FindLive(key);
+  if (o != nullptr && o->visible && version != 0 && o->put_id != version) {
+    if (o->put_id > version) {
+      return {ErrorCode::kAlreadyExists, "replica of '" + key + "' version " +
+                                             std::to_string(version) + " is superseded by " +
+                                             std::to_string(o->put_id)};
+    }
+    EraseObject(*o);  // an older incarnation (recovered from another rank): the newer one wins
+    o = nullptr;
+  }
   if (o == nullptr) {
     o = &objects_[key];
     o->key = key;
     o->size = size;
     o->checksum = checksum;
-    o->put_id = next_put_id_++;
+    o->put_id = version != 0 ? version : next_put_id_++;
     o->visible = true;
   } else if (!o->visible) {
     return {ErrorCode::kBusy, "a put of '" + key + "' is in flight"};
@@ -350,9 +360,13 @@ Status MetadataMaster::AddReplica(const std::string& key, uint64_t size, uint64_
   return Status::Ok();
 }
 
-Status MetadataMaster::DropReplica(const std::string& key, const ReplicaLocation& where) {
+Status MetadataMaster::DropReplica(const std::string& key, const ReplicaLocation& where,
+                                   uint64_t version) {
   Object* o = FindLive(key);
-  if (o == nullptr) return NotFound("object '" + key + "'");
+  if (o == nullptr || (version != 0 && o->put_id != version)) {
+    return NotFound("object '" + key + "'" +
+                    (version != 0 ? " version " + std::to_string(version) : ""));
+  }
   auto r = std::find_if(o->replicas.begin(), o->replicas.end(), [&](const Replica& x) {
     return x.loc.rank == where.rank && x.loc.tier == where.tier && x.loc.offset == where.offset;
   });

@@ -10,6 +10,23 @@
 
 namespace mooncake::store {
 
+// The one key limit of the whole store: a key is a byte string (NUL and non-UTF-8 bytes allowed)
+// of 1..kMaxKeyBytes bytes. The master refuses other puts, the client checks before sending,
+// and the SSD tier stores keys length-prefixed, so every key a put accepts can also be spilled
+// and recovered.
+inline constexpr uint32_t kMaxKeyBytes = 4096;
+
+// "" when `key` may be stored; otherwise why not, naming the limit.
+inline std::string KeyProblem(const std::string& key) {
+  if (key.empty())
+    return "the empty key is not allowed (keys are 1.." + std::to_string(kMaxKeyBytes) + " bytes)";
+  if (key.size() > kMaxKeyBytes) {
+    return "key of " + std::to_string(key.size()) + " bytes is longer than the limit of " +
+           std::to_string(kMaxKeyBytes) + " bytes";
+  }
+  return "";
+}
+
 enum class Tier : uint8_t { kDram = 0, kSsd = 1 };
 
 // Where one replica of an object lives. For kDram, `offset` is bytes from the base of the store
@@ -42,14 +59,19 @@ struct ReplicateConfig {
 // The answer to a Get: where to read and what the bytes must hash to. `lease` is the duration
 // granted from the moment the master answered; the client measures it on its own clock from
 // when it sent the request (conservative), because the master's clock is not the client's.
+//
+// `version` names this incarnation of the key (MetadataMaster: unique per key over the job's
+// life and across --store.recover restarts); an SSD read names (key, version), so a store rank
+// never serves another incarnation's block.
 struct ObjectView {
   uint64_t size = 0;
   uint64_t checksum = 0;
+  uint64_t version = 0;
   std::vector<ReplicaLocation> replicas;
   Nanos lease{0};
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.size, m.checksum, m.lease, m.replicas);
+    visit(m.size, m.checksum, m.version, m.lease, m.replicas);
   }
 };
 

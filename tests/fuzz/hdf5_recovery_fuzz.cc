@@ -46,11 +46,11 @@ void CheckRecovered(store::hdf5::Hdf5Tier& tier, const store::RecoveryReport& re
   MC_FUZZ_CHECK(report.recovered == report.blocks.size(), "recovered count");
   std::vector<std::byte> buf;
   for (const store::SsdBlock& b : report.blocks) {
-    auto found = tier.Lookup(b.key);
+    auto found = tier.Lookup(b.key, b.version);
     MC_FUZZ_CHECK(found.ok() && found->size == b.size && found->checksum == b.checksum,
                   "recovered block not indexed as reported");
     buf.resize(b.size);
-    auto read = tier.Read(b.key, buf);
+    auto read = tier.Read(b.key, b.version, buf);
     MC_FUZZ_CHECK(read.ok() && *read == b.size, "recovered block does not read back");
     MC_FUZZ_CHECK(Checksum64(buf.data(), buf.size()) == b.checksum, "recovered block checksum");
   }

@@ -53,7 +53,7 @@ inline Result<BucketTemplate> MakeBucketTemplate(const std::string& dir) {
     if (!tier.ok()) return tier.status();
     for (int i = 0; i < 3; ++i) {
       std::vector<std::byte> block(100 * (i + 1), std::byte(0x30 + i));
-      MC_RETURN_IF_ERROR((*tier)->Spill("req42/block" + std::to_string(i), block,
+      MC_RETURN_IF_ERROR((*tier)->Spill("req42/block" + std::to_string(i), 1, block,
                                         Checksum64(block.data(), block.size()), nullptr));
     }
     (*tier)->Drain();

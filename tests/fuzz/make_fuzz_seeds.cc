@@ -103,26 +103,26 @@ void StoreSeeds() {
 void SsdSeeds() {
   const char* t = "fuzz_ssd_messages";
   store::SpillRequest spill;
-  spill.entries = {{7, "req42/block0", 0, 4096, 11}, {8, "req42/block1", 4096, 4096, 12}};
+  spill.entries = {{7, "req42/block0", 1, 0, 4096, 11}, {8, "req42/block1", 2, 4096, 4096, 12}};
   Write(t, "spill_request", store::Encode(spill), 0);
   store::SpillResponse spilled;
   spilled.entries = {{store::ToEntry(Status::Ok()), (1ull << 32) | 3},
                      {store::ToEntry(Status{ErrorCode::kBusy, "queue full"}), 0}};
   Write(t, "spill_response", store::Encode(spilled), 1);
   store::PromoteRequest promote;
-  promote.entries = {{"req42/block0", 8192, 4096}};
+  promote.entries = {{"req42/block0", 1, 8192, 4096}};
   Write(t, "promote_request", store::Encode(promote), 2);
   store::SsdReadResponse read;
   read.entries = {{store::ToEntry(Status::Ok()), std::vector<std::byte>(64, std::byte{0x5a})},
                   {store::ToEntry(NotFound("dropped")), {}}};
   Write(t, "ssd_read_response", store::Encode(read), 3);
   store::SsdDropNotice drop;
-  drop.blocks = {{"req42/block0", 4096, 11, 3}};
+  drop.blocks = {{"req42/block0", 1, 4096, 11, 3}};
   Write(t, "ssd_drop_notice", store::Encode(drop), 4);
   store::RecoveredBlocks recovered;
   recovered.dropped = 1;
   recovered.files = 2;
-  recovered.blocks = {{"req42/block0", 4096, 11, 3}, {"req42/block1", 100, 12, (1ull << 32)}};
+  recovered.blocks = {{"req42/block0", 1, 4096, 11, 3}, {"req42/block1", 2, 100, 12, (1ull << 32)}};
   Write(t, "recovered_blocks", store::Encode(recovered), 5);
 }
 

@@ -62,7 +62,7 @@ class Hdf5TierTest : public ::testing::Test {
       blocks.push_back(RandomBytes(size, 100 + i));
       auto& b = blocks.back();
       EXPECT_TRUE(
-          t.Spill("b" + std::to_string(i), b, Checksum64(b.data(), b.size()), nullptr).ok());
+          t.Spill("b" + std::to_string(i), 1, b, Checksum64(b.data(), b.size()), nullptr).ok());
     }
     t.Drain();
     return blocks;
@@ -88,7 +88,7 @@ TEST_F(Hdf5TierTest, SpilledBlocksReadBackWithVerifiedBytes) {
   std::mutex mu;
   auto blocks = SpillBlocks(*t, 5, 100 * 1024);
   auto b = RandomBytes(4096, 7);
-  ASSERT_TRUE(t->Spill("cb", b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
+  ASSERT_TRUE(t->Spill("cb", 1, b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
                  std::lock_guard<std::mutex> lock(mu);
                  if (r.ok()) done_keys.push_back(r->key);
                }).ok());
@@ -96,14 +96,14 @@ TEST_F(Hdf5TierTest, SpilledBlocksReadBackWithVerifiedBytes) {
   EXPECT_EQ(done_keys, std::vector<std::string>{"cb"});
   for (int i = 0; i < 5; ++i) {
     std::vector<std::byte> out(blocks[i].size());
-    auto n = t->Read("b" + std::to_string(i), out);
+    auto n = t->Read("b" + std::to_string(i), 1, out);
     ASSERT_TRUE(n.ok()) << n.status().ToString();
     EXPECT_EQ(*n, blocks[i].size());
     EXPECT_EQ(out, blocks[i]);
   }
   std::vector<std::byte> small(10);
-  EXPECT_EQ(t->Read("b0", small).status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(t->Read("nope", small).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(t->Read("b0", 1, small).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(t->Read("nope", 1, small).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(t->Stats().blocks, 6u);
 }
 
@@ -112,14 +112,14 @@ TEST_F(Hdf5TierTest, BorrowedSpillWritesTheCallersBytesBeforeDone) {
   auto b = RandomBytes(200 * 1024, 11);
   std::promise<Result<SsdBlock>> done;
   ASSERT_TRUE(
-      t->SpillBorrowed("borrowed", b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
+      t->SpillBorrowed("borrowed", 1, b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
          done.set_value(std::move(r));
        }).ok());
   auto r = done.get_future().get();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::fill(b.begin(), b.end(), std::byte{0});  // the caller may reuse its memory now
   std::vector<std::byte> out(b.size());
-  ASSERT_TRUE(t->Read("borrowed", out).ok());
+  ASSERT_TRUE(t->Read("borrowed", 1, out).ok());
   EXPECT_EQ(out, RandomBytes(200 * 1024, 11));
 }
 
@@ -150,16 +150,16 @@ TEST_F(Hdf5TierTest, RestartRebuildsTheIndexFromTheFiles) {
   EXPECT_EQ(report.blocks[0].checksum, Checksum64(blocks[0].data(), blocks[0].size()));
   for (int i = 0; i < 20; ++i) {
     std::vector<std::byte> out(blocks[i].size());
-    ASSERT_TRUE(t->Read("b" + std::to_string(i), out).ok()) << i;
+    ASSERT_TRUE(t->Read("b" + std::to_string(i), 1, out).ok()) << i;
     EXPECT_EQ(out, blocks[i]);
   }
   // New blocks go to a new file; the recovered ones stay readable.
   auto extra = RandomBytes(1024, 5);
-  ASSERT_TRUE(t->Spill("extra", extra, Checksum64(extra.data(), extra.size()), nullptr).ok());
+  ASSERT_TRUE(t->Spill("extra", 1, extra, Checksum64(extra.data(), extra.size()), nullptr).ok());
   t->Drain();
   EXPECT_EQ(t->Stats().buckets, 3u);
   std::vector<std::byte> out(extra.size());
-  ASSERT_TRUE(t->Read("extra", out).ok());
+  ASSERT_TRUE(t->Read("extra", 1, out).ok());
   EXPECT_EQ(out, extra);
 }
 
@@ -180,9 +180,9 @@ TEST_F(Hdf5TierTest, FileTruncatedInTheMiddleOfABlockLosesOnlyThatBlock) {
   EXPECT_EQ(report.recovered, 5u);
   EXPECT_EQ(report.dropped, 1u);
   std::vector<std::byte> buf(blocks[0].size());
-  EXPECT_EQ(t->Read("b5", buf).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(t->Read("b5", 1, buf).status().code(), ErrorCode::kNotFound);
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(t->Read("b" + std::to_string(i), buf).ok()) << i;
+    ASSERT_TRUE(t->Read("b" + std::to_string(i), 1, buf).ok()) << i;
     EXPECT_EQ(buf, blocks[i]);
   }
 }
@@ -201,8 +201,8 @@ TEST_F(Hdf5TierTest, FlippedByteIsDetectedByReadInspectAndRecovery) {
     f.write(&c, 1);
   }
   std::vector<std::byte> buf(blocks[2].size());
-  EXPECT_EQ(t->Read("b2", buf).status().code(), ErrorCode::kCorrupt);
-  EXPECT_TRUE(t->Read("b1", buf).ok());
+  EXPECT_EQ(t->Read("b2", 1, buf).status().code(), ErrorCode::kCorrupt);
+  EXPECT_TRUE(t->Read("b1", 1, buf).ok());
   t.reset();
   std::ostringstream out;
   EXPECT_EQ(InspectFile(path, out, out), 1);
@@ -220,16 +220,17 @@ TEST_F(Hdf5TierTest, LruDropsTheLeastRecentlyUsedBucketAtCapacity) {
   std::vector<std::string> dropped;
   opts.on_drop = [&](const std::string& k) { dropped.push_back(k); };
   auto t = OpenTier(opts);
-  SpillBlocks(*t, 8, 256 * 1024);  // buckets: {b0..b3} {b4..b7}
+  // 256 KiB less 64 B each: with its key a record takes 256 KiB, four to a bucket.
+  SpillBlocks(*t, 8, 256 * 1024 - 64);  // buckets: {b0..b3} {b4..b7}
   std::vector<std::byte> buf(256 * 1024);
-  ASSERT_TRUE(t->Read("b1", buf).ok());  // the first bucket becomes the most recently used
+  ASSERT_TRUE(t->Read("b1", 1, buf).ok());  // the first bucket becomes the most recently used
   auto b = RandomBytes(256 * 1024, 99);
-  ASSERT_TRUE(t->Spill("new", b, Checksum64(b.data(), b.size()), nullptr).ok());
+  ASSERT_TRUE(t->Spill("new", 1, b, Checksum64(b.data(), b.size()), nullptr).ok());
   t->Drain();
   EXPECT_EQ(dropped, (std::vector<std::string>{"b4", "b5", "b6", "b7"}));
-  EXPECT_EQ(t->Read("b5", buf).status().code(), ErrorCode::kNotFound);
-  EXPECT_TRUE(t->Read("b1", buf).ok());
-  EXPECT_TRUE(t->Read("new", buf).ok());
+  EXPECT_EQ(t->Read("b5", 1, buf).status().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(t->Read("b1", 1, buf).ok());
+  EXPECT_TRUE(t->Read("new", 1, buf).ok());
   EXPECT_EQ(t->Stats().buckets, 2u);
 }
 
@@ -242,14 +243,14 @@ TEST_F(Hdf5TierTest, FullQueueAppliesBackPressure) {
   auto b = RandomBytes(4096, 1);
   uint64_t sum = Checksum64(b.data(), b.size());
   // The first job's callback holds the writer, so the queue cannot drain.
-  ASSERT_TRUE(t->TrySpill("k0", b, sum, [gate](Result<SsdBlock>) { gate.wait(); }).ok());
-  ASSERT_TRUE(t->TrySpill("k1", b, sum, nullptr).ok());
-  Status s = t->TrySpill("k2", b, sum, nullptr);
+  ASSERT_TRUE(t->TrySpill("k0", 1, b, sum, [gate](Result<SsdBlock>) { gate.wait(); }).ok());
+  ASSERT_TRUE(t->TrySpill("k1", 1, b, sum, nullptr).ok());
+  Status s = t->TrySpill("k2", 1, b, sum, nullptr);
   EXPECT_EQ(s.code(), ErrorCode::kBusy);
   EXPECT_LE(t->Stats().queued_bytes, opts.queue_bytes);
   release.set_value();
   t->Drain();
-  EXPECT_TRUE(t->TrySpill("k2", b, sum, nullptr).ok());
+  EXPECT_TRUE(t->TrySpill("k2", 1, b, sum, nullptr).ok());
   t->Drain();
   EXPECT_EQ(t->Stats().blocks, 3u);
 }
@@ -281,7 +282,7 @@ std::set<int> SpillAndDieAt(Hdf5TierOptions opts, CommitStage stage) {
     if (!t.ok()) _exit(3);
     for (int i = 0; i < kCrashBlocks; ++i) {
       auto b = RandomBytes(kCrashBlockBytes, 100 + i);
-      Status st = (*t)->Spill("b" + std::to_string(i), b, Checksum64(b.data(), b.size()),
+      Status st = (*t)->Spill("b" + std::to_string(i), 1, b, Checksum64(b.data(), b.size()),
                               [fd = fds[1], i](Result<SsdBlock> r) {
                                 if (r.ok()) (void)!write(fd, &i, sizeof i);
                               });
@@ -329,7 +330,7 @@ TEST_F(Hdf5TierTest, KillDuringAGroupCommitLosesNoAcknowledgedBlockAndServesNoTo
     }
     for (int i : recovered) {
       std::vector<std::byte> out(kCrashBlockBytes);
-      ASSERT_TRUE(t->Read("b" + std::to_string(i), out).ok()) << i;
+      ASSERT_TRUE(t->Read("b" + std::to_string(i), 1, out).ok()) << i;
       EXPECT_EQ(out, RandomBytes(kCrashBlockBytes, 100 + i)) << i;
     }
   }
@@ -362,7 +363,7 @@ TEST_F(Hdf5TierTest, IndexOnDiskWithoutItsBytesIsDroppedAtRecovery) {
   EXPECT_EQ(report.recovered, acked.size());
   for (int i : acked) {
     std::vector<std::byte> out(kCrashBlockBytes);
-    ASSERT_TRUE(t->Read("b" + std::to_string(i), out).ok()) << i;
+    ASSERT_TRUE(t->Read("b" + std::to_string(i), 1, out).ok()) << i;
     EXPECT_EQ(out, RandomBytes(kCrashBlockBytes, 100 + i));
   }
 }
@@ -380,7 +381,7 @@ TEST_F(Hdf5TierTest, QueuedBlocksShareOneGroupCommit) {
   auto b = RandomBytes(4096, 3);
   const uint64_t sum = Checksum64(b.data(), b.size());
   for (int i = 0; i <= 20; ++i)
-    ASSERT_TRUE(t->Spill("k" + std::to_string(i), b, sum, nullptr).ok());
+    ASSERT_TRUE(t->Spill("k" + std::to_string(i), 1, b, sum, nullptr).ok());
   all_queued = true;
   t->Drain();
   EXPECT_EQ(t->Stats().spilled, 21u);
@@ -396,6 +397,110 @@ TEST_F(Hdf5TierTest, InspectRejectsAFileThatIsNotABucket) {
   auto t = OpenTier(Options(), &report);
   EXPECT_EQ(report.unreadable_files, 1u);
   EXPECT_EQ(report.recovered, 0u);
+}
+
+// Versions and tombstones (issue 27): a higher version replaces the block of a key, an older one
+// is refused, a tombstone hides its version at once and keeps it gone after a restart; recovery
+// keeps the highest version and names every slot it drops, by reason.
+TEST_F(Hdf5TierTest, HigherVersionReplacesTheBlockAndRecoveryKeepsIt) {
+  auto v1 = RandomBytes(4096, 1), v2 = RandomBytes(4096, 2);
+  std::vector<std::byte> out(4096);
+  {
+    auto t = OpenTier(Options());
+    ASSERT_TRUE(t->Spill("k", 1, v1, Checksum64(v1.data(), v1.size()), nullptr).ok());
+    ASSERT_TRUE(t->Spill("k", 2, v2, Checksum64(v2.data(), v2.size()), nullptr).ok());
+    t->Drain();
+    std::promise<Status> older;
+    ASSERT_TRUE(t->Spill("k", 1, v1, Checksum64(v1.data(), v1.size()), [&](Result<SsdBlock> r) {
+                   older.set_value(r.status());
+                 }).ok());
+    t->Drain();
+    EXPECT_EQ(older.get_future().get().code(), ErrorCode::kAlreadyExists);
+    EXPECT_EQ(t->Read("k", 1, out).status().code(), ErrorCode::kNotFound);
+    ASSERT_TRUE(t->Read("k", 2, out).ok());
+    EXPECT_EQ(out, v2);
+  }
+  RecoveryReport report;
+  auto t = OpenTier(Options(), &report);
+  ASSERT_EQ(report.blocks.size(), 1u);
+  EXPECT_EQ(report.blocks[0].version, 2u);
+  EXPECT_EQ(report.dropped_superseded, 1u);
+  EXPECT_EQ(report.max_version, 2u);
+  ASSERT_EQ(report.file_notes.size(), 1u);
+  EXPECT_NE(report.file_notes[0].find("1 superseded"), std::string::npos) << report.file_notes[0];
+  ASSERT_TRUE(t->Read("k", 2, out).ok());
+  EXPECT_EQ(out, v2);
+}
+
+TEST_F(Hdf5TierTest, TombstoneHidesTheVersionAndKeepsItGoneAfterARestart) {
+  auto v1 = RandomBytes(4096, 1), v3 = RandomBytes(4096, 3);
+  std::vector<std::byte> out(4096);
+  {
+    auto t = OpenTier(Options());
+    ASSERT_TRUE(t->Spill("k", 1, v1, Checksum64(v1.data(), v1.size()), nullptr).ok());
+    ASSERT_TRUE(t->Spill("other", 1, v1, Checksum64(v1.data(), v1.size()), nullptr).ok());
+    t->Drain();
+    ASSERT_TRUE(t->Tombstone("k", 1).ok());
+    EXPECT_EQ(t->Read("k", 1, out).status().code(), ErrorCode::kNotFound);
+    // A spill of the removed version that arrives late is refused, a newer one is taken.
+    std::promise<Status> late;
+    ASSERT_TRUE(t->Spill("k", 1, v1, Checksum64(v1.data(), v1.size()), [&](Result<SsdBlock> r) {
+                   late.set_value(r.status());
+                 }).ok());
+    t->Drain();
+    EXPECT_EQ(late.get_future().get().code(), ErrorCode::kAlreadyExists);
+    ASSERT_TRUE(t->Tombstone("gone", 7).ok());  // a key the tier never held: harmless
+  }
+  {
+    RecoveryReport report;
+    auto t = OpenTier(Options(), &report);
+    EXPECT_EQ(report.recovered, 1u);  // "other"
+    EXPECT_EQ(report.dropped_tombstoned, 1u);
+    EXPECT_EQ(report.tombstones, 2u);
+    EXPECT_EQ(report.max_version, 7u);
+    EXPECT_EQ(t->Read("k", 1, out).status().code(), ErrorCode::kNotFound);
+    ASSERT_TRUE(t->Spill("k", 3, v3, Checksum64(v3.data(), v3.size()), nullptr).ok());
+    t->Drain();
+  }
+  RecoveryReport report;
+  auto t = OpenTier(Options(), &report);
+  EXPECT_EQ(report.recovered, 2u);  // "other" and k version 3, above the tombstone
+  ASSERT_TRUE(t->Read("k", 3, out).ok());
+  EXPECT_EQ(out, v3);
+}
+
+// The LRU deletes the bucket holding a tombstone while an older bucket still holds the removed
+// block: the tombstone is written again into the next bucket, so recovery does not resurrect it.
+TEST_F(Hdf5TierTest, TombstoneOutlivesTheDeletionOfItsBucket) {
+  Hdf5TierOptions o = Options();
+  o.bucket_bytes = 1 << 20;
+  o.capacity = 2 << 20;  // two buckets
+  o.bucket_entries = 8;
+  auto k = RandomBytes(256 << 10, 1), fill = RandomBytes(256 << 10, 2);
+  const uint64_t ks = Checksum64(k.data(), k.size()), fs = Checksum64(fill.data(), fill.size());
+  std::vector<std::byte> out(256 << 10);
+  {
+    // A bucket holds three 256 KiB records (each with its key) and a tombstone.
+    auto t = OpenTier(o);
+    auto spill = [&](const std::string& key, const std::vector<std::byte>& v, uint64_t sum) {
+      ASSERT_TRUE(t->Spill(key, 1, v, sum, nullptr).ok());
+      t->Drain();
+    };
+    spill("k", k, ks);  // bucket A: k, a0, a1
+    spill("a0", fill, fs);
+    spill("a1", fill, fs);
+    spill("b0", fill, fs);  // bucket B: b0, the tombstone of k, b1, b2
+    ASSERT_TRUE(t->Tombstone("k", 1).ok());
+    spill("b1", fill, fs);
+    spill("b2", fill, fs);
+    ASSERT_TRUE(t->Read("a0", 1, out).ok());  // A is now more recently used than B
+    spill("c0", fill, fs);                    // no room for a third bucket: B is deleted
+    EXPECT_EQ(t->Stats().dropped_by_lru, 3u);
+    ASSERT_TRUE(t->Read("a0", 1, out).ok());
+  }
+  RecoveryReport report;
+  auto t = OpenTier(o, &report);
+  EXPECT_EQ(t->Read("k", 1, out).status().code(), ErrorCode::kNotFound) << "k came back";
 }
 
 }  // namespace

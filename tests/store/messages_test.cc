@@ -115,7 +115,7 @@ TEST(StoreMessagesTest, GetResponseRoundTripsAndRejectsBadTier) {
   GetResponse m;
   GetEntry e;
   e.view = ObjectView{
-      100, 0xfeed, {ReplicaLocation{Rank{4}, Tier::kSsd, 9, 100}}, std::chrono::seconds(10)};
+      100, 0xfeed, 42, {ReplicaLocation{Rank{4}, Tier::kSsd, 9, 100}}, std::chrono::seconds(10)};
   m.entries.push_back(e);
   m.entries.push_back({ToEntry(NotFound("gone")), {}});
   auto bytes = Encode(m);
@@ -123,13 +123,14 @@ TEST(StoreMessagesTest, GetResponseRoundTripsAndRejectsBadTier) {
   ASSERT_TRUE(Decode(bytes, &got).ok());
   ASSERT_EQ(got.entries.size(), 2u);
   EXPECT_EQ(got.entries[0].view.checksum, 0xfeedu);
+  EXPECT_EQ(got.entries[0].view.version, 42u);
   EXPECT_EQ(got.entries[0].view.lease, std::chrono::seconds(10));
   EXPECT_EQ(got.entries[0].view.replicas, e.view.replicas);
   ExpectRejectsTruncationAndTrailing<GetResponse>(bytes);
-  // The tier byte of the first replica sits right after status(2+4), size, checksum, lease and
-  // the replica count, plus the rank.
+  // The tier byte of the first replica sits right after status(2+4), size, checksum, version,
+  // lease and the replica count, plus the rank.
   auto bad = bytes;
-  size_t tier_at = 4 + 2 + 4 + 8 + 8 + 8 + 4 + 4;
+  size_t tier_at = 4 + 2 + 4 + 8 + 8 + 8 + 8 + 4 + 4;
   ASSERT_EQ(bad[tier_at], std::byte{1});
   bad[tier_at] = std::byte{7};
   EXPECT_EQ(Decode(bad, &got).code(), ErrorCode::kProtocolError);

@@ -23,13 +23,14 @@ void ExpectRejectsTruncationAndTrailing(const std::vector<std::byte>& bytes) {
 
 TEST(SsdMessagesTest, SpillRequestAndResponseRoundTrip) {
   SpillRequest m;
-  m.entries = {{7, "block/1", 4096, 20480, 0xabcdef}, {8, "block/2", 0, 64, 1}};
+  m.entries = {{7, "block/1", 5, 4096, 20480, 0xabcdef}, {8, "block/2", 6, 0, 64, 1}};
   auto bytes = Encode(m);
   SpillRequest back;
   ASSERT_TRUE(Decode(bytes, &back).ok());
   ASSERT_EQ(back.entries.size(), 2u);
   EXPECT_EQ(back.entries[0].ticket, 7u);
   EXPECT_EQ(back.entries[0].key, "block/1");
+  EXPECT_EQ(back.entries[0].version, 5u);
   EXPECT_EQ(back.entries[0].offset, 4096u);
   EXPECT_EQ(back.entries[0].length, 20480u);
   EXPECT_EQ(back.entries[1].checksum, 1u);
@@ -48,7 +49,7 @@ TEST(SsdMessagesTest, SpillRequestAndResponseRoundTrip) {
 
 TEST(SsdMessagesTest, PromoteRequestRoundTrips) {
   PromoteRequest m;
-  m.entries = {{"k", 128, 4096}};
+  m.entries = {{"k", 3, 128, 4096}};
   auto bytes = Encode(m);
   PromoteRequest back;
   ASSERT_TRUE(Decode(bytes, &back).ok());
@@ -72,15 +73,20 @@ TEST(SsdMessagesTest, SsdReadResponseCarriesBytesAndErrors) {
 }
 
 TEST(SsdMessagesTest, StageRequestResponseAndReleaseRoundTrip) {
-  SsdStageRequest q{{"a", "bb"}, 1};
+  SsdStageRequest q{{"a", "bb"}, {4, 5}, 1};
   auto qb = Encode(q);
   SsdStageRequest qback;
   ASSERT_TRUE(Decode(qb, &qback).ok());
   EXPECT_EQ(qback.keys, q.keys);
+  EXPECT_EQ(qback.versions, q.versions);
   EXPECT_EQ(qback.client_verifies, 1);
   ExpectRejectsTruncationAndTrailing<SsdStageRequest>(qb);
   q.client_verifies = 2;  // a flag is 0 or 1
   EXPECT_EQ(Decode(Encode(q), &qback).code(), ErrorCode::kProtocolError);
+  q.client_verifies = 1;
+  q.versions.pop_back();  // every key names its version
+  EXPECT_EQ(Decode(Encode(q), &qback).code(), ErrorCode::kProtocolError);
+  q.versions.push_back(5);
 
   SsdStageResponse m;
   m.ticket = 42;
@@ -117,7 +123,9 @@ TEST(SsdMessagesTest, RecoveredBlocksAndDropNoticeRoundTrip) {
   m.dropped = 3;
   m.files = 2;
   m.unreadable_files = 1;
-  m.blocks = {{"a", 10, 11, 12}, {"b", 20, 21, 22}};
+  m.dropped_superseded = 2;
+  m.max_version = 77;
+  m.blocks = {{"a", 1, 10, 11, 12}, {"b", 2, 20, 21, 22}};
   auto bytes = Encode(m);
   RecoveredBlocks back;
   ASSERT_TRUE(Decode(bytes, &back).ok());
@@ -126,6 +134,9 @@ TEST(SsdMessagesTest, RecoveredBlocksAndDropNoticeRoundTrip) {
   ASSERT_EQ(back.blocks.size(), 2u);
   EXPECT_EQ(back.blocks[1].key, "b");
   EXPECT_EQ(back.blocks[1].location, 22u);
+  EXPECT_EQ(back.blocks[1].version, 2u);
+  EXPECT_EQ(back.dropped_superseded, 2u);
+  EXPECT_EQ(back.max_version, 77u);
   ExpectRejectsTruncationAndTrailing<RecoveredBlocks>(bytes);
 
   SsdDropNotice d;
@@ -143,7 +154,7 @@ TEST(SsdMessagesTest, ForgedCountsAreRejectedBeforeAllocating) {
   SpillRequest s;
   EXPECT_EQ(Decode(w.bytes(), &s).code(), ErrorCode::kProtocolError);
   WireWriter r;
-  r.Put<uint64_t>(0);
+  for (int i = 0; i < 6; ++i) r.Put<uint64_t>(0);  // dropped .. max_version
   r.Put<uint32_t>(0);
   r.Put<uint32_t>(0);
   r.Put<uint32_t>(kMaxRecoveredBlocks + 1);
@@ -159,6 +170,18 @@ TEST(SsdMessagesTest, UnknownErrorCodeIsRejected) {
   w.Put<uint64_t>(0);
   SpillResponse r;
   EXPECT_EQ(Decode(w.bytes(), &r).code(), ErrorCode::kProtocolError);
+}
+
+TEST(SsdMessagesTest, TombstoneRequestRoundTripsByteStringKeys) {
+  SsdTombstoneRequest m;
+  m.entries = {{std::string("nul\0a", 5), 9}, {std::string("\xff\xfe"), 10}};
+  auto bytes = Encode(m);
+  SsdTombstoneRequest back;
+  ASSERT_TRUE(Decode(bytes, &back).ok());
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.entries[0].key, std::string("nul\0a", 5));
+  EXPECT_EQ(back.entries[1].version, 10u);
+  ExpectRejectsTruncationAndTrailing<SsdTombstoneRequest>(bytes);
 }
 
 }  // namespace

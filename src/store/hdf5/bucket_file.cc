@@ -6,27 +6,32 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/checksum.h"
+
 namespace mooncake::store::hdf5 {
 
 namespace {
 
 struct RawEntry {
-  char key[kMaxKeyBytes + 1];
+  uint32_t kind;
+  uint32_t key_length;
+  uint64_t version;
   uint64_t offset;
   uint64_t length;
   uint64_t checksum;
+  uint64_t key_checksum;
   int64_t written_ns;
 };
 
 H5Handle EntryType() {
-  H5Handle str(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(str.get(), sizeof(RawEntry::key));
-  H5Tset_strpad(str.get(), H5T_STR_NULLTERM);
   H5Handle t(H5Tcreate(H5T_COMPOUND, sizeof(RawEntry)), H5Tclose);
-  H5Tinsert(t.get(), "key", HOFFSET(RawEntry, key), str.get());
+  H5Tinsert(t.get(), "kind", HOFFSET(RawEntry, kind), H5T_NATIVE_UINT32);
+  H5Tinsert(t.get(), "key_length", HOFFSET(RawEntry, key_length), H5T_NATIVE_UINT32);
+  H5Tinsert(t.get(), "version", HOFFSET(RawEntry, version), H5T_NATIVE_UINT64);
   H5Tinsert(t.get(), "offset", HOFFSET(RawEntry, offset), H5T_NATIVE_UINT64);
   H5Tinsert(t.get(), "length", HOFFSET(RawEntry, length), H5T_NATIVE_UINT64);
   H5Tinsert(t.get(), "checksum", HOFFSET(RawEntry, checksum), H5T_NATIVE_UINT64);
+  H5Tinsert(t.get(), "key_checksum", HOFFSET(RawEntry, key_checksum), H5T_NATIVE_UINT64);
   H5Tinsert(t.get(), "written_ns", HOFFSET(RawEntry, written_ns), H5T_NATIVE_INT64);
   return t;
 }
@@ -160,24 +165,31 @@ Result<std::unique_ptr<BucketFile>> BucketFile::Open(const std::string& path) {
   return b;
 }
 
-Result<IndexEntry> BucketFile::Stage(const std::string& key, std::span<const std::byte> bytes,
-                                     uint64_t checksum, bool start_writeback) {
-  if (key.size() > kMaxKeyBytes) return InvalidArgument("key longer than 255 bytes: " + key);
-  if (bytes.empty() || !HasRoom(bytes.size())) return NoSpace("bucket full: " + path_);
+Result<IndexEntry> BucketFile::Stage(SlotKind kind, const std::string& key, uint64_t version,
+                                     std::span<const std::byte> bytes, uint64_t checksum,
+                                     bool start_writeback) {
+  if (key.empty() || key.size() > UINT32_MAX) return InvalidArgument("bad key length");
+  if ((kind == SlotKind::kBlock) == bytes.empty() || !HasRoom(bytes.size(), key.size())) {
+    return NoSpace("bucket full: " + path_);
+  }
   IndexEntry e;
   e.slot = next_slot_;
+  e.kind = kind;
   e.key = key;
+  e.version = version;
   e.offset = used_;
   e.length = bytes.size();
   e.checksum = checksum;
   e.written_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
-  if (!WriteAt(blocks_.get(), H5T_NATIVE_UINT8, e.offset, e.length, bytes.data())) {
+  if ((e.length > 0 &&
+       !WriteAt(blocks_.get(), H5T_NATIVE_UINT8, e.offset, e.length, bytes.data())) ||
+      !WriteAt(blocks_.get(), H5T_NATIVE_UINT8, e.offset + e.length, key.size(), key.data())) {
     return Err("cannot write block bytes", path_);  // nothing reserved: the next block reuses it
   }
   // Reserve in 64-byte steps so every block starts aligned (for direct readers of the file).
-  used_ += (e.length + 63) / 64 * 64;
+  used_ += (e.length + key.size() + 63) / 64 * 64;
   if (used_ > data_bytes_) used_ = data_bytes_;
   if (start_writeback && used_ - writeback_from_ >= kWritebackChunk) StartWriteback();
   ++next_slot_;
@@ -218,7 +230,10 @@ Status BucketFile::WriteStagedSlots() {
   std::vector<RawEntry> raw(staged_.size());
   for (size_t i = 0; i < staged_.size(); ++i) {
     const IndexEntry& e = staged_[i];
-    std::memcpy(raw[i].key, e.key.data(), e.key.size());
+    raw[i].kind = static_cast<uint32_t>(e.kind);
+    raw[i].key_length = static_cast<uint32_t>(e.key.size());
+    raw[i].version = e.version;
+    raw[i].key_checksum = Checksum64(e.key.data(), e.key.size());
     raw[i].offset = e.offset;
     raw[i].length = e.length;
     raw[i].checksum = e.checksum;
@@ -297,10 +312,23 @@ Result<std::vector<IndexEntry>> BucketFile::ReadIndex() const {
   }
   std::vector<IndexEntry> out;
   for (uint32_t i = 0; i < max_entries_; ++i) {
-    if (raw[i].length == 0) continue;
+    if (raw[i].kind == static_cast<uint32_t>(SlotKind::kUnused)) continue;
     IndexEntry e;
     e.slot = i;
-    e.key.assign(raw[i].key, strnlen(raw[i].key, sizeof(raw[i].key)));
+    e.kind = raw[i].kind == static_cast<uint32_t>(SlotKind::kTombstone) ? SlotKind::kTombstone
+                                                                        : SlotKind::kBlock;
+    e.version = raw[i].version;
+    const uint64_t key_at = raw[i].offset + raw[i].length;
+    e.key_intact = raw[i].kind <= static_cast<uint32_t>(SlotKind::kTombstone) &&
+                   raw[i].key_length > 0 && raw[i].key_length <= kMaxSlotKeyBytes &&
+                   key_at >= raw[i].offset && key_at <= data_bytes_ &&
+                   raw[i].key_length <= data_bytes_ - key_at;
+    if (e.key_intact) {
+      e.key.resize(raw[i].key_length);
+      e.key_intact = ReadData(key_at, std::as_writable_bytes(std::span(e.key))).ok() &&
+                     Checksum64(e.key.data(), e.key.size()) == raw[i].key_checksum;
+    }
+    if (!e.key_intact) e.key.clear();
     e.offset = raw[i].offset;
     e.length = raw[i].length;
     e.checksum = raw[i].checksum;

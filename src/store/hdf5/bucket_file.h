@@ -1,11 +1,16 @@
 // BucketFile: one self-describing HDF5 file of the SSD tier. Internal to src/store/hdf5.
 //
-// Layout (format version 1), all fixed at creation so that appending a block never changes HDF5
+// Layout (format version 2), all fixed at creation so that appending a block never changes HDF5
 // metadata and a torn tail cannot damage earlier blocks:
-//   /blocks  uint8[data_bytes], contiguous, allocated early, never filled (sparse on disk)
-//   /index   compound[max_entries] {key: char[256], offset, length, checksum: uint64,
-//            written_ns: int64 (Unix time)}, contiguous, allocated early; a slot is used when
-//            its length is non-zero
+//   /blocks  uint8[data_bytes], contiguous, allocated early, never filled (sparse on disk). A
+//            record is the block's `length` bytes at `offset` (64-byte aligned), then its key's
+//            `key_length` bytes (a byte string: NUL and non-UTF-8 allowed); a tombstone record
+//            is the key alone (length 0).
+//   /index   compound[max_entries] {kind: uint32 (0 unused, 1 block, 2 tombstone), key_length:
+//            uint32, version, offset, length, checksum, key_checksum: uint64, written_ns: int64
+//            (Unix time)}, contiguous, allocated early
+// Version 1 (keys as NUL-terminated char[256] in the slot, no versions) is refused by the tier
+// (Hdf5Tier::Open names the file); docs/STORE.md says what to do with such a folder.
 //   file attributes: format_version, cluster_id, model_preset, kv_layout, block_tokens,
 //            store_rank, checksum_algorithm ("XXH3_64")
 // Group commit: Stage writes a block's bytes (not yet indexed); Commit then makes every staged
@@ -31,11 +36,13 @@
 #include "common/status.h"
 #include "store/hdf5/commit_stage.h"
 #include "store/hdf5/h5_handle.h"
+#include "store/hdf5/slot_kind.h"
+#include "store/types.h"
 
 namespace mooncake::store::hdf5 {
 
-inline constexpr uint32_t kFormatVersion = 1;
-inline constexpr size_t kMaxKeyBytes = 255;  // the key field holds 256 bytes, NUL-terminated
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kMaxSlotKeyBytes = store::kMaxKeyBytes;  // the store's one key limit
 
 struct BucketAttributes {
   uint32_t format_version = kFormatVersion;
@@ -48,8 +55,11 @@ struct BucketAttributes {
 
 struct IndexEntry {
   uint32_t slot = 0;
+  SlotKind kind = SlotKind::kBlock;
   std::string key;
-  uint64_t offset = 0;  // bytes into /blocks
+  uint64_t version = 0;
+  bool key_intact = true;  // ReadIndex: the key's bytes were read and match key_checksum
+  uint64_t offset = 0;     // bytes into /blocks
   uint64_t length = 0;
   uint64_t checksum = 0;  // XXH3-64 of the block's bytes
   int64_t written_ns = 0;
@@ -64,15 +74,18 @@ class BucketFile {
   // fails the checksum of the block it tore).
   static Result<std::unique_ptr<BucketFile>> Open(const std::string& path);
 
-  bool HasRoom(uint64_t length) const {
-    return !read_only_ && !failed_ && next_slot_ < max_entries_ && used_ + length <= data_bytes_;
+  // Room for a record of `length` block bytes and a key of `key_length` bytes.
+  bool HasRoom(uint64_t length, uint64_t key_length) const {
+    return !read_only_ && !failed_ && next_slot_ < max_entries_ &&
+           used_ + length + key_length <= data_bytes_;
   }
-  // Writes one block's bytes after the previous one and reserves its index slot; the block is
-  // not indexed (nor durable) until Commit. `start_writeback` (for a Commit with fsync) also
-  // has the kernel start writing the bytes to the disk (per kWritebackChunk). Returns the entry
-  // it will have.
-  Result<IndexEntry> Stage(const std::string& key, std::span<const std::byte> bytes,
-                           uint64_t checksum, bool start_writeback);
+  // Writes one record (a block's bytes then its key; a tombstone when `kind` says so, `bytes`
+  // empty) after the previous one and reserves its index slot; it is not indexed (nor durable)
+  // until Commit. `start_writeback` (for a Commit with fsync) also has the kernel start writing
+  // the bytes to the disk (per kWritebackChunk). Returns the entry it will have.
+  Result<IndexEntry> Stage(SlotKind kind, const std::string& key, uint64_t version,
+                           std::span<const std::byte> bytes, uint64_t checksum,
+                           bool start_writeback);
   // Indexes every staged block: flush of the bytes, one write of their slots, flush of the
   // index, and with `fsync` one fdatasync (power-loss durable). `on_stage` (may be empty) runs
   // after each step (crash tests). After a failure the file takes no more blocks (a half-written
@@ -80,7 +93,8 @@ class BucketFile {
   Status Commit(bool fsync, const std::function<void(CommitStage)>& on_stage);
   uint32_t staged() const { return next_slot_ - committed_slots_; }
   Status ReadData(uint64_t offset, std::span<std::byte> out) const;
-  // Used slots only, in slot order. Entries are not verified here.
+  // Used slots only, in slot order, keys read from /blocks (a key whose bytes are out of range
+  // or fail key_checksum has key_intact false). Block bytes are not verified here.
   Result<std::vector<IndexEntry>> ReadIndex() const;
   Result<BucketAttributes> ReadAttributes() const;
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
 
 #include "common/checksum.h"
 #include "store/hdf5/bucket_file.h"
@@ -46,32 +47,34 @@ Hdf5Tier::~Hdf5Tier() {
   if (writer_.joinable()) writer_.join();
 }
 
-Status Hdf5Tier::Spill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
-                       SpillDone done) {
-  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/true, /*copy=*/true);
+Status Hdf5Tier::Spill(const std::string& key, uint64_t version, std::span<const std::byte> bytes,
+                       uint64_t checksum, SpillDone done) {
+  return Enqueue(key, version, bytes, checksum, std::move(done), /*wait=*/true, /*copy=*/true);
 }
 
-Status Hdf5Tier::SpillBorrowed(const std::string& key, std::span<const std::byte> bytes,
-                               uint64_t checksum, SpillDone done) {
-  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/true, /*copy=*/false);
+Status Hdf5Tier::SpillBorrowed(const std::string& key, uint64_t version,
+                               std::span<const std::byte> bytes, uint64_t checksum,
+                               SpillDone done) {
+  return Enqueue(key, version, bytes, checksum, std::move(done), /*wait=*/true, /*copy=*/false);
 }
 
-Status Hdf5Tier::TrySpillBorrowed(const std::string& key, std::span<const std::byte> bytes,
-                                  uint64_t checksum, SpillDone done) {
-  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/false, /*copy=*/false);
+Status Hdf5Tier::TrySpillBorrowed(const std::string& key, uint64_t version,
+                                  std::span<const std::byte> bytes, uint64_t checksum,
+                                  SpillDone done) {
+  return Enqueue(key, version, bytes, checksum, std::move(done), /*wait=*/false, /*copy=*/false);
 }
 
-Status Hdf5Tier::TrySpill(const std::string& key, std::span<const std::byte> bytes,
-                          uint64_t checksum, SpillDone done) {
-  return Enqueue(key, bytes, checksum, std::move(done), /*wait=*/false, /*copy=*/true);
+Status Hdf5Tier::TrySpill(const std::string& key, uint64_t version,
+                          std::span<const std::byte> bytes, uint64_t checksum, SpillDone done) {
+  return Enqueue(key, version, bytes, checksum, std::move(done), /*wait=*/false, /*copy=*/true);
 }
 
-Status Hdf5Tier::Enqueue(const std::string& key, std::span<const std::byte> bytes,
+Status Hdf5Tier::Enqueue(const std::string& key, uint64_t version, std::span<const std::byte> bytes,
                          uint64_t checksum, SpillDone done, bool wait, bool copy) {
-  if (key.empty() || key.size() > kMaxKeyBytes) {
-    return InvalidArgument("SSD tier keys are 1..255 bytes: '" + key + "'");
+  if (std::string why = KeyProblem(key); !why.empty()) {
+    return InvalidArgument("SSD tier: " + why);
   }
-  if (bytes.empty() || bytes.size() > opts_.bucket_bytes) {
+  if (bytes.empty() || bytes.size() + key.size() > opts_.bucket_bytes) {
     return InvalidArgument("block of " + std::to_string(bytes.size()) +
                            " B does not fit a bucket of " + std::to_string(opts_.bucket_bytes));
   }
@@ -95,10 +98,48 @@ Status Hdf5Tier::Enqueue(const std::string& key, std::span<const std::byte> byte
   if (copy) buf.assign(bytes.begin(), bytes.end());  // reuses capacity: no faults, no zeroing
   // Moving a vector keeps its heap block, so `view` stays valid as the Job moves.
   std::span<const std::byte> view = copy ? std::span<const std::byte>(buf) : bytes;
-  queue_.push_back(Job{key, std::move(buf), view, checksum, std::move(done)});
+  queue_.push_back(
+      Job{SlotKind::kBlock, key, version, std::move(buf), view, checksum, std::move(done)});
   queued_bytes_ += bytes.size();
   queue_cv_.notify_one();
   return Status::Ok();
+}
+
+Status Hdf5Tier::Tombstone(const std::string& key, uint64_t version) {
+  if (std::string why = KeyProblem(key); !why.empty()) {
+    return InvalidArgument("SSD tier: " + why);
+  }
+  auto result = std::make_shared<std::promise<Status>>();
+  std::future<Status> written = result->get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return {ErrorCode::kBusy, "SSD tier is stopping"};
+    // Hidden at once: no read serves the removed version while its tombstone is written.
+    uint64_t& t = tombstones_[key];
+    t = std::max(t, version);
+    auto it = index_.find(key);
+    if (it != index_.end() && it->second.version <= version) index_.erase(it);
+    queue_.push_back(
+        Job{SlotKind::kTombstone, key, version, {}, {}, 0, [result](Result<SsdBlock> r) {
+              result->set_value(r.status());
+            }});
+    queue_cv_.notify_one();
+  }
+  return written.get();  // the writer always runs `done` (it drains the queue before stopping)
+}
+
+std::string Hdf5Tier::Refusal(const std::string& key, uint64_t version) const {
+  auto t = tombstones_.find(key);
+  if (t != tombstones_.end() && version <= t->second) {
+    return "'" + key + "' version " + std::to_string(version) + " was removed (tombstone " +
+           std::to_string(t->second) + ")";
+  }
+  auto it = index_.find(key);
+  if (it != index_.end() && it->second.version > version) {
+    return "'" + key + "' version " + std::to_string(version) + " is superseded by " +
+           std::to_string(it->second.version) + " on SSD";
+  }
+  return "";
 }
 
 void Hdf5Tier::WriterLoop() {
@@ -136,31 +177,38 @@ void Hdf5Tier::WriterLoop() {
 std::vector<Result<SsdBlock>> Hdf5Tier::WriteGroup(std::vector<Job>& jobs) {
   std::vector<Result<SsdBlock>> out(jobs.size(), Internal("not written"));
   std::vector<Staged> staged;
-  std::unordered_map<std::string, size_t> in_group;  // key -> its first job in this group
-  std::vector<std::pair<size_t, size_t>> repeats;    // (job, first job of the same key)
+  // (key, version) -> its first job in this group: a block queued twice is written once.
+  std::map<std::pair<std::string, uint64_t>, size_t> in_group;
+  std::vector<std::pair<size_t, size_t>> repeats;  // (job, first job of the same block)
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
-    {
+    if (job.kind == SlotKind::kBlock) {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = index_.find(job.key);
-      if (it != index_.end()) {  // already on SSD (blocks are immutable): nothing to write
-        out[i] = SsdBlock{job.key, it->second.length, it->second.checksum,
-                          Pack(it->second.bucket, it->second.slot)};
+      if (it != index_.end() && it->second.version == job.version) {
+        // This very version is on SSD already (blocks are immutable): nothing to write.
+        const Entry& e = it->second;
+        out[i] = SsdBlock{job.key, e.version, e.length, e.checksum, Pack(e.bucket, e.slot)};
+        continue;
+      }
+      if (std::string why = Refusal(job.key, job.version); !why.empty()) {
+        out[i] = Status(ErrorCode::kAlreadyExists, why);
+        continue;
+      }
+      if (auto [first, fresh] = in_group.emplace(std::pair(job.key, job.version), i); !fresh) {
+        repeats.emplace_back(i, first->second);
         continue;
       }
     }
-    if (auto [it, fresh] = in_group.emplace(job.key, i); !fresh) {
-      repeats.emplace_back(i, it->second);
-      continue;
-    }
-    if (!active_ || !active_->HasRoom(job.view.size())) {
+    if (!active_ || !active_->HasRoom(job.view.size(), job.key.size())) {
       CommitStaged(jobs, staged, out);  // a group never spans two files
       if (Status s = RollBucket(); !s.ok()) {
         out[i] = s;
         continue;
       }
     }
-    auto e = active_->Stage(job.key, job.view, job.checksum, /*start_writeback=*/opts_.fsync);
+    auto e = active_->Stage(job.kind, job.key, job.version, job.view, job.checksum,
+                            /*start_writeback=*/opts_.fsync);
     if (!e.ok()) {
       out[i] = e.status();
       continue;
@@ -184,12 +232,24 @@ void Hdf5Tier::CommitStaged(std::vector<Job>& jobs, std::vector<Staged>& staged,
       out[st.job] = s;
       continue;
     }
-    index_[job.key] = Entry{st.bucket, st.slot, st.offset, st.length, job.checksum};
     Bucket& b = buckets_[st.bucket];
-    b.keys.push_back(job.key);
     b.last_use = ++use_clock_;
+    const SsdBlock block{job.key, job.version, st.length, job.checksum, Pack(st.bucket, st.slot)};
+    if (job.kind == SlotKind::kTombstone) {
+      b.tombstones.emplace_back(job.key, job.version);
+      out[st.job] = block;
+      continue;
+    }
+    // A tombstone or a newer version may have arrived while the bytes were written: the block
+    // stays in the file unindexed (recovery drops it for the same reason).
+    if (std::string why = Refusal(job.key, job.version); !why.empty()) {
+      out[st.job] = Status(ErrorCode::kAlreadyExists, why);
+      continue;
+    }
+    index_[job.key] = Entry{st.bucket, st.slot, st.offset, st.length, job.checksum, job.version};
+    b.keys.push_back(job.key);
     ++stats_.spilled;
-    out[st.job] = SsdBlock{job.key, st.length, job.checksum, Pack(st.bucket, st.slot)};
+    out[st.job] = block;
   }
   staged.clear();
 }
@@ -198,6 +258,7 @@ Status Hdf5Tier::RollBucket() {
   std::vector<std::string> dropped;
   std::vector<SsdBlock> dropped_blocks;
   std::vector<std::string> removed_files;
+  std::vector<std::pair<std::string, uint64_t>> carried;  // tombstones still the key's highest
   {
     std::lock_guard<std::mutex> lock(mu_);
     while (!buckets_.empty() && (buckets_.size() + 1) * opts_.bucket_bytes > opts_.capacity) {
@@ -208,11 +269,16 @@ Status Hdf5Tier::RollBucket() {
       for (const std::string& key : lru->second.keys) {
         auto e = index_.find(key);
         if (e != index_.end() && e->second.bucket == lru->first) {
-          dropped_blocks.push_back(SsdBlock{key, e->second.length, e->second.checksum,
+          dropped_blocks.push_back(SsdBlock{key, e->second.version, e->second.length,
+                                            e->second.checksum,
                                             Pack(e->second.bucket, e->second.slot)});
           index_.erase(e);
           dropped.push_back(key);
         }
+      }
+      for (auto& [key, version] : lru->second.tombstones) {
+        auto t = tombstones_.find(key);
+        if (t != tombstones_.end() && t->second == version) carried.emplace_back(key, version);
       }
       removed_files.push_back(lru->second.file->path());
       if (lru->first == active_id_) active_.reset();
@@ -237,29 +303,49 @@ Status Hdf5Tier::RollBucket() {
                                  opts_.bucket_entries);
   if (!file.ok()) return file.status();
   std::shared_ptr<BucketFile> shared(std::move(file).value());
+  // A deleted bucket's tombstones that still matter go first into the new one (older files may
+  // hold the versions they remove), committed before any new block.
+  for (const auto& [key, version] : carried) {
+    if (!shared->HasRoom(0, key.size())) break;
+    (void)shared->Stage(SlotKind::kTombstone, key, version, {}, 0, /*start_writeback=*/false);
+  }
+  if (!carried.empty()) MC_RETURN_IF_ERROR(shared->Commit(opts_.fsync, nullptr));
   std::lock_guard<std::mutex> lock(mu_);
-  buckets_[id] = Bucket{shared, {}, ++use_clock_};
+  buckets_[id] = Bucket{shared, {}, std::move(carried), ++use_clock_};
   active_ = shared;
   active_id_ = id;
   return Status::Ok();
 }
 
-Result<uint64_t> Hdf5Tier::Read(const std::string& key, std::span<std::byte> out) {
-  return ReadBlock(key, out, /*verify=*/true);
+Result<uint64_t> Hdf5Tier::Read(const std::string& key, uint64_t version,
+                                std::span<std::byte> out) {
+  return ReadBlock(key, version, out, /*verify=*/true);
 }
 
-Result<uint64_t> Hdf5Tier::ReadUnverified(const std::string& key, std::span<std::byte> out) {
-  return ReadBlock(key, out, /*verify=*/false);
+Result<uint64_t> Hdf5Tier::ReadUnverified(const std::string& key, uint64_t version,
+                                          std::span<std::byte> out) {
+  return ReadBlock(key, version, out, /*verify=*/false);
 }
 
-Result<uint64_t> Hdf5Tier::ReadBlock(const std::string& key, std::span<std::byte> out,
-                                     bool verify) {
+namespace {
+Status NotOnSsd(const std::string& key, uint64_t version, const char* held, uint64_t other) {
+  std::string m = "block '" + key + "' version " + std::to_string(version) + " is not on SSD";
+  if (held != nullptr) m += std::string(" (") + held + " " + std::to_string(other) + ")";
+  return NotFound(std::move(m));
+}
+}  // namespace
+
+Result<uint64_t> Hdf5Tier::ReadBlock(const std::string& key, uint64_t version,
+                                     std::span<std::byte> out, bool verify) {
   Entry e;
   std::shared_ptr<BucketFile> file;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(key);
-    if (it == index_.end()) return NotFound("block '" + key + "' is not on SSD");
+    if (it == index_.end()) return NotOnSsd(key, version, nullptr, 0);
+    if (it->second.version != version) {
+      return NotOnSsd(key, version, "it holds version", it->second.version);
+    }
     e = it->second;
     Bucket& b = buckets_.at(e.bucket);
     b.last_use = ++use_clock_;
@@ -276,12 +362,21 @@ Result<uint64_t> Hdf5Tier::ReadBlock(const std::string& key, std::span<std::byte
   return e.length;
 }
 
-Result<SsdBlock> Hdf5Tier::Lookup(const std::string& key) const {
+Result<SsdBlock> Hdf5Tier::Lookup(const std::string& key, uint64_t version) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return NotOnSsd(key, version, nullptr, 0);
+  const Entry& e = it->second;
+  if (e.version != version) return NotOnSsd(key, version, "it holds version", e.version);
+  return SsdBlock{key, e.version, e.length, e.checksum, Pack(e.bucket, e.slot)};
+}
+
+Result<SsdBlock> Hdf5Tier::LookupLatest(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) return NotFound("block '" + key + "' is not on SSD");
-  return SsdBlock{key, it->second.length, it->second.checksum,
-                  Pack(it->second.bucket, it->second.slot)};
+  const Entry& e = it->second;
+  return SsdBlock{key, e.version, e.length, e.checksum, Pack(e.bucket, e.slot)};
 }
 
 void Hdf5Tier::Drain() {

@@ -15,9 +15,14 @@
 // - Capacity: at most capacity / bucket_bytes bucket files. Eviction is LRU at bucket
 //   granularity (append-only files cannot free single blocks): the least recently read or written
 //   bucket is deleted and `on_drop` is called for each of its keys (on the writer thread).
-// - Recovery (Open): every bucket-*.h5 under `dir` is opened read-only, each index slot's bytes
-//   are checksummed, bad slots are dropped and counted; recovered buckets are sealed (new blocks
-//   go to new files).
+// - Versions (store/ssd_tier.h): the index holds one (key, version) per key, the highest; a
+//   tombstone slot (key, version) hides that version and older at once and is durable before
+//   Tombstone() returns. When the LRU deletes a bucket, its tombstones that still matter are
+//   written again into the next bucket, so a removed version cannot come back from an older file.
+// - Recovery (Open): every bucket-*.h5 under `dir` is opened read-only, each index slot's key and
+//   bytes are checksummed; per key the highest version above its highest tombstone is kept, and
+//   every other slot is dropped and counted by reason, file by file; recovered buckets are sealed
+//   (new blocks go to new files). A file of another on-disk format version fails Open, named.
 //
 // Thread: every public method may be called from any thread.
 #pragma once
@@ -37,6 +42,7 @@
 
 #include "common/status.h"
 #include "store/hdf5/commit_stage.h"
+#include "store/hdf5/slot_kind.h"
 #include "store/ssd_tier.h"
 
 namespace mooncake::store::hdf5 {
@@ -87,29 +93,39 @@ class Hdf5Tier final : public SsdTier {
   Hdf5Tier(const Hdf5Tier&) = delete;
   Hdf5Tier& operator=(const Hdf5Tier&) = delete;
 
-  Status Spill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
-               SpillDone done);
-  Status TrySpill(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
-                  SpillDone done);
+  Status Spill(const std::string& key, uint64_t version, std::span<const std::byte> bytes,
+               uint64_t checksum, SpillDone done);
+  Status TrySpill(const std::string& key, uint64_t version, std::span<const std::byte> bytes,
+                  uint64_t checksum, SpillDone done);
   // Zero-copy spill: `bytes` must stay valid and unchanged until `done` runs (a store rank
   // spills straight from its DRAM segment: the master keeps the region reserved until
   // CompleteSpill, which the store rank calls from `done`). Counts against the queue bound and
   // blocks like Spill.
-  Status SpillBorrowed(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
-                       SpillDone done);
+  Status SpillBorrowed(const std::string& key, uint64_t version, std::span<const std::byte> bytes,
+                       uint64_t checksum, SpillDone done);
   // SpillBorrowed without waiting: Busy (and `done` is not called) when the queue is full.
-  Status TrySpillBorrowed(const std::string& key, std::span<const std::byte> bytes,
-                          uint64_t checksum, SpillDone done) override;
+  Status TrySpillBorrowed(const std::string& key, uint64_t version,
+                          std::span<const std::byte> bytes, uint64_t checksum,
+                          SpillDone done) override;
   // Reads the block into `out` (at least its size) and verifies its checksum. Returns the size.
-  Result<uint64_t> Read(const std::string& key, std::span<std::byte> out) override;
-  Result<uint64_t> ReadUnverified(const std::string& key, std::span<std::byte> out) override;
-  Result<SsdBlock> Lookup(const std::string& key) const override;
+  Result<uint64_t> Read(const std::string& key, uint64_t version,
+                        std::span<std::byte> out) override;
+  Result<uint64_t> ReadUnverified(const std::string& key, uint64_t version,
+                                  std::span<std::byte> out) override;
+  Result<SsdBlock> Lookup(const std::string& key, uint64_t version) const override;
+  // The block held for `key`, whatever its version (tools and benchmarks that know keys only).
+  Result<SsdBlock> LookupLatest(const std::string& key) const;
+  // Through the writer queue (after the spills queued before it), never refused for a full
+  // queue; waits until the tombstone slot is flushed (and fdatasync'ed with `fsync`).
+  Status Tombstone(const std::string& key, uint64_t version) override;
   void Drain();  // returns when the queue is empty and the writer idle
   TierStats Stats() const;
 
  private:
   struct Job {
+    SlotKind kind = SlotKind::kBlock;
     std::string key;
+    uint64_t version = 0;
     std::vector<std::byte> bytes;     // owned copy (empty when borrowed)
     std::span<const std::byte> view;  // what to write: `bytes` or the caller's memory
     uint64_t checksum;
@@ -121,16 +137,18 @@ class Hdf5Tier final : public SsdTier {
     uint64_t offset;
     uint64_t length;
     uint64_t checksum;
+    uint64_t version;
   };
   struct Bucket {
     std::shared_ptr<BucketFile> file;
     std::vector<std::string> keys;
+    std::vector<std::pair<std::string, uint64_t>> tombstones;  // (key, version) slots in it
     uint64_t last_use = 0;
   };
 
   explicit Hdf5Tier(Hdf5TierOptions opts);
-  Status Enqueue(const std::string& key, std::span<const std::byte> bytes, uint64_t checksum,
-                 SpillDone done, bool wait, bool copy);
+  Status Enqueue(const std::string& key, uint64_t version, std::span<const std::byte> bytes,
+                 uint64_t checksum, SpillDone done, bool wait, bool copy);
   // A block of the group being written: its job, and where Stage put it.
   struct Staged {
     size_t job;
@@ -147,7 +165,10 @@ class Hdf5Tier final : public SsdTier {
                     std::vector<Result<SsdBlock>>& out);
   Status RollBucket();  // writer thread: seal the active bucket, make room, create the next
   Status Recover(RecoveryReport* report);
-  Result<uint64_t> ReadBlock(const std::string& key, std::span<std::byte> out, bool verify);
+  Result<uint64_t> ReadBlock(const std::string& key, uint64_t version, std::span<std::byte> out,
+                             bool verify);
+  // Holds mu_: why (key, version) must not be written or indexed ("" when it may).
+  std::string Refusal(const std::string& key, uint64_t version) const;
 
   Hdf5TierOptions opts_;
   mutable std::mutex mu_;
@@ -162,6 +183,7 @@ class Hdf5Tier final : public SsdTier {
   bool writing_ = false;
   bool stop_ = false;
   std::unordered_map<std::string, Entry> index_;
+  std::unordered_map<std::string, uint64_t> tombstones_;  // key -> its highest tombstone
   std::map<uint32_t, Bucket> buckets_;
   std::shared_ptr<BucketFile> active_;  // writer thread only
   uint32_t active_id_ = 0;

@@ -67,6 +67,29 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
                                                std::to_string(values.size()) + " values (at most " +
                                                std::to_string(kMaxBatchKeys) + " keys)"));
   }
+  // Keys outside the store's limit (store/types.h) are refused here, naming it; the others go on.
+  std::vector<size_t> good;
+  std::vector<Status> refused(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (std::string why = KeyProblem(keys[i]); !why.empty()) {
+      refused[i] = InvalidArgument("put: " + why);
+    } else {
+      good.push_back(i);
+    }
+  }
+  if (good.size() != n) {
+    std::vector<std::string> gk;
+    std::vector<std::span<const std::byte>> gv;
+    for (size_t i : good) {
+      gk.push_back(keys[i]);
+      gv.push_back(values[i]);
+    }
+    if (!gk.empty()) {
+      std::vector<Status> part = BatchPut(gk, gv, cfg);
+      for (size_t j = 0; j < good.size(); ++j) refused[good[j]] = std::move(part[j]);
+    }
+    return refused;
+  }
   PutStartRequest start{cfg, std::vector<std::string>(keys.begin(), keys.end()), {}};
   for (const auto& v : values) start.sizes.push_back(v.size());
   auto reply = Call(StoreMsg::kPutStart, Encode(start), d);

@@ -93,7 +93,10 @@ void StoreClient::ReadFromSsd(std::span<const std::string> keys,
 
 void StoreClient::ReadSsdPiece(const SsdGet& g, const SsdPiece& piece) {
   SsdStageRequest req;
-  for (size_t i : piece.keys) req.keys.push_back(g.keys[i]);
+  for (size_t i : piece.keys) {
+    req.keys.push_back(g.keys[i]);
+    req.versions.push_back(g.resp.entries[i].view.version);
+  }
   req.client_verifies = cfg_.verify_checksum ? 1 : 0;
   const Nanos sent = clock_.Now();
   Nanos left = g.d.Remaining(clock_);
@@ -179,8 +182,11 @@ Result<std::pair<uint64_t, uint64_t>> StoreClient::ImportStaging(Rank rank,
 }
 
 void StoreClient::ReadSsdInReply(const SsdGet& g, const SsdPiece& piece) {
-  KeysRequest req;
-  for (size_t i : piece.keys) req.keys.push_back(g.keys[i]);
+  SsdStageRequest req;  // kSsdRead takes the same (key, version) list
+  for (size_t i : piece.keys) {
+    req.keys.push_back(g.keys[i]);
+    req.versions.push_back(g.resp.entries[i].view.version);
+  }
   Nanos left = g.d.Remaining(clock_);
   Result<std::vector<std::byte>> reply =
       left > Nanos(0)

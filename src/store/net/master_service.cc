@@ -35,13 +35,19 @@ void MasterService::SetEvictionSink(EvictionSink* sink) {
 
 void MasterService::Start() {
   for (StoreMsg type : {StoreMsg::kPutStart, StoreMsg::kPutEnd, StoreMsg::kPutRevoke,
-                        StoreMsg::kGet, StoreMsg::kExists, StoreMsg::kRemove, StoreMsg::kStats}) {
+                        StoreMsg::kGet, StoreMsg::kExists, StoreMsg::kStats}) {
     // Inline: the handlers only take the master's mutex for in-memory work (the eviction sink
     // queues and returns), so they run on the receiving thread with no dispatcher wake-up.
     rpc_.RegisterInline(static_cast<uint16_t>(type),
                         [this, type](Rank, std::span<const std::byte> request,
                                      transport::Responder r) { Serve(type, request, r); });
   }
+  // On the dispatcher: a remove of an SSD-resident object waits for its tombstones (a Call to
+  // the store ranks), which an inline handler must never do.
+  rpc_.Register(static_cast<uint16_t>(StoreMsg::kRemove),
+                [this](Rank, std::span<const std::byte> request, transport::Responder r) {
+                  Serve(StoreMsg::kRemove, request, r);
+                });
   if (cfg_.tick_interval > Nanos(0) && !ticker_.joinable()) {
     ticker_ = std::thread([this] { TickLoop(); });
   }
@@ -86,6 +92,44 @@ void MasterService::Serve(StoreMsg type, std::span<const std::byte> request,
   }
 }
 
+// A remove is answered only once the tombstones of its SSD copies are durable; the master's lock
+// is not held meanwhile (the store ranks' flushes take milliseconds).
+Result<std::vector<std::byte>> MasterService::Remove(std::span<const std::byte> request) {
+  KeysRequest req;
+  MC_RETURN_IF_ERROR(Decode(request, &req));
+  std::vector<Status> status;
+  std::vector<TombstoneOrder> orders;
+  TombstoneWriter writer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.requests;
+    status = master_->BatchRemove(req.keys);
+    orders = master_->TakeTombstones();
+    writer = tombstone_writer_;
+  }
+  if (!orders.empty() && writer) {
+    std::vector<Status> written = writer(orders);
+    for (size_t i = 0; i < orders.size() && i < written.size(); ++i) {
+      if (written[i].ok()) continue;
+      for (size_t k = 0; k < req.keys.size(); ++k) {
+        if (req.keys[k] == orders[i].key && status[k].ok()) {
+          status[k] = written[i].WithContext(
+              "'" + orders[i].key +
+              "' is removed, but its SSD copy may come back after a store.recover restart");
+        }
+      }
+    }
+  }
+  StatusResponse resp;
+  for (const auto& s : status) resp.entries.push_back(ToEntry(s));
+  return Encode(resp);
+}
+
+void MasterService::SetTombstoneWriter(TombstoneWriter writer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  tombstone_writer_ = std::move(writer);
+}
+
 Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
                                                      std::span<const std::byte> request) {
   switch (type) {
@@ -114,20 +158,17 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
       }
       return Encode(resp);
     }
-    case StoreMsg::kPutRevoke:
-    case StoreMsg::kRemove: {
+    case StoreMsg::kPutRevoke: {
       KeysRequest req;
       MC_RETURN_IF_ERROR(Decode(request, &req));
       StatusResponse resp;
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
-      if (type == StoreMsg::kRemove) {
-        for (const auto& s : master_->BatchRemove(req.keys)) resp.entries.push_back(ToEntry(s));
-      } else {
-        for (const auto& k : req.keys) resp.entries.push_back(ToEntry(master_->PutRevoke(k)));
-      }
+      for (const auto& k : req.keys) resp.entries.push_back(ToEntry(master_->PutRevoke(k)));
       return Encode(resp);
     }
+    case StoreMsg::kRemove:
+      return Remove(request);
     case StoreMsg::kGet: {
       KeysRequest req;
       MC_RETURN_IF_ERROR(Decode(request, &req));

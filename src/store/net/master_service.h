@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -45,6 +46,12 @@ class MasterService {
   void Reset();
   // Replaces the master's eviction sink (null: evictions drop); also used after Reset.
   void SetEvictionSink(EvictionSink* sink);
+  // Writes the tombstones a remove ordered (MetadataMaster::TakeTombstones) and returns one
+  // status per order; called on the dispatcher thread without the master's lock, before the
+  // remove is answered. Unset: removes of SSD-resident objects are answered at once (no tier).
+  using TombstoneWriter =
+      std::function<std::vector<Status>(const std::vector<TombstoneOrder>& orders)>;
+  void SetTombstoneWriter(TombstoneWriter writer);
   // Registers the StoreMsg handlers and starts the tick thread. Call before peers may call
   // (before the bootstrap barrier).
   void Start();
@@ -62,6 +69,7 @@ class MasterService {
  private:
   void Serve(StoreMsg type, std::span<const std::byte> request, transport::Responder responder);
   Result<std::vector<std::byte>> Handle(StoreMsg type, std::span<const std::byte> request);
+  Result<std::vector<std::byte>> Remove(std::span<const std::byte> request);
   void TickLoop();
 
   MasterServiceConfig cfg_;
@@ -69,6 +77,7 @@ class MasterService {
   std::mutex mutex_;  // guards master_ and stats_
   Clock& clock_;
   EvictionSink* sink_;
+  TombstoneWriter tombstone_writer_;  // guarded by mutex_
   std::optional<MetadataMaster> master_;
   StoreTopology segments_;  // for Reset
   StatsResponse stats_;

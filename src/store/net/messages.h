@@ -32,7 +32,6 @@ enum class StoreMsg : uint16_t {
 };
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;
-inline constexpr uint32_t kMaxKeyBytes = 4096;
 inline constexpr uint32_t kMaxReplicas = 64;
 inline constexpr uint32_t kMaxMessageBytes = 4096;  // error text
 

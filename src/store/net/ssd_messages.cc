@@ -42,6 +42,7 @@ Status SsdReadResponse::Validate() const {
 
 Status SsdStageRequest::Validate() const {
   if (keys.size() > kMaxBatchKeys) return Bad(kWireName, "too many keys");
+  if (versions.size() != keys.size()) return Bad(kWireName, "not one version per key");
   for (const auto& k : keys) {
     if (k.size() > kMaxKeyBytes) return Bad(kWireName, "a key is longer than the limit");
   }
@@ -66,6 +67,10 @@ Status SsdDropNotice::Validate() const {
 
 Status RecoveredBlocks::Validate() const {
   return CheckKeyed(kWireName, blocks, kMaxRecoveredBlocks);
+}
+
+Status SsdTombstoneRequest::Validate() const {
+  return CheckKeyed(kWireName, entries, kMaxBatchKeys);
 }
 
 }  // namespace mooncake::store

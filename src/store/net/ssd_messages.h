@@ -5,11 +5,15 @@
 //
 //   kSpill     master -> store rank  SpillRequest      -> SpillResponse (answered once written)
 //   kPromote   master -> store rank  PromoteRequest    -> StatusResponse (one per entry)
-//   kSsdRead   client -> store rank  KeysRequest       -> SsdReadResponse (the bytes, verified)
+//   kSsdRead   client -> store rank  SsdStageRequest   -> SsdReadResponse (the bytes, verified)
 //   kSsdDrop   store rank -> master  SsdDropNotice     (one-way: the tier's LRU deleted blocks)
 //   kSsdStage  client -> store rank  SsdStageRequest   -> SsdStageResponse (where the blocks now
 //              are in the store rank's registered staging region, for a one-sided READ)
 //   kSsdRelease client -> store rank SsdReleaseNotice  (one-way: the client read them)
+//   kSsdTombstone master -> store rank SsdTombstoneRequest -> StatusResponse (answered once
+//              every tombstone is durable in the tier's index: a remove waits for it)
+// Every message that names a stored object names (key, version): a store rank serves, spills,
+// promotes and drops only the version asked for (docs/STORE.md "Versions and tombstones").
 #pragma once
 
 #include <cstddef>
@@ -31,6 +35,7 @@ enum class SsdMsg : uint16_t {
   kSsdDrop = 0x0413,
   kSsdStage = 0x0414,
   kSsdRelease = 0x0415,
+  kSsdTombstone = 0x0416,
 };
 
 // At most this many bytes of blocks in one SsdReadResponse (below the Rpc's 64 MiB cap).
@@ -46,12 +51,13 @@ inline constexpr uint32_t kMaxRecoveredBlocks = 1u << 24;
 struct SpillEntry {
   uint64_t ticket = 0;  // the master's eviction ticket, echoed back
   std::string key;
+  uint64_t version = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
   uint64_t checksum = 0;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.ticket, m.key, m.offset, m.length, m.checksum);
+    visit(m.ticket, m.key, m.version, m.offset, m.length, m.checksum);
   }
 };
 struct SpillRequest {
@@ -84,11 +90,12 @@ struct SpillResponse {
 
 struct PromoteEntry {
   std::string key;
+  uint64_t version = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.key, m.offset, m.length);
+    visit(m.key, m.version, m.offset, m.length);
   }
 };
 struct PromoteRequest {
@@ -122,12 +129,13 @@ struct SsdReadResponse {
 struct SsdStageRequest {
   static constexpr const char* kWireName = "SsdStageRequest";
   std::vector<std::string> keys;
+  std::vector<uint64_t> versions;  // one per key: the version the master named (ObjectView)
   // 1: the client checks every block against the master's checksum (the value the tier
   // stored), so the store rank skips its own check; 0: the store rank checks.
   uint8_t client_verifies = 0;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.keys, m.client_verifies);
+    visit(m.keys, m.versions, m.client_verifies);
   }
   Status Validate() const;
 };
@@ -167,12 +175,13 @@ struct SsdReleaseNotice {
 
 struct SsdBlockRef {
   std::string key;
+  uint64_t version = 0;
   uint64_t size = 0;
   uint64_t checksum = 0;
   uint64_t location = 0;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.key, m.size, m.checksum, m.location);
+    visit(m.key, m.version, m.size, m.checksum, m.location);
   }
 };
 struct SsdDropNotice {
@@ -185,15 +194,41 @@ struct SsdDropNotice {
   Status Validate() const;
 };
 
+// A store rank's RecoveryReport (store/ssd_tier.h says what each counter means).
 struct RecoveredBlocks {
   static constexpr const char* kWireName = "RecoveredBlocks";
-  uint64_t dropped = 0;  // torn or corrupt entries the scan discarded
+  uint64_t dropped = 0;  // every block the scan discarded (the sum of the next three)
+  uint64_t dropped_torn = 0;
+  uint64_t dropped_superseded = 0;
+  uint64_t dropped_tombstoned = 0;
+  uint64_t tombstones = 0;
+  uint64_t max_version = 0;  // over blocks and tombstones: the master's versions go above it
   uint32_t files = 0;
   uint32_t unreadable_files = 0;
   std::vector<SsdBlockRef> blocks;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.dropped, m.files, m.unreadable_files, m.blocks);
+    visit(m.dropped, m.dropped_torn, m.dropped_superseded, m.dropped_tombstoned, m.tombstones,
+          m.max_version, m.files, m.unreadable_files, m.blocks);
+  }
+  Status Validate() const;
+};
+
+// "Persist a tombstone for each (key, version)": recovery then drops that version and older.
+struct SsdTombstone {
+  std::string key;
+  uint64_t version = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.key, m.version);
+  }
+};
+struct SsdTombstoneRequest {
+  static constexpr const char* kWireName = "SsdTombstoneRequest";
+  std::vector<SsdTombstone> entries;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.entries);
   }
   Status Validate() const;
 };

@@ -15,12 +15,15 @@ void SpillCoordinator::Start() {
                 [this](Rank from, std::span<const std::byte> req, transport::Responder) {
                   OnDrop(from, req);
                 });
+  service_.SetTombstoneWriter(
+      [this](const std::vector<TombstoneOrder>& orders) { return WriteTombstones(orders); });
   service_.SetEvictionSink(this);
   if (!sender_.joinable()) sender_ = std::thread([this] { SenderLoop(); });
 }
 
 void SpillCoordinator::Stop() {
   service_.SetEvictionSink(nullptr);  // no new jobs after this returns
+  service_.SetTombstoneWriter(nullptr);
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -107,7 +110,7 @@ void SpillCoordinator::SendSpills(Rank rank, std::vector<EvictedReplica> batch) 
     SpillRequest req;
     for (const auto& e : batch) {
       req.entries.push_back(
-          SpillEntry{e.ticket, e.key, e.location.offset, e.location.length, e.checksum});
+          SpillEntry{e.ticket, e.key, e.version, e.location.offset, e.location.length, e.checksum});
     }
     auto reply =
         rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kSpill), Encode(req), cfg_.rpc_timeout);
@@ -158,7 +161,7 @@ void SpillCoordinator::SendPromotions(Rank rank, std::vector<PromotionOrder> bat
   Status s = stopping ? Status(ErrorCode::kBusy, "stopping") : Status::Ok();
   if (s.ok()) {
     PromoteRequest req;
-    for (const auto& o : batch) req.entries.push_back({o.key, o.dram.offset, o.size});
+    for (const auto& o : batch) req.entries.push_back({o.key, o.version, o.dram.offset, o.size});
     auto reply =
         rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kPromote), Encode(req), cfg_.rpc_timeout);
     s = reply.ok() ? Decode(*reply, &resp) : reply.status();
@@ -178,13 +181,37 @@ void SpillCoordinator::SendPromotions(Rank rank, std::vector<PromotionOrder> bat
   stats_.promotion_failures += batch.size() - ok_count;
 }
 
+std::vector<Status> SpillCoordinator::WriteTombstones(const std::vector<TombstoneOrder>& orders) {
+  std::vector<Status> out(orders.size());
+  std::map<Rank, std::vector<size_t>> by_rank;
+  for (size_t i = 0; i < orders.size(); ++i) by_rank[orders[i].rank].push_back(i);
+  for (const auto& [rank, which] : by_rank) {
+    SsdTombstoneRequest req;
+    for (size_t i : which) req.entries.push_back(SsdTombstone{orders[i].key, orders[i].version});
+    auto reply = rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kSsdTombstone), Encode(req),
+                           cfg_.rpc_timeout);
+    StatusResponse resp;
+    Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
+    if (s.ok() && resp.entries.size() != which.size()) s = ProtocolError("tombstone answer length");
+    for (size_t j = 0; j < which.size(); ++j) {
+      out[which[j]] = (s.ok() ? FromEntry(resp.entries[j]) : s)
+                          .WithContext("tombstone on store rank " + std::to_string(rank.value));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Status& s : out) (s.ok() ? stats_.tombstones : stats_.tombstone_failures)++;
+  return out;
+}
+
 void SpillCoordinator::OnDrop(Rank from, std::span<const std::byte> request) {
   SsdDropNotice n;
   if (!Decode(request, &n).ok()) return;
   uint64_t applied = 0;
   service_.WithMaster([&](MetadataMaster& m) {
     for (const auto& b : n.blocks) {
-      applied += m.DropReplica(b.key, ReplicaLocation{from, Tier::kSsd, b.location, b.size}).ok();
+      applied +=
+          m.DropReplica(b.key, ReplicaLocation{from, Tier::kSsd, b.location, b.size}, b.version)
+              .ok();
     }
     return 0;
   });
@@ -195,9 +222,10 @@ void SpillCoordinator::OnDrop(Rank from, std::span<const std::byte> request) {
 void SpillCoordinator::AddRecovered(Rank rank, const RecoveredBlocks& blocks) {
   uint64_t ok = 0, rejected = 0;
   service_.WithMaster([&](MetadataMaster& m) {
+    m.SeedVersion(blocks.max_version + 1);  // new puts outrank every version on disk
     for (const auto& b : blocks.blocks) {
       Status s = m.AddReplica(b.key, b.size, b.checksum,
-                              ReplicaLocation{rank, Tier::kSsd, b.location, b.size});
+                              ReplicaLocation{rank, Tier::kSsd, b.location, b.size}, b.version);
       (s.ok() ? ok : rejected)++;
     }
     return 0;

@@ -3,7 +3,9 @@
 // thread asks the store rank holding it to write it to its HDF5 tier (kSpill, batched per rank);
 // the answer CompleteSpill()s each block, recording the SSD replica and freeing the DRAM (or just
 // freeing it when the tier refused: queue full, counted). Promotion orders go the same way
-// (kPromote -> CompletePromote). kSsdDrop notices from store ranks become DropReplica.
+// (kPromote -> CompletePromote). kSsdDrop notices from store ranks become DropReplica. Removes
+// of objects with SSD copies wait for kSsdTombstone on the ranks that hold them
+// (MasterService::SetTombstoneWriter).
 //
 // Back-pressure: at most `max_pending_bytes` of evicted blocks wait per store rank (their DRAM
 // stays reserved meanwhile); beyond it OnEvict declines and the block is dropped from DRAM as
@@ -45,6 +47,8 @@ struct SpillCoordinatorStats {
   uint64_t dropped_by_tier_lru = 0;  // kSsdDrop notices applied
   uint64_t recovered = 0;            // AddReplica'd at start
   uint64_t recovery_rejected = 0;    // AddReplica refused (e.g. disagreeing duplicate)
+  uint64_t tombstones = 0;           // written for removes
+  uint64_t tombstone_failures = 0;   // the remove was answered with the error
 };
 
 class SpillCoordinator final : public EvictionSink {
@@ -81,6 +85,8 @@ class SpillCoordinator final : public EvictionSink {
   void SendSpills(Rank rank, std::vector<EvictedReplica> batch);
   void SendPromotions(Rank rank, std::vector<PromotionOrder> batch);
   void OnDrop(Rank from, std::span<const std::byte> request);
+  // Any thread (a remove on the master's dispatcher): kSsdTombstone per rank, synchronously.
+  std::vector<Status> WriteTombstones(const std::vector<TombstoneOrder>& orders);
 
   transport::Rpc& rpc_;
   MasterService& service_;

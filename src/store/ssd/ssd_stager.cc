@@ -50,10 +50,12 @@ Status SsdStager::AllocateRegion() {
   return Status::Ok();
 }
 
-void SsdStager::Submit(std::vector<std::string> keys, bool client_verifies,
-                       transport::Responder responder) {
+void SsdStager::Submit(std::vector<std::string> keys, std::vector<uint64_t> versions,
+                       bool client_verifies, transport::Responder responder) {
   auto r = std::make_shared<Request>();
   r->keys = std::move(keys);
+  r->versions = std::move(versions);
+  r->versions.resize(r->keys.size());  // Decode checked one per key; a local caller may not
   r->responder = responder;
   r->client_verifies = client_verifies;
   const size_t n = r->keys.size();
@@ -61,7 +63,7 @@ void SsdStager::Submit(std::vector<std::string> keys, bool client_verifies,
   r->size.assign(n, 0);
   r->status.assign(n, Status::Ok());
   for (size_t i = 0; i < n; ++i) {  // the tier's index has its own lock, not ours
-    auto block = tier_.Lookup(r->keys[i]);
+    auto block = tier_.Lookup(r->keys[i], r->versions[i]);
     if (block.ok()) {
       r->size[i] = block->size;
     } else {
@@ -209,8 +211,8 @@ void SsdStager::ReadLoop() {
       const size_t i = r.staged[k];
       // A torn or corrupt block fails the tier's checksum (answered Corrupt) or the client's.
       const std::span<std::byte> dst(base + r.room[i].offset, r.room[i].size);
-      auto n =
-          r.client_verifies ? tier_.ReadUnverified(r.keys[i], dst) : tier_.Read(r.keys[i], dst);
+      auto n = r.client_verifies ? tier_.ReadUnverified(r.keys[i], r.versions[i], dst)
+                                 : tier_.Read(r.keys[i], r.versions[i], dst);
       r.status[i] = n.status();  // this run's keys are this thread's alone
       if (n.ok()) r.size[i] = *n;
     }

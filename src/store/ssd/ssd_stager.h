@@ -64,7 +64,9 @@ class SsdStager {
   // Queues a request; `responder` is answered (SsdStageResponse) from a reader thread. With
   // `client_verifies` the tier's own checksum check is skipped (the client checks each block
   // against the same checksum); otherwise a block that fails it is answered Corrupt.
-  void Submit(std::vector<std::string> keys, bool client_verifies, transport::Responder responder);
+  // `versions` holds one version per key: only that version of each block is staged.
+  void Submit(std::vector<std::string> keys, std::vector<uint64_t> versions, bool client_verifies,
+              transport::Responder responder);
   // The client read ticket's blocks: their room is free again. Unknown tickets are ignored.
   void Release(uint64_t ticket);
   // Answers what is queued with Busy, joins the threads, unregisters the region. Idempotent;
@@ -75,6 +77,7 @@ class SsdStager {
  private:
   struct Request {
     std::vector<std::string> keys;
+    std::vector<uint64_t> versions;  // one per key
     transport::Responder responder;
     bool client_verifies = false;
     std::vector<uint64_t> size;    // per key: the tier's size (0: not on SSD), then bytes read

@@ -51,6 +51,16 @@ void SsdStoreService::Start() {
   };
   sync(SsdMsg::kPromote);
   sync(SsdMsg::kSsdRead);
+  // On the dispatcher: it waits for the tier's writer (one flush), never for another rank.
+  rpc_.Register(static_cast<uint16_t>(SsdMsg::kSsdTombstone),
+                [this](Rank, std::span<const std::byte> req, transport::Responder r) {
+                  auto reply = Tombstone(req);
+                  if (reply.ok()) {
+                    r.Reply(*reply);
+                  } else {
+                    r.Fail(reply.status());
+                  }
+                });
 }
 
 void SsdStoreService::Stage(std::span<const std::byte> request, transport::Responder responder) {
@@ -64,7 +74,8 @@ void SsdStoreService::Stage(std::span<const std::byte> request, transport::Respo
     responder.Fail(s);
     return;
   }
-  stager_->Submit(std::move(req.keys), req.client_verifies != 0, responder);
+  stager_->Submit(std::move(req.keys), std::move(req.versions), req.client_verifies != 0,
+                  responder);
 }
 
 Status SsdStoreService::CheckRange(uint64_t offset, uint64_t length) const {
@@ -124,7 +135,8 @@ void SsdStoreService::Spill(std::span<const std::byte> request, transport::Respo
         }
         finish();
       };
-      st = tier_.TrySpillBorrowed(e.key, segment_.subspan(e.offset, e.length), e.checksum, done);
+      st = tier_.TrySpillBorrowed(e.key, e.version, segment_.subspan(e.offset, e.length),
+                                  e.checksum, done);
       if (st.ok()) continue;
       if (st.code() == ErrorCode::kBusy) ++refused_;
     }
@@ -144,7 +156,7 @@ Result<std::vector<std::byte>> SsdStoreService::Promote(std::span<const std::byt
   for (const PromoteEntry& e : req.entries) {
     Status s = CheckRange(e.offset, e.length);
     if (s.ok()) {
-      auto n = tier_.Read(e.key, segment_.subspan(e.offset, e.length));
+      auto n = tier_.Read(e.key, e.version, segment_.subspan(e.offset, e.length));
       if (!n.ok()) {
         s = n.status();
       } else if (*n != e.length) {
@@ -158,14 +170,31 @@ Result<std::vector<std::byte>> SsdStoreService::Promote(std::span<const std::byt
   return Encode(resp);
 }
 
+Result<std::vector<std::byte>> SsdStoreService::Tombstone(std::span<const std::byte> request) {
+  SsdTombstoneRequest req;
+  MC_RETURN_IF_ERROR(Decode(request, &req));
+  StatusResponse resp;
+  for (const SsdTombstone& t : req.entries) {
+    Status s = tier_.Tombstone(t.key, t.version);
+    if (s.ok()) {
+      ++tombstones_;
+    } else {
+      log::Warn("tombstone of '{}' version {}: {}", t.key, t.version, s.ToString());
+    }
+    resp.entries.push_back(ToEntry(s));
+  }
+  return Encode(resp);
+}
+
 Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> request) {
-  KeysRequest req;
+  SsdStageRequest req;
   MC_RETURN_IF_ERROR(Decode(request, &req));
   SsdReadResponse resp;
   uint64_t total = 0;
-  for (const std::string& key : req.keys) {
+  for (size_t i = 0; i < req.keys.size(); ++i) {
+    const std::string& key = req.keys[i];
     SsdReadEntry e;
-    auto block = tier_.Lookup(key);
+    auto block = tier_.Lookup(key, req.versions[i]);
     Status s = block.status();
     if (s.ok() && total + block->size > kMaxSsdReadBytes) {
       s = InvalidArgument("SSD read answer would exceed " + std::to_string(kMaxSsdReadBytes) +
@@ -173,7 +202,8 @@ Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> 
     }
     if (s.ok()) {
       e.bytes.resize(block->size);
-      auto n = tier_.Read(key, e.bytes);  // verifies the checksum: a torn block is never served
+      auto n = tier_.Read(key, req.versions[i],
+                          e.bytes);  // verifies the checksum: a torn block is never served
       s = n.status();
       if (s.ok()) e.bytes.resize(*n);
     }
@@ -192,7 +222,8 @@ Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> 
 void SsdStoreService::OnTierDrop(const SsdBlock& block) {
   ++dropped_;
   SsdDropNotice n;
-  n.blocks.push_back(SsdBlockRef{block.key, block.size, block.checksum, block.location});
+  n.blocks.push_back(
+      SsdBlockRef{block.key, block.version, block.size, block.checksum, block.location});
   Status s = rpc_.Notify(master_, static_cast<uint16_t>(SsdMsg::kSsdDrop), Encode(n));
   if (!s.ok())
     log::Warn("telling the master about dropped SSD block '{}': {}", block.key, s.ToString());
@@ -210,16 +241,22 @@ SsdStoreStats SsdStoreService::Stats() const {
                        reads_.load() + st.blocks_staged + staged_failures,
                        read_failures_.load() + staged_failures,
                        dropped_.load(),
+                       tombstones_.load(),
                        st};
 }
 
 RecoveredBlocks ToRecoveredBlocks(const RecoveryReport& report) {
   RecoveredBlocks out;
   out.dropped = report.dropped;
+  out.dropped_torn = report.dropped_torn;
+  out.dropped_superseded = report.dropped_superseded;
+  out.dropped_tombstoned = report.dropped_tombstoned;
+  out.tombstones = report.tombstones;
+  out.max_version = report.max_version;
   out.files = report.files;
   out.unreadable_files = report.unreadable_files;
   for (const auto& b : report.blocks) {
-    out.blocks.push_back(SsdBlockRef{b.key, b.size, b.checksum, b.location});
+    out.blocks.push_back(SsdBlockRef{b.key, b.version, b.size, b.checksum, b.location});
   }
   return out;
 }

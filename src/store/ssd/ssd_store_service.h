@@ -11,6 +11,8 @@
 //   kSsdRead (from a client; the path before kSsdStage, and the fallback when the staging
 //            region could not be set up): answer the blocks' bytes over the RPC (checksum
 //            verified by the tier), one request at a time. Capped at kMaxSsdReadBytes.
+//   kSsdTombstone (from the master, on a remove): persist tombstones in the tier, answered once
+//            they are durable (the remove is acknowledged after that).
 // and tells the master (one-way kSsdDrop) when the tier's own LRU deletes blocks.
 //
 // Threading: handlers run on the Rpc dispatcher (kSsdStage and kSsdRelease inline: they only
@@ -40,6 +42,7 @@ struct SsdStoreStats {
   uint64_t reads_served = 0;    // blocks answered to kSsdRead or kSsdStage
   uint64_t read_failures = 0;   // of those, NotFound, Corrupt or Busy (never served)
   uint64_t dropped_by_lru = 0;  // reported to the master
+  uint64_t tombstones = 0;      // written on the master's request (removes)
   SsdStagerStats staged;        // kSsdStage (zero without a staging region)
 };
 
@@ -76,6 +79,7 @@ class SsdStoreService {
   void Spill(std::span<const std::byte> request, transport::Responder responder);
   Result<std::vector<std::byte>> Promote(std::span<const std::byte> request);
   Result<std::vector<std::byte>> Read(std::span<const std::byte> request);
+  Result<std::vector<std::byte>> Tombstone(std::span<const std::byte> request);
   void Stage(std::span<const std::byte> request, transport::Responder responder);
   Status CheckRange(uint64_t offset, uint64_t length) const;
 
@@ -86,7 +90,7 @@ class SsdStoreService {
   SsdStoreServiceConfig cfg_;
   std::unique_ptr<SsdStager> stager_;  // set by Start, when cfg_.transport is
   std::atomic<uint64_t> spilled_{0}, refused_{0}, spill_errors_{0}, promoted_{0}, reads_{0},
-      read_failures_{0}, dropped_{0};
+      read_failures_{0}, dropped_{0}, tombstones_{0};
 };
 
 // The store rank's RecoveryReport in wire form, for the conductor.

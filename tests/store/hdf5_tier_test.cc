@@ -179,6 +179,9 @@ TEST_F(Hdf5TierTest, FileTruncatedInTheMiddleOfABlockLosesOnlyThatBlock) {
   auto t = OpenTier(Options(), &report);
   EXPECT_EQ(report.recovered, 5u);
   EXPECT_EQ(report.dropped, 1u);
+  EXPECT_EQ(report.dropped_torn, 1u);
+  ASSERT_EQ(report.file_notes.size(), 1u);  // named, with the reason
+  EXPECT_EQ(report.file_notes[0].rfind(path + ": dropped 1 torn", 0), 0u) << report.file_notes[0];
   std::vector<std::byte> buf(blocks[0].size());
   EXPECT_EQ(t->Read("b5", 1, buf).status().code(), ErrorCode::kNotFound);
   for (int i = 0; i < 5; ++i) {
@@ -397,6 +400,10 @@ TEST_F(Hdf5TierTest, InspectRejectsAFileThatIsNotABucket) {
   auto t = OpenTier(Options(), &report);
   EXPECT_EQ(report.unreadable_files, 1u);
   EXPECT_EQ(report.recovered, 0u);
+  ASSERT_EQ(report.file_notes.size(), 1u);
+  EXPECT_NE(report.file_notes[0].find(path + ": dropped the whole file (damaged HDF5 metadata"),
+            std::string::npos)
+      << report.file_notes[0];
 }
 
 // Versions and tombstones (issue 27): a higher version replaces the block of a key, an older one

@@ -141,7 +141,8 @@ class MetadataMaster {
   // Creates a visible object when `key` is unknown; Corrupt when the checksum disagrees.
   // `version` (0: take a new one) is the block's version: versions above the counter lift it;
   // a higher version than the known object's replaces that object (another rank recovered an
-  // older incarnation), a lower one is AlreadyExists ("superseded") and not recorded.
+  // older incarnation), a lower one is AlreadyExists ("superseded") and not recorded; either way
+  // the losing version's SSD copies get TombstoneOrders (TakeTombstones).
   Status AddReplica(const std::string& key, uint64_t size, uint64_t checksum,
                     const ReplicaLocation& where, uint64_t version = 0);
   // A tier dropped its copy (e.g. the SSD tier's own LRU). DRAM regions are freed. With a

@@ -330,13 +330,20 @@ Status MetadataMaster::AddReplica(const std::string& key, uint64_t size, uint64_
   if (where.tier != Tier::kSsd) return InvalidArgument("AddReplica records SSD replicas only");
   if (version != 0) SeedVersion(version + 1);
   Object* o = FindLive(key);
+  // Two store ranks recovered different versions of a key: the higher one wins, and the lower
+  // one gets a tombstone order, so no later restart can bring it back either.
   if (o != nullptr && o->visible && version != 0 && o->put_id != version) {
     if (o->put_id > version) {
+      tombstones_.push_back(TombstoneOrder{where.rank, key, version});
       return {ErrorCode::kAlreadyExists, "replica of '" + key + "' version " +
                                              std::to_string(version) + " is superseded by " +
                                              std::to_string(o->put_id)};
     }
-    EraseObject(*o);  // an older incarnation (recovered from another rank): the newer one wins
+    for (const Replica& r : o->replicas) {
+      if (r.loc.tier == Tier::kSsd)
+        tombstones_.push_back(TombstoneOrder{r.loc.rank, key, o->put_id});
+    }
+    EraseObject(*o);
     o = nullptr;
   }
   if (o == nullptr) {

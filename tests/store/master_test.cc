@@ -305,3 +305,61 @@ TEST_F(MasterTest, BatchExistsOf128KeysThroughput) {
 
 }  // namespace
 }  // namespace mooncake::store
+
+namespace mooncake::store {
+namespace {
+
+// Issue 27: a re-put after a remove is another version; versions only grow, from the configured
+// first one and above any version recovery reports.
+TEST_F(MasterTest, EveryPutTakesAHigherVersionAndRecoveryLiftsTheCounter) {
+  auto& m = Make(MasterConfig{.first_version = 1000});
+  ASSERT_TRUE(Put("k", 100).ok());
+  const uint64_t v1 = m.Get("k")->version;
+  EXPECT_GE(v1, 1000u);
+  clock_.Advance(seconds(11));  // the get's lease ends
+  ASSERT_TRUE(m.Remove("k").ok());
+  ASSERT_TRUE(Put("k", 100).ok());
+  EXPECT_GT(m.Get("k")->version, v1);
+  ASSERT_TRUE(m.AddReplica("rec", 100, 9, ReplicaLocation{Rank{2}, Tier::kSsd, 3, 100}, 5000).ok());
+  EXPECT_EQ(*m.Version("rec"), 5000u);
+  ASSERT_TRUE(Put("after", 100).ok());
+  EXPECT_GT(*m.Version("after"), 5000u);
+}
+
+// A remove of an object with an SSD copy orders a tombstone for that (rank, key, version); a
+// DRAM-only object orders none.
+TEST_F(MasterTest, RemoveOfAnSsdResidentObjectOrdersItsTombstone) {
+  auto& m = Make();
+  ASSERT_TRUE(Put("dram", 100).ok());
+  ASSERT_TRUE(m.Remove("dram").ok());
+  EXPECT_TRUE(m.TakeTombstones().empty());
+  ASSERT_TRUE(m.AddReplica("ssd", 100, 9, ReplicaLocation{Rank{3}, Tier::kSsd, 3, 100}, 77).ok());
+  ASSERT_TRUE(m.Remove("ssd").ok());
+  auto orders = m.TakeTombstones();
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].rank, Rank{3});
+  EXPECT_EQ(orders[0].key, "ssd");
+  EXPECT_EQ(orders[0].version, 77u);
+  EXPECT_TRUE(m.TakeTombstones().empty());
+}
+
+// Two ranks recovered different versions of a key: the higher one is the object, the lower one
+// is refused and gets a tombstone order on its rank, whichever arrives first.
+TEST_F(MasterTest, RecoveredVersionsOfAKeyKeepTheHighestAndTombstoneTheOther) {
+  auto& m = Make();
+  const ReplicaLocation on2{Rank{2}, Tier::kSsd, 1, 100}, on3{Rank{3}, Tier::kSsd, 1, 100};
+  ASSERT_TRUE(m.AddReplica("k", 100, 9, on2, 10).ok());
+  ASSERT_TRUE(m.AddReplica("k", 100, 8, on3, 20).ok());  // newer: replaces
+  EXPECT_EQ(m.AddReplica("k", 100, 9, on2, 10).code(), ErrorCode::kAlreadyExists);  // older
+  EXPECT_EQ(*m.Version("k"), 20u);
+  EXPECT_EQ(m.Get("k")->checksum, 8u);
+  auto orders = m.TakeTombstones();
+  ASSERT_EQ(orders.size(), 2u);
+  for (const auto& o : orders) {
+    EXPECT_EQ(o.rank, Rank{2});
+    EXPECT_EQ(o.version, 10u);
+  }
+}
+
+}  // namespace
+}  // namespace mooncake::store

@@ -30,6 +30,12 @@ void SpillCoordinator::Stop() {
   }
   cv_.notify_all();
   if (sender_.joinable()) sender_.join();
+  std::vector<std::thread> writers;
+  {
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    writers.swap(recovery_tombstones_);
+  }
+  for (auto& t : writers) t.join();
 }
 
 bool SpillCoordinator::OnEvict(const EvictedReplica& replica) {
@@ -221,6 +227,7 @@ void SpillCoordinator::OnDrop(Rank from, std::span<const std::byte> request) {
 
 void SpillCoordinator::AddRecovered(Rank rank, const RecoveredBlocks& blocks) {
   uint64_t ok = 0, rejected = 0;
+  std::vector<TombstoneOrder> losers;  // versions another rank recovered higher
   service_.WithMaster([&](MetadataMaster& m) {
     m.SeedVersion(blocks.max_version + 1);  // new puts outrank every version on disk
     for (const auto& b : blocks.blocks) {
@@ -228,8 +235,19 @@ void SpillCoordinator::AddRecovered(Rank rank, const RecoveredBlocks& blocks) {
                               ReplicaLocation{rank, Tier::kSsd, b.location, b.size}, b.version);
       (s.ok() ? ok : rejected)++;
     }
+    losers = m.TakeTombstones();
     return 0;
   });
+  // Written from a thread of their own: the store ranks serve them once the job runs, and the
+  // conductor must not wait on them inside the recovery gather.
+  if (!losers.empty()) {
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    recovery_tombstones_.emplace_back([this, losers = std::move(losers)] {
+      for (const Status& s : WriteTombstones(losers)) {
+        if (!s.ok()) log::Warn("tombstone of a superseded recovered block: {}", s.ToString());
+      }
+    });
+  }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.recovered += ok;
   stats_.recovery_rejected += rejected;

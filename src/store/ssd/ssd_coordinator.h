@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "store/eviction_sink.h"
 #include "store/net/master_service.h"
@@ -99,6 +100,9 @@ class SpillCoordinator final : public EvictionSink {
   bool stopping_ = false;
   SpillCoordinatorStats stats_;
   std::thread sender_;
+  std::mutex recovery_mu_;  // guards recovery_tombstones_
+  // AddRecovered's writers of tombstones for superseded versions; joined by Stop.
+  std::vector<std::thread> recovery_tombstones_;
 };
 
 }  // namespace mooncake::store

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ inline std::string KeyProblem(const std::string& key) {
   if (key.size() > kMaxKeyBytes) {
     return "key of " + std::to_string(key.size()) + " bytes is longer than the limit of " +
            std::to_string(kMaxKeyBytes) + " bytes";
+  }
+  return "";
+}
+
+// "" when every key fits the limit; otherwise which one does not, naming the limit. For reads
+// and removes (the empty key is merely absent there); a put checks KeyProblem.
+inline std::string LongKeyProblem(std::span<const std::string> keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].size() > kMaxKeyBytes)
+      return "key " + std::to_string(i) + ": " + KeyProblem(keys[i]);
   }
   return "";
 }

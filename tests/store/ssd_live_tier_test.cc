@@ -385,6 +385,15 @@ TEST_F(SsdLiveTierTest, ByteStringKeysUpToTheLimitSpillAndRecover) {
       EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << bad.size() << " B key";
       EXPECT_NE(st.message().find("4096"), std::string::npos) << st.ToString();
     }
+    // A longer key is refused by the reading calls too, naming the limit (not a malformed
+    // message from the master).
+    std::vector<std::byte> buf(kBlock);
+    const std::string longer(4097, 'y');
+    for (Status st : {s.store->client(0).Get(longer, buf).status(),
+                      s.store->client(0).Exists(longer), s.store->client(0).Remove(longer)}) {
+      EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.ToString();
+      EXPECT_NE(st.message().find("limit of 4096 bytes"), std::string::npos) << st.ToString();
+    }
     Fill(s, "fill/");
     for (size_t i = 0; i < keys.size(); ++i) {
       EXPECT_EQ(std::count(spilled.begin(), spilled.end(), keys[i]), 1) << "key " << i;

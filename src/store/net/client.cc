@@ -178,6 +178,9 @@ void StoreClient::EndOrRevoke(std::span<const std::string> keys, std::span<const
 
 Result<std::vector<uint8_t>> StoreClient::BatchExists(std::span<const std::string> keys) {
   if (keys.size() > kMaxBatchKeys) return InvalidArgument("batch exists: too many keys");
+  if (std::string why = LongKeyProblem(keys); !why.empty()) {
+    return InvalidArgument("exists: " + why);
+  }
   KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
   auto reply = Call(StoreMsg::kExists, Encode(req), Start());
   if (!reply.ok()) return reply.status();
@@ -196,6 +199,9 @@ Status StoreClient::Exists(const std::string& key) {
 std::vector<Status> StoreClient::BatchRemove(std::span<const std::string> keys) {
   if (keys.size() > kMaxBatchKeys) {
     return std::vector<Status>(keys.size(), InvalidArgument("batch remove: too many keys"));
+  }
+  if (std::string why = LongKeyProblem(keys); !why.empty()) {
+    return std::vector<Status>(keys.size(), InvalidArgument("remove: " + why));
   }
   return KeysCall(StoreMsg::kRemove, keys, Start());
 }

@@ -82,7 +82,8 @@ po::options_description Faults(RawOptions* raw) {
       "rank 0 writes every rank's UCX worker address here after the bootstrap (hex, a line per "
       "rank), for tools that attach to a running job; frames without the job token are refused")(
       "fault.kill", po::value<std::string>(&raw->fault_kill)->value_name("RANK@TIME"),
-      "test hook: rank RANK kills itself (SIGKILL) TIME of wall time after the replay starts")(
+      "test hook: rank RANK kills itself (SIGKILL) TIME of wall time after the replay starts; "
+      "RANK@mpi_init: just before MPI_Init, RANK@bootstrap: just before the bootstrap exchange")(
       "fault.stop", po::value<std::string>(&raw->fault_stop)->value_name("RANK@TIME"),
       "test hook: rank RANK stops itself (SIGSTOP) TIME of wall time after the replay starts");
   return d;
@@ -261,7 +262,8 @@ Status SsdOptions(const RawOptions& raw, JobOptions* o) {
   return Status::Ok();
 }
 
-// "RANK@TIME", e.g. "2@8s": rank 2, 8 s after the replay starts.
+// "RANK@TIME", e.g. "2@8s": rank 2, 8 s after the replay starts; fault.kill also takes
+// "RANK@mpi_init" and "RANK@bootstrap".
 Status FaultSpecOption(const char* name, const std::string& value, FaultSpec* out) {
   if (value.empty()) return Status::Ok();
   const size_t at = value.find('@');
@@ -273,7 +275,12 @@ Status FaultSpecOption(const char* name, const std::string& value, FaultSpec* ou
                            "rank 0, cannot be the target)");
   }
   out->rank = static_cast<int>(rank);
-  return DurationOption(name, value.substr(at + 1), Nanos(0), Nanos(86'400'000'000'000), &out->at);
+  const std::string when = value.substr(at + 1);
+  if (std::string(name) == "fault.kill" && (when == "mpi_init" || when == "bootstrap")) {
+    out->point = when == "mpi_init" ? FaultPoint::kBeforeMpiInit : FaultPoint::kBootstrapExchange;
+    return Status::Ok();
+  }
+  return DurationOption(name, when, Nanos(0), Nanos(86'400'000'000'000), &out->at);
 }
 
 Status FailureOptions(const RawOptions& raw, JobOptions* o) {

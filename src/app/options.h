@@ -23,10 +23,14 @@ namespace mooncake::app {
 // that processes outside the job attach to (docs/CLIENT.md) until it is told to stop.
 enum class JobMode { kServe, kCheck, kStore };
 
-// fault.kill / fault.stop: rank `rank` signals itself `at` (wall time) after the replay starts.
+// fault.kill / fault.stop: rank `rank` signals itself `at` (wall time) after the replay starts;
+// fault.kill can also strike during the bootstrap (docs/FAULTS.md), before MPI_Init or just
+// before the bootstrap exchange.
+enum class FaultPoint { kReplay, kBeforeMpiInit, kBootstrapExchange };
 struct FaultSpec {
   int rank = -1;  // -1: no fault
   Nanos at{0};
+  FaultPoint point = FaultPoint::kReplay;
 };
 
 struct JobOptions {

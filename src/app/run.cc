@@ -1,6 +1,7 @@
 #include "app/run.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -207,6 +208,11 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   AlignedBuffer buffer;
   auto exported = RegisterBuffer(options, role, mpi, transport, &buffer);
   transport::Rpc rpc(transport);
+  if (options.fault_kill.point == FaultPoint::kBootstrapExchange &&
+      options.fault_kill.rank == mpi.rank()) {
+    std::fflush(nullptr);
+    std::raise(SIGKILL);  // test hook: this rank dies just before the bootstrap exchange
+  }
   auto peers = Bootstrap(mpi, transport, &rpc, role, exported, options.address_file);
   if (!peers.ok()) {
     log::Error("bootstrap failed: {}", peers.status().ToString());
@@ -260,6 +266,11 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
       }
       return Finish(options, launcher_rank, 2);
     }
+  }
+  if (options.fault_kill.point == FaultPoint::kBeforeMpiInit &&
+      options.fault_kill.rank == LauncherRank()) {
+    std::fflush(nullptr);
+    std::raise(SIGKILL);  // test hook: this rank dies before MPI is up
   }
   auto mpi_or = cluster::MpiSession::Init(argc, argv);
   if (!mpi_or.ok()) {

@@ -134,7 +134,7 @@ pid_t ForkResumeWatchdog(Nanos after) {
 void ArmFaults(const JobOptions& o, int rank) {
   for (const auto& [spec, sig] :
        {std::pair{o.fault_kill, SIGKILL}, std::pair{o.fault_stop, SIGSTOP}}) {
-    if (spec.rank != rank) continue;
+    if (spec.rank != rank || spec.point != FaultPoint::kReplay) continue;
     const Nanos at = spec.at;
     const int signal = sig;
     const Nanos resume_after = 5 * o.failure_timeout;

@@ -58,7 +58,7 @@ Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::MpiSessio
   auto role = c->role == StoreRole::kMaster  ? cluster::Role::kConductor
               : c->role == StoreRole::kStore ? cluster::Role::kStore
                                              : cluster::Role::kPrefill;
-  auto peers = app::Bootstrap(mpi, *c->transport, c->rpc.get(), role, exported);
+  auto peers = app::Bootstrap(mpi, *c->transport, c->rpc.get(), role, exported, o.phase_timeout);
   if (!peers.ok()) return peers.status();
   std::vector<std::vector<transport::RemoteDescriptor>> regions;
   std::vector<int> store_ranks;

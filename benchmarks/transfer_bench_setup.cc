@@ -86,7 +86,8 @@ Result<Connected> ConnectUcx(const cluster::MpiSession& mpi, const transport::Uc
     if (!r.ok()) return r.status();
     c.local.push_back(*r);
   }
-  auto peers = app::Bootstrap(mpi, *c.transport, nullptr, cluster::Role::kStore, c.local);
+  auto peers = app::Bootstrap(mpi, *c.transport, nullptr, cluster::Role::kStore, c.local,
+                              app::kToolBootstrapTimeout);
   if (!peers.ok()) return peers.status();
   for (auto& p : *peers) c.remote.push_back(std::move(p.regions));
   return c;

@@ -79,7 +79,7 @@ Status WriteAddressFile(const std::string& path, const std::vector<std::vector<s
 Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
                                         transport::Rpc* rpc, cluster::Role my_role,
                                         const std::vector<transport::MemoryRegion>& exported,
-                                        const std::string& address_file) {
+                                        Nanos timeout, const std::string& address_file) {
   PeerInfo mine;
   mine.role = my_role;
   mine.host = mpi.hostname();
@@ -89,7 +89,10 @@ Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transpor
     if (!d.ok()) return d.status();
     mine.regions.push_back(std::move(*d));
   }
-  auto all = mpi.AllGather(EncodePeerRecord(mine, t.LocalAddress()));
+  auto gathered =
+      mpi.AllGather(EncodePeerRecord(mine, t.LocalAddress()), "bootstrap exchange", timeout);
+  if (!gathered.ok()) return gathered.status();
+  const auto& all = *gathered;
   std::vector<PeerInfo> peers(all.size());
   std::vector<std::vector<std::byte>> addresses(all.size());
   for (size_t r = 0; r < all.size(); ++r) {

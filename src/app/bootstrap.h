@@ -14,6 +14,9 @@
 
 namespace mooncake::app {
 
+// The bootstrap's deadline in tools that have no job.phase_timeout (its default).
+constexpr Nanos kToolBootstrapTimeout = std::chrono::seconds(60);
+
 struct PeerInfo {
   cluster::Role role = cluster::Role::kConductor;
   std::string host;
@@ -27,12 +30,13 @@ Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
                                   std::vector<std::byte>* address);
 
 // Collective: every rank must call it. Returns all ranks' records (index = rank); `rpc` (if any:
-// a tool without RPC passes nullptr) has the job token before any endpoint exists. With
-// `address_file`, rank 0 writes every rank's worker address there (hex, one line per rank) for
-// tools that attach to a running job.
+// a tool without RPC passes nullptr) has the job token before any endpoint exists. The exchange
+// fails with Timeout (naming, on rank 0, the ranks that never came) when it has not completed
+// within `timeout`. With `address_file`, rank 0 writes every rank's worker address there (hex,
+// one line per rank) for tools that attach to a running job.
 Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
                                         transport::Rpc* rpc, cluster::Role my_role,
                                         const std::vector<transport::MemoryRegion>& exported,
-                                        const std::string& address_file = "");
+                                        Nanos timeout, const std::string& address_file = "");
 
 }  // namespace mooncake::app

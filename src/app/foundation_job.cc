@@ -282,9 +282,9 @@ int RunFoundationJob(JobContext& ctx) {
   for (const auto& p : paths) report.paths += (report.paths.empty() ? "" : "; ") + p;
 
   auto barrier = [&](const char* phase) {
-    Status s = ctx.mpi.Barrier(ctx.options.phase_timeout);
+    Status s = ctx.mpi.Barrier(ctx.options.phase_timeout, phase);
     if (!s.ok()) {
-      log::Error("phase '{}': {}", phase, s.ToString());
+      log::Error("{}", s.ToString());
       ctx.mpi.Abort(3);
     }
   };
@@ -310,7 +310,12 @@ int RunFoundationJob(JobContext& ctx) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!stop) report.Fail(Timeout("no stop message from the conductor"));
   }
-  auto gathered = ctx.mpi.Gather(report.Encode(), 0);
+  auto reported = ctx.mpi.Gather(report.Encode(), 0, "reports", ctx.options.phase_timeout);
+  if (!reported.ok()) {
+    log::Error("{}", reported.status().ToString());
+    ctx.mpi.Abort(3);
+  }
+  const auto& gathered = *reported;
   if (ctx.rank() != 0) return report.errors == 0 && report.checksum_failures == 0 ? 0 : 1;
   std::vector<RankReport> reports(gathered.size());
   for (size_t r = 0; r < gathered.size(); ++r) {

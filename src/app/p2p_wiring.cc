@@ -163,7 +163,7 @@ int RunP2p(int argc, char** argv) {
   rpc.set_spin_budget(Nanos(0));
   auto command = std::make_unique<p2p::P2pCommand>(o.command, transport, rpc);
   const cluster::Role role = mpi.rank() == 0 ? cluster::Role::kConductor : cluster::Role::kStore;
-  auto peers = Bootstrap(mpi, transport, &rpc, role, {});
+  auto peers = Bootstrap(mpi, transport, &rpc, role, {}, kToolBootstrapTimeout);
   if (!peers.ok()) {
     std::cerr << "mooncake p2p: bootstrap failed: " << peers.status().ToString() << "\n";
     mpi.Abort(1);

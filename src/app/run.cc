@@ -7,10 +7,12 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "app/bootstrap.h"
+#include "app/bootstrap_deadline.h"
 #include "app/foundation_job.h"
 #include "app/job_context.h"
 #include "app/serve_job.h"
@@ -99,9 +101,13 @@ bool LoadWorkloadEarly(const JobOptions& options, serve::Workload* workload) {
 }
 
 // --dry-run: the role table with every rank's host, then exit 0.
-int DryRun(const cluster::MpiSession& mpi, const cluster::RoleTable& roles) {
+int DryRun(const JobOptions& options, const cluster::MpiSession& mpi,
+           const cluster::RoleTable& roles) {
   std::string host = mpi.hostname();
-  auto all = mpi.AllGather(std::as_bytes(std::span<const char>(host.data(), host.size())));
+  auto all =
+      OrEndBootstrap(mpi.AllGather(std::as_bytes(std::span<const char>(host.data(), host.size())),
+                                   "role table (dry run)", options.phase_timeout),
+                     options, mpi);
   if (mpi.rank() == 0) {
     std::vector<std::string> hosts;
     for (auto& h : all) hosts.emplace_back(reinterpret_cast<const char*>(h.data()), h.size());
@@ -159,8 +165,10 @@ void PrintJobTable(const JobOptions& options, const cluster::MpiSession& mpi,
                    const std::vector<PeerInfo>& peers) {
   std::string to_zero = transport.DescribePath(Rank{0});
   if (mpi.rank() == 0 && mpi.size() > 1) to_zero = transport.DescribePath(Rank{1});
-  auto all_paths =
-      mpi.AllGather(std::as_bytes(std::span<const char>(to_zero.data(), to_zero.size())));
+  auto all_paths = OrEndBootstrap(
+      mpi.AllGather(std::as_bytes(std::span<const char>(to_zero.data(), to_zero.size())),
+                    "role table", options.phase_timeout),
+      options, mpi);
   if (mpi.rank() != 0) return;
   std::vector<std::string> hosts, paths;
   for (const auto& p : peers) hosts.push_back(p.host);
@@ -174,11 +182,11 @@ void PrintJobTable(const JobOptions& options, const cluster::MpiSession& mpi,
 // barrier.
 void Shutdown(const JobOptions& options, const cluster::MpiSession& mpi,
               transport::Transport& transport, transport::Rpc& rpc) {
-  Status s = mpi.Barrier(options.phase_timeout);
-  if (!s.ok()) log::Error("final barrier: {}", s.ToString());
+  Status s = mpi.Barrier(options.phase_timeout, "final barrier");
+  if (!s.ok()) log::Error("{}", s.ToString());
   transport.BeginShutdown();
-  s = mpi.Barrier(options.phase_timeout);
-  if (!s.ok()) log::Error("shutdown barrier: {}", s.ToString());
+  s = mpi.Barrier(options.phase_timeout, "shutdown barrier");
+  if (!s.ok()) log::Error("{}", s.ToString());
   rpc.Stop();
   Status closed = transport.Close(options.rpc_timeout);
   if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
@@ -213,11 +221,9 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
     std::fflush(nullptr);
     std::raise(SIGKILL);  // test hook: this rank dies just before the bootstrap exchange
   }
-  auto peers = Bootstrap(mpi, transport, &rpc, role, exported, options.address_file);
-  if (!peers.ok()) {
-    log::Error("bootstrap failed: {}", peers.status().ToString());
-    mpi.Abort(1);
-  }
+  auto peers =
+      Bootstrap(mpi, transport, &rpc, role, exported, options.phase_timeout, options.address_file);
+  if (!peers.ok()) EndBootstrap(options, &mpi, mpi.rank(), peers.status());
   PrintJobTable(options, mpi, roles, transport, *peers);
   JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
   if (options.mode == JobMode::kStore) {
@@ -272,7 +278,12 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
     std::fflush(nullptr);
     std::raise(SIGKILL);  // test hook: this rank dies before MPI is up
   }
-  auto mpi_or = cluster::MpiSession::Init(argc, argv);
+  if (LauncherRank() >= 0) log::SetTag("r" + std::to_string(LauncherRank()));
+  // MPI_Init waits for every rank's startup information without a deadline: bounded here.
+  std::optional<Result<std::unique_ptr<cluster::MpiSession>>> init;
+  WithDeadline("MPI_Init", options.phase_timeout, options, launcher_rank,
+               [&] { init.emplace(cluster::MpiSession::Init(argc, argv)); });
+  auto& mpi_or = *init;
   if (!mpi_or.ok()) {
     std::cerr << "mooncake: " << mpi_or.status().ToString() << "\n";
     return Finish(options, launcher_rank, 1);
@@ -285,7 +296,7 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   }
   const Role role = roles_or->role(mpi.rank());
   log::SetTag("r" + std::to_string(mpi.rank()) + " " + std::string(cluster::RoleName(role)));
-  if (options.dry_run) return Finish(options, mpi.rank(), DryRun(mpi, *roles_or));
+  if (options.dry_run) return Finish(options, mpi.rank(), DryRun(options, mpi, *roles_or));
   bool peers_lost = false;
   const int code =
       Finish(options, mpi.rank(), RunOnRanks(options, workload, mpi, *roles_or, &peers_lost));

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "app/bootstrap_deadline.h"
 #include "app/memory_bounds.h"
 #include "app/run_folder.h"
 #include "app/store_rank.h"
@@ -46,11 +47,7 @@ void AbortUnlessOk(JobContext& ctx, const Status& s, int code) {
 }
 
 void Barrier(JobContext& ctx, const char* phase) {
-  Status s = ctx.mpi.Barrier(ctx.options.phase_timeout);
-  if (!s.ok()) {
-    log::Error("phase '{}': {}", phase, s.ToString());
-    ctx.mpi.Abort(3);
-  }
+  OrEndBootstrap(ctx.mpi.Barrier(ctx.options.phase_timeout, phase), ctx.options, ctx.mpi);
 }
 
 serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workload& workload) {
@@ -88,7 +85,7 @@ void StartNode(JobContext& ctx, serve::ServeNode& node, const std::string& run_d
   Barrier(ctx, "clocks synchronised");
   // Bootstrap is over: leave MPI so that a rank loss from here on ends only that rank
   // (MpiSession::Leave says why). Fail-stop jobs stay, so the launcher ends them all.
-  if (ctx.options.survive_rank_loss) ctx.mpi.Leave();
+  if (ctx.options.survive_rank_loss) LeaveMpi(ctx.options, ctx.mpi);
 }
 
 void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "app/bootstrap_deadline.h"
 #include "app/run_folder.h"
 #include "common/log.h"
 #include "common/units.h"
@@ -25,7 +26,10 @@ std::string CollectiveRunDir(JobContext& ctx) {
     auto folder = RunFolder::Create(ctx.options.out_dir);
     mine = folder.ok() ? folder->path() : ctx.options.out_dir;
   }
-  auto all = ctx.mpi.AllGather(std::as_bytes(std::span<const char>(mine.data(), mine.size())));
+  auto all = OrEndBootstrap(
+      ctx.mpi.AllGather(std::as_bytes(std::span<const char>(mine.data(), mine.size())),
+                        "run folder", ctx.options.phase_timeout),
+      ctx.options, ctx.mpi);
   return std::string(reinterpret_cast<const char*>(all[0].data()), all[0].size());
 }
 
@@ -83,7 +87,9 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
 void CollectiveAdmitRecovered(JobContext& ctx, SsdJob& job) {
   std::vector<std::byte> mine;
   if (job.tier) mine = store::Encode(store::ToRecoveredBlocks(job.recovery));
-  auto all = ctx.mpi.Gather(mine, 0);
+  auto all =
+      OrEndBootstrap(ctx.mpi.Gather(mine, 0, "SSD recovery reports", ctx.options.phase_timeout),
+                     ctx.options, ctx.mpi);
   if (ctx.rank() != 0 || !job.coordinator) return;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].empty()) continue;

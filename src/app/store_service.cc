@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "app/bootstrap_deadline.h"
 #include "app/serve_job.h"
 #include "app/store_rank.h"
 #include "client/connection_file.h"
@@ -229,8 +230,10 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     log::Error("{}", listener.status().ToString());
     ctx.mpi.Abort(listener.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
   }
-  auto gathered = ctx.mpi.Gather(WireEncode(*listener), 0);
-  if (ctx.mpi.Barrier(o.phase_timeout).ok() && o.store_ssd) CollectiveAdmitRecovered(ctx, ssd);
+  auto gathered = OrEndBootstrap(
+      ctx.mpi.Gather(WireEncode(*listener), 0, "client listeners", o.phase_timeout), o, ctx.mpi);
+  OrEndBootstrap(ctx.mpi.Barrier(o.phase_timeout, "store service ready"), o, ctx.mpi);
+  if (o.store_ssd) CollectiveAdmitRecovered(ctx, ssd);
   if (ctx.rank() == 0) {
     std::vector<ListenerRecord> listeners;
     for (const auto& bytes : gathered) {
@@ -243,7 +246,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
       ctx.mpi.Abort(1);
     }
   }
-  if (o.survive_rank_loss) ctx.mpi.Leave();
+  if (o.survive_rank_loss) LeaveMpi(o, ctx.mpi);
   if (ctx.rank() == 0) {
     std::printf(
         "store service: %d store ranks x %s DRAM%s, %u replica(s) by default\n"

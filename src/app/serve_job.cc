@@ -145,26 +145,6 @@ void ArmFaults(const JobOptions& o, int rank) {
   }
 }
 
-// One line at start when a rank loss would end the job: plain mpirun is fail-stop.
-void PrintSurvivalHint(const JobOptions& o) {
-  if (!o.survive_rank_loss) return;
-  const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
-  if (recovery != nullptr && std::string(recovery) == "1") return;
-  if (std::getenv("SLURM_STEP_ID") != nullptr && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
-    // srun does not tell its tasks --kill-on-bad-exit; slurm/mooncake.slurm exports
-    // SLURM_KILL_ON_BAD_EXIT=0 beside it (srun reads the variable as the same setting).
-    const char* kill_on_bad_exit = std::getenv("SLURM_KILL_ON_BAD_EXIT");
-    if (kill_on_bad_exit != nullptr && std::string(kill_on_bad_exit) == "0") return;
-    std::printf(
-        "note: to survive a rank loss under srun, pass --kill-on-bad-exit=0 (slurm/mooncake.slurm "
-        "does)\n");
-  } else {
-    std::printf(
-        "note: mpirun ends the whole job when one rank dies; to survive a rank loss launch with "
-        "launch/mooncake-mpirun or add --mca orte_enable_recovery 1\n");
-  }
-}
-
 // run.json (what produced the folder) and, with job.plots, the plots (requests.csv is complete).
 void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
   if (run_dir.empty()) return;
@@ -210,6 +190,25 @@ serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
                           ctx.roles.RanksOf(Role::kDecode)};
   return serve::ServeNodeDeps{ctx.transport, ctx.rpc, std::move(peers), std::move(*topology),
                               std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)};
+}
+
+void PrintSurvivalHint(const JobOptions& o) {
+  if (!o.survive_rank_loss) return;
+  const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
+  if (recovery != nullptr && std::string(recovery) == "1") return;
+  if (std::getenv("SLURM_STEP_ID") != nullptr && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
+    // srun does not tell its tasks --kill-on-bad-exit; slurm/mooncake.slurm exports
+    // SLURM_KILL_ON_BAD_EXIT=0 beside it (srun reads the variable as the same setting).
+    const char* kill_on_bad_exit = std::getenv("SLURM_KILL_ON_BAD_EXIT");
+    if (kill_on_bad_exit != nullptr && std::string(kill_on_bad_exit) == "0") return;
+    std::printf(
+        "note: to survive a rank loss under srun, pass --kill-on-bad-exit=0 (slurm/mooncake.slurm "
+        "does)\n");
+  } else {
+    std::printf(
+        "note: mpirun ends the whole job when one rank dies; to survive a rank loss launch with "
+        "launch/mooncake-mpirun or add --mca orte_enable_recovery 1\n");
+  }
 }
 
 serve::ServeConfig ServeConfigFrom(const JobOptions& o) {

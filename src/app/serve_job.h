@@ -20,6 +20,11 @@ serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& options);
 // job when a store rank exported no segment.
 serve::ServeNodeDeps NodeDeps(JobContext& ctx);
 
+// One line on stdout, for rank 0 at start, when a rank loss would end the job because its
+// launcher is fail-stop (plain mpirun, srun without --kill-on-bad-exit=0) although the job asks
+// to survive it (job.survive_rank_loss = on). The serving job and the store service print it.
+void PrintSurvivalHint(const JobOptions& options);
+
 // Every rank calls it (the start is collective over MPI; the end goes over the RPC, so ranks
 // that died are skipped). `workload` is only read on the conductor. Returns the process exit
 // code: 0 when every request was completed or rejected (none lost or failed) and no KV block

@@ -255,6 +255,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
         ctx.roles.count(Role::kStore), FormatBytes(o.store_dram).c_str(),
         o.store_ssd ? " + SSD tier" : "", static_cast<unsigned>(o.replicas), connect_file.c_str(),
         connect_file.c_str());
+    PrintSurvivalHint(o);
     std::fflush(stdout);
   }
   WaitForStop(ctx, node, stop_asked);

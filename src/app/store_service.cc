@@ -212,6 +212,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   setup.master.master.lease = o.store_lease;
   setup.master.master.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
   setup.master.master.put_timeout = o.store_put_timeout;
+  setup.master.master.suspect_for = 2 * o.failure_timeout;  // a dead rank is declared by then
   serve::ServeNode node(
       ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,
       NodeDeps(ctx), config, cost, layout, setup);

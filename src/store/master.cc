@@ -57,10 +57,11 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
   o.soft_pin = cfg.soft_pin;
   o.hard_pin = cfg.hard_pin;
   o.target_replicas = cfg.replicas;
-  // After a rank died, fewer ranks may be left than the put asks for: place what fits.
-  const size_t want = std::min<size_t>(cfg.replicas, segments_.size());
-  Status last;  // the last allocation failure; the message is built only when one fails
+  // After a rank died (or while one is suspected), fewer ranks may be left than the put asks
+  // for: place what fits.
   Candidates(cfg, &candidates_);
+  const size_t want = std::min<size_t>(cfg.replicas, candidates_.size());
+  Status last;  // the last allocation failure; the message is built only when one fails
   for (Rank rank : candidates_) {
     if (o.replicas.size() == want) break;
     auto a = AllocateOn(rank, segments_.at(rank), size);

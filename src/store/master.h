@@ -50,6 +50,10 @@ struct MasterConfig {
   // The app seeds it with the wall clock in nanoseconds (a restart epoch), so a restart's puts
   // outrank blocks and tombstones of earlier runs even before recovery reports arrive.
   uint64_t first_version = 1;
+  // How long a rank that a client reported failing (MarkSuspect) gets no new replicas: long
+  // enough for the failure detector to declare a dead rank dead (the wiring sets twice
+  // cluster.failure_timeout), short enough that a falsely suspected rank is soon used again.
+  Nanos suspect_for = std::chrono::seconds(20);
 };
 
 // A remove of an object that had (or was writing) an SSD copy: the store rank `rank` must
@@ -100,6 +104,13 @@ class MetadataMaster {
   Status AddSegment(Rank rank, uint64_t capacity);
   // `lost` (optional) receives the keys of visible objects left with no replica at all.
   Status RemoveSegment(Rank rank, std::vector<std::string>* lost = nullptr);
+
+  // A client found `rank` failing (a write to it failed with PeerFailure) before the failure
+  // detector declared it dead: for `suspect_for`, puts and re-replication place no replica
+  // there while any unsuspected rank is left, so a put retried at once lands elsewhere.
+  // RemoveSegment clears the mark. Returns whether the rank was not suspected already; NotFound
+  // when `rank` has no segment.
+  Result<bool> MarkSuspect(Rank rank);
 
   // Re-replication after a rank loss: up to `max_orders` visible objects holding fewer DRAM
   // replicas than their put asked for get a region reserved on another live rank (within
@@ -213,7 +224,8 @@ class MetadataMaster {
   void Grant(Object& o);
   ObjectView View(const Object& o) const;
   // Preferred ranks, then the others emptiest first; among equally empty ones, the rank that
-  // evicted least recently first (see the .cc). Fills `candidates` (its old contents go; a
+  // evicted least recently first (see the .cc). Suspected ranks (MarkSuspect) are left out
+  // unless every rank is suspected. Fills `candidates` (its old contents go; a
   // reused vector saves an allocation per put).
   void Candidates(const ReplicateConfig& cfg, std::vector<Rank>* candidates) const;
   Result<Allocation> AllocateOn(Rank rank, Segment& seg, uint64_t size);
@@ -232,6 +244,7 @@ class MetadataMaster {
   EvictionSink* sink_;
   std::unordered_map<std::string, Object> objects_;
   std::map<Rank, Segment> segments_;
+  std::map<Rank, Nanos> suspect_until_;  // MarkSuspect: no new replicas there until then
   std::deque<std::pair<Nanos, std::pair<std::string, uint64_t>>> put_deadlines_;
   std::unordered_map<uint64_t, Spill> spills_;
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region

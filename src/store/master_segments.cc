@@ -20,9 +20,19 @@ Status MetadataMaster::AddSegment(Rank rank, uint64_t capacity) {
   return Status::Ok();
 }
 
+Result<bool> MetadataMaster::MarkSuspect(Rank rank) {
+  if (segments_.count(rank) == 0) return NotFound(RankName(rank) + " has no segment");
+  const Nanos now = clock_.Now();
+  Nanos& until = suspect_until_[rank];
+  const bool fresh = until <= now;
+  until = now + cfg_.suspect_for;
+  return fresh;
+}
+
 Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) {
   auto seg = segments_.find(rank);
   if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
+  suspect_until_.erase(rank);
   std::vector<std::string> affected;
   for (auto& [key, o] : objects_) {
     for (const Replica& r : o.replicas) {
@@ -180,6 +190,17 @@ void MetadataMaster::Candidates(const ReplicateConfig& cfg, std::vector<Rank>* c
     }
     return sa.evicted_at < sb.evicted_at;
   });
+  // A rank a client found failing gets nothing new while another rank can take it: a put
+  // retried after a failed write must not be sent back to the dead rank (the emptiest one, as
+  // it takes nothing new) for the whole failure timeout.
+  const Nanos now = clock_.Now();
+  auto suspected = [&](Rank r) {
+    auto it = suspect_until_.find(r);
+    return it != suspect_until_.end() && it->second > now;
+  };
+  if (!suspect_until_.empty() && !std::all_of(out.begin(), out.end(), suspected)) {
+    out.erase(std::remove_if(out.begin(), out.end(), suspected), out.end());
+  }
 }
 
 Result<Allocation> MetadataMaster::AllocateOn(Rank rank, Segment& seg, uint64_t size) {

@@ -1,6 +1,8 @@
 // StoreClient: common plumbing, put, exists and remove (get is in client_get.cc).
 #include "store/net/client.h"
 
+#include <algorithm>
+
 namespace mooncake::store {
 
 StoreClient::StoreClient(transport::Transport& transport, transport::Rpc& rpc, Rank master,
@@ -90,6 +92,43 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
     }
     return refused;
   }
+  std::vector<char> retry;
+  std::vector<Rank> failing;
+  std::vector<Status> out = PutOnce(keys, values, cfg, d, &retry, &failing);
+  // Keys whose store rank failed their write go again, to the other ranks: until the failure
+  // detector declares a dead rank dead, the master would otherwise keep choosing it (the
+  // emptiest rank, as it takes nothing new) and every put would fail for the failure timeout.
+  for (int attempt = 2; attempt <= kPutAttempts && !failing.empty(); ++attempt) {
+    if (d.Remaining(clock_) <= Nanos(0)) break;
+    SuspectRanksRequest suspects{failing};
+    (void)Call(StoreMsg::kSuspectRanks, Encode(suspects), d);  // best effort: the retry matters
+    std::vector<size_t> again;
+    std::vector<std::string> again_keys;
+    std::vector<std::span<const std::byte>> again_values;
+    for (size_t i = 0; i < n; ++i) {
+      if (!retry[i]) continue;
+      again.push_back(i);
+      again_keys.push_back(keys[i]);
+      again_values.push_back(values[i]);
+    }
+    failing.clear();
+    std::vector<Status> second = PutOnce(again_keys, again_values, cfg, d, &retry, &failing);
+    std::vector<char> next(n, 0);
+    for (size_t k = 0; k < again.size(); ++k) {
+      out[again[k]] = second[k];
+      next[again[k]] = retry[k];
+    }
+    retry = std::move(next);
+  }
+  return out;
+}
+
+std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
+                                         std::span<const std::span<const std::byte>> values,
+                                         const ReplicateConfig& cfg, const Deadline& d,
+                                         std::vector<char>* retry, std::vector<Rank>* failing) {
+  const size_t n = keys.size();
+  retry->assign(n, 0);
   PutStartRequest start{cfg, std::vector<std::string>(keys.begin(), keys.end()), {}};
   for (const auto& v : values) start.sizes.push_back(v.size());
   auto reply = Call(StoreMsg::kPutStart, Encode(start), d);
@@ -97,7 +136,6 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
   Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
   if (s.ok() && resp.entries.size() != n) s = ProtocolError("put-start answer has wrong length");
   if (!s.ok()) return std::vector<Status>(n, s);
-
   // Every replica of every started key becomes one WRITE; owner[j] is request j's key.
   std::vector<Status> out(n);
   std::vector<transport::TransferRequest> writes;
@@ -138,6 +176,13 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
     if (!per[j].ok() && out[owner[j]].ok()) {
       out[owner[j]] = per[j].WithContext("writing '" + keys[owner[j]] + "' to store rank " +
                                          std::to_string(writes[j].peer.value));
+      if (per[j].code() == ErrorCode::kPeerFailure) {
+        (*retry)[owner[j]] = 1;
+        const Rank peer = writes[j].peer;
+        if (std::find(failing->begin(), failing->end(), peer) == failing->end()) {
+          failing->push_back(peer);
+        }
+      }
     }
   }
   EndOrRevoke(keys, sums, resp, d, &out);

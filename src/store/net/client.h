@@ -4,7 +4,10 @@
 //
 // - Put: PutStart (the master allocates `replicas` regions on distinct store ranks) -> one-sided
 //   WRITE of the value to every replica -> PutEnd(XXH3 checksum) makes it visible. A failed write
-//   revokes the put (PutRevoke) and returns the write's error.
+//   revokes the put (PutRevoke). When the write failed because its store rank failed
+//   (PeerFailure: a rank that died and is not yet declared dead), the client tells the master
+//   (kSuspectRanks: it then places nothing new there) and places the put again, up to
+//   kPutAttempts times within the call's deadline; otherwise it returns the write's error.
 // - Get: the master answers size, checksum, replicas and a lease; the client READs the first DRAM
 //   replica straight into `out`, verifies the checksum (unless verify_checksum is off), and on a
 //   failed read or a checksum mismatch tries the next replica. A read that ends after the lease
@@ -45,6 +48,9 @@
 #include "transport/transport.h"
 
 namespace mooncake::store {
+
+// Placements a put tries when its store rank fails its write (see Put above).
+inline constexpr int kPutAttempts = 3;
 
 struct StoreClientConfig {
   Nanos timeout = std::chrono::seconds(10);  // deadline of every call
@@ -142,6 +148,13 @@ class StoreClient {
   void ReadSsdInReply(const SsdGet& g, const SsdPiece& piece);
   // Imports store rank `rank`'s staging region (once per region) and returns its address range.
   Result<std::pair<uint64_t, uint64_t>> ImportStaging(Rank rank, std::span<const std::byte> desc);
+  // One attempt at putting `keys`: PutStart, the writes, then PutEnd or PutRevoke. Keys that
+  // failed only because a store rank failed their write get (*retry)[i] = 1, and that rank goes
+  // into `*failing`: revoked, they may be placed again. Defined in client.cc.
+  std::vector<Status> PutOnce(std::span<const std::string> keys,
+                              std::span<const std::span<const std::byte>> values,
+                              const ReplicateConfig& cfg, const Deadline& d,
+                              std::vector<char>* retry, std::vector<Rank>* failing);
   // The last step of a put: ends the keys whose writes all succeeded, revokes the others.
   void EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
                    const PutStartResponse& started, const Deadline& d, std::vector<Status>* out);

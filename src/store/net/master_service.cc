@@ -1,6 +1,7 @@
 #include "store/net/master_service.h"
 
 #include "common/log.h"
+#include "common/units.h"
 
 namespace mooncake::store {
 
@@ -34,8 +35,9 @@ void MasterService::SetEvictionSink(EvictionSink* sink) {
 }
 
 void MasterService::Start() {
-  for (StoreMsg type : {StoreMsg::kPutStart, StoreMsg::kPutEnd, StoreMsg::kPutRevoke,
-                        StoreMsg::kGet, StoreMsg::kExists, StoreMsg::kStats}) {
+  for (StoreMsg type :
+       {StoreMsg::kPutStart, StoreMsg::kPutEnd, StoreMsg::kPutRevoke, StoreMsg::kGet,
+        StoreMsg::kExists, StoreMsg::kStats, StoreMsg::kSuspectRanks}) {
     // Inline: the handlers only take the master's mutex for in-memory work (the eviction sink
     // queues and returns), so they run on the receiving thread with no dispatcher wake-up.
     rpc_.RegisterInline(static_cast<uint16_t>(type),
@@ -200,6 +202,23 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
     }
     case StoreMsg::kStats:
       return Encode(Stats());
+    case StoreMsg::kSuspectRanks: {
+      SuspectRanksRequest req;
+      MC_RETURN_IF_ERROR(Decode(request, &req));
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.requests;
+      for (Rank r : req.ranks) {
+        // Unknown ranks (already removed, or never store ranks) are ignored: nothing to avoid.
+        auto fresh = master_->MarkSuspect(r);
+        if (fresh.ok() && *fresh) {
+          log::Warn(
+              "store master: a client's write to store rank {} failed: no new replicas "
+              "there for {} (or until it is declared dead)",
+              r.value, FormatDuration(cfg_.master.suspect_for));
+        }
+      }
+      return std::vector<std::byte>{};
+    }
     case StoreMsg::kDirectory:
     case StoreMsg::kServiceStop:
       break;  // the store service's own messages (store/net/directory.h), never routed here

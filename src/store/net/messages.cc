@@ -63,6 +63,11 @@ Status PutEndRequest::Validate() const {
 
 Status KeysRequest::Validate() const { return CheckKeys(kWireName, keys); }
 
+Status SuspectRanksRequest::Validate() const {
+  if (ranks.size() > kMaxBatchKeys) return Bad(kWireName, "too many ranks");
+  return Status::Ok();
+}
+
 Status StatusResponse::Validate() const { return CheckEntries(kWireName, entries); }
 
 Status PutStartResponse::Validate() const {

@@ -29,6 +29,8 @@ enum class StoreMsg : uint16_t {
   // The store service (job.mode = store) and the processes attached to it (src/client).
   kDirectory = 0x0408,    // empty request; StoreDirectory (directory.h)
   kServiceStop = 0x0409,  // empty request and answer: the store service stops in order
+  // A client's writes to these store ranks failed (PeerFailure); empty answer.
+  kSuspectRanks = 0x040a,  // SuspectRanksRequest
 };
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;
@@ -65,6 +67,17 @@ struct KeysRequest {
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.keys);
+  }
+  Status Validate() const;
+};
+
+// Store ranks a client found failing before the master declared them dead (MarkSuspect).
+struct SuspectRanksRequest {
+  static constexpr const char* kWireName = "SuspectRanksRequest";
+  std::vector<Rank> ranks;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.ranks);
   }
   Status Validate() const;
 };

@@ -98,6 +98,9 @@ void StoreSeeds() {
   stats.objects = 12;
   stats.requests = 99;
   Write(t, "stats_response", store::Encode(stats), 7);
+  store::SuspectRanksRequest suspects;
+  suspects.ranks = {Rank{1}, Rank{3}};
+  Write(t, "suspect_ranks_request", store::Encode(suspects), 8);
 }
 
 void SsdSeeds() {

@@ -18,7 +18,7 @@ void Try(std::span<const std::byte> in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   auto in = fuzz::AsBytes(data + 1, size - 1);
-  switch (data[0] % 8) {
+  switch (data[0] % 9) {
     case 0:
       Try<PutStartRequest>(in);
       break;
@@ -40,8 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 6:
       Try<ExistsResponse>(in);
       break;
-    default:
+    case 7:
       Try<StatsResponse>(in);
+      break;
+    default:
+      Try<SuspectRanksRequest>(in);
       break;
   }
   return 0;

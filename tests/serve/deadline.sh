@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --job.deadline ends the replay at the deadline, not after the whole trace was dispatched: the
-# default 300-request workload (about 30 s of wall time) with a 3 s deadline ends within 15 s,
+# default 300-request workload (about 30 s of wall time) with a 3 s deadline ends within 20 s,
 # exits 1, reports the unfinished requests as lost by id, and summary.json counts them.
 # Usage: deadline.sh MOONCAKE MPIRUN [mpirun args...]
 set -u
@@ -15,7 +15,9 @@ elapsed=$(($(date +%s) - start))
 echo "$out" | grep -E "requests +total|LOST|result"
 fail() { echo "FAIL: $*"; exit 1; }
 [[ $code -eq 1 ]] || fail "exit status $code, expected 1 (requests were lost)"
-[[ $elapsed -le 15 ]] || fail "the job took ${elapsed} s with a 3 s deadline"
+# 20 s: the deadline, the job's start and stop (MPI, UCX, the summary), and a sanitizer build on a
+# loaded 2-core machine (16 s seen); the whole trace would take 30 s and more.
+[[ $elapsed -le 20 ]] || fail "the job took ${elapsed} s with a 3 s deadline"
 grep -qE "LOST +[1-9][0-9]* requests lost \(not finished by the deadline\): [0-9]+, " <<<"$out" ||
   fail "no LOST line naming the lost requests by id"
 lost=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['requests']['lost'])" \

@@ -37,8 +37,12 @@ class EvictionSink {
   // Called on the master's thread while it evicts. Return true to take the replica (spill it):
   // the master then hides it from gets but keeps its DRAM region reserved, so the bytes stay
   // intact until MetadataMaster::CompleteSpill(ticket, ...) is called (from the master's thread).
-  // Return false to drop it: the region is freed at once. Must not call back into the master.
+  // Return false to decline it: the region is freed at once, unless this is the object's last
+  // copy and the master keeps such objects (WhenFull::kKeep). Must not call back into the master.
   virtual bool OnEvict(const EvictedReplica& replica) = 0;
+  // Why OnEvict declines blocks of `rank` now ("the SSD tier of store rank 1 is full"), for the
+  // NoSpace a put gets when nothing can leave that rank's DRAM. Same thread and rules.
+  virtual std::string WhyDeclined(Rank) const { return "the second tier declines spills"; }
   // Same thread and rules. Return true to carry the promotion out (then CompletePromote must
   // follow); false releases the reserved region at once.
   virtual bool OnPromote(const PromotionOrder&) { return false; }

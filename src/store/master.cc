@@ -77,6 +77,7 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
   if (o.replicas.size() < want || want == 0) {
     EraseObject(o);
     if (last.ok()) last = NoSpace("no store rank can hold " + std::to_string(size) + " B");
+    if (last.code() == ErrorCode::kNoSpace) ++stats_.puts_refused_no_space;
     return last.WithContext("put of '" + key + "'");
   }
   o.put_id = next_put_id_++;

@@ -15,6 +15,10 @@
 //   are never evicted; soft-pinned ones only after every unpinned one. When an allocation does not
 //   fit, the rank evicts LRU replicas one at a time until it fits or nothing evictable is left; an
 //   object larger than the segment is NoSpace at once and evicts nothing.
+// - An evicted replica that is the object's last copy leaves DRAM only into the second tier (the
+//   EvictionSink takes it) unless `when_full` is kEvict (a KV cache): under kKeep an object the
+//   sink declines, or whose spill fails, stays in DRAM, and a put that then finds no room gets
+//   NoSpace naming the rank and why nothing could leave it.
 //
 // Thread: not thread-safe; the owner serialises calls (the RPC service holds one mutex).
 #pragma once
@@ -37,6 +41,13 @@
 
 namespace mooncake::store {
 
+// What happens to an object's last copy when DRAM needs its room and the second tier cannot take
+// it (no tier, its spill queue is full, the disk is full, the write failed).
+enum class WhenFull : uint8_t {
+  kEvict,  // a KV cache: drop it (counted in MasterStats::dropped_unspilled)
+  kKeep,   // a store: keep it in DRAM; puts that find no room get NoSpace
+};
+
 struct MasterConfig {
   Nanos lease = std::chrono::seconds(10);
   Nanos put_timeout = std::chrono::seconds(30);
@@ -45,6 +56,7 @@ struct MasterConfig {
   // Gets served from an SSD replica (no DRAM copy) before the object is promoted back to DRAM
   // on the rank holding the SSD copy; 0 never promotes. Needs a sink that takes promotions.
   uint32_t promote_after = 0;
+  WhenFull when_full = WhenFull::kEvict;
   // The first version handed out (ObjectView::version). Versions only grow: every put takes the
   // next one, and SeedVersion() (recovery) lifts the counter above what the SSD folder holds.
   // The app seeds it with the wall clock in nanoseconds (a restart epoch), so a restart's puts
@@ -81,6 +93,13 @@ struct MasterStats {
   uint64_t objects_lost = 0;        // visible objects whose every replica was on removed ranks
   uint64_t copies_started = 0;      // re-replication orders handed out (StartCopies)
   uint64_t rereplicated = 0;        // of those, completed: a new DRAM replica is visible
+  // Visible objects gone without a Remove, by cause (objects_lost above: a rank died):
+  uint64_t dropped_unspilled = 0;  // kEvict: last copy evicted from DRAM, no durable spill
+  uint64_t dropped_by_tier = 0;    // last copy dropped by the second tier (its own LRU)
+  // kKeep: spills that failed (or the tier declined) whose bytes became a DRAM replica again
+  // (back-pressure: nothing lost, the room stays taken).
+  uint64_t spills_failed_kept = 0;
+  uint64_t puts_refused_no_space = 0;  // PutStart answered NoSpace
   uint64_t tombstones_ordered = 0;  // TombstoneOrders handed out by removes
 };
 
@@ -232,7 +251,9 @@ class MetadataMaster {
   void EnforceWatermark(Rank rank, Segment& seg);
   // Bytes of the evicted replica's region; 0 when nothing on `rank` is evictable.
   uint64_t EvictOne(Rank rank, Segment& seg);
+  // 0 when the replica stays (kKeep: the sink declined the object's last copy).
   uint64_t EvictReplica(Object& o, Rank rank, Segment& seg);
+  bool KeepsLastCopy(const Object& o) const;
   void Unlink(Object& o, Replica& r);
   void FreeReplica(Object& o, Replica& r);
   void EraseObject(Object& o);  // frees DRAM of every replica, then erases
@@ -250,7 +271,9 @@ class MetadataMaster {
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
   std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
   uint32_t removed_segments_ = 0;
-  uint64_t eviction_rounds_ = 0;            // watermark or allocation evictions, over all ranks
+  uint64_t eviction_rounds_ = 0;
+  bool kept_last_copy_ = false;  // AllocateOn: an eviction kept a last copy (names the NoSpace)  //
+                                 // watermark or allocation evictions, over all ranks
   uint64_t next_put_id_ = 1;                // the next version (MasterConfig::first_version)
   std::vector<TombstoneOrder> tombstones_;  // from Remove, until TakeTombstones
   uint64_t in_flight_now_ = 0;              // puts started and not yet visible or gone

@@ -209,6 +209,7 @@ Result<Allocation> MetadataMaster::AllocateOn(Rank rank, Segment& seg, uint64_t 
                    RankName(rank));
   }
   uint64_t deferred = 0;  // evicted bytes whose region the sink still holds
+  kept_last_copy_ = false;
   while (true) {
     auto a = seg.alloc.Allocate(size);
     if (a.ok()) return a;
@@ -217,6 +218,12 @@ Result<Allocation> MetadataMaster::AllocateOn(Rank rank, Segment& seg, uint64_t 
     }
     uint64_t before = seg.alloc.free_bytes();
     uint64_t evicted = EvictOne(rank, seg);
+    if (evicted == 0 && kept_last_copy_) {
+      return NoSpace(RankName(rank) + ": DRAM full (" + std::to_string(seg.alloc.used()) + " of " +
+                     std::to_string(seg.alloc.capacity()) + " B) and no object may leave it: " +
+                     (sink_ != nullptr ? sink_->WhyDeclined(rank) : "no second tier") +
+                     " (store.when_full = keep)");
+    }
     if (evicted == 0) return a.status().WithContext(RankName(rank));
     seg.evicted_at = ++eviction_rounds_;
     if (seg.alloc.free_bytes() == before) deferred += evicted;
@@ -237,14 +244,24 @@ void MetadataMaster::EnforceWatermark(Rank rank, Segment& seg) {
 }
 
 uint64_t MetadataMaster::EvictOne(Rank rank, Segment& seg) {
+  // Under kKeep a last copy the sink declined stays where it is and the next one is tried. The
+  // sink's bounds are per rank, so a last copy at least as large as a declined one is skipped
+  // without asking (a full tier would make every put ask once per object otherwise).
+  uint64_t declined = UINT64_MAX;
   for (LruList* list : {&seg.lru, &seg.soft_lru}) {
     for (auto it = list->rbegin(); it != list->rend(); ++it) {
       Object* o = *it;
       if (Leased(*o)) continue;  // hard-pinned and in-flight objects are never in a list
-      return EvictReplica(*o, rank, seg);
+      if (o->size >= declined && KeepsLastCopy(*o)) continue;
+      if (uint64_t n = EvictReplica(*o, rank, seg); n > 0) return n;
+      declined = std::min(declined, o->size);
     }
   }
   return 0;
+}
+
+bool MetadataMaster::KeepsLastCopy(const Object& o) const {
+  return cfg_.when_full == WhenFull::kKeep && o.replicas.size() == 1 && o.pending_spills == 0;
 }
 
 uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
@@ -252,18 +269,25 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
     return x.loc.rank == rank && x.loc.tier == Tier::kDram;
   });
   if (r == o.replicas.end()) return 0;
-  Unlink(o, *r);
-  ++stats_.evicted_replicas;
   EvictedReplica ev{next_ticket_++, o.key, o.put_id, o.size, o.checksum, r->loc};
   // An object that already has an SSD copy (a promoted one) needs no second spill.
   const bool on_ssd = std::any_of(o.replicas.begin(), o.replicas.end(),
                                   [](const Replica& x) { return x.loc.tier == Tier::kSsd; });
-  if (sink_ != nullptr && !on_ssd && sink_->OnEvict(ev)) {
+  const bool last_copy = o.replicas.size() == 1 && o.pending_spills == 0;
+  const bool taken = sink_ != nullptr && !on_ssd && sink_->OnEvict(ev);
+  if (!taken && KeepsLastCopy(o)) {
+    kept_last_copy_ = true;  // it stays in DRAM, visible, at its LRU position
+    return 0;
+  }
+  Unlink(o, *r);
+  ++stats_.evicted_replicas;
+  if (taken) {
     spills_[ev.ticket] = Spill{o.key, o.put_id, rank, r->alloc};
     ++o.pending_spills;
     ++stats_.spilled_replicas;
   } else {
     (void)seg.alloc.Free(r->alloc);
+    if (last_copy) ++stats_.dropped_unspilled;
   }
   uint64_t bytes = r->alloc.size;
   o.replicas.erase(r);
@@ -325,12 +349,27 @@ Status MetadataMaster::CompleteSpill(uint64_t ticket, std::optional<ReplicaLocat
   Spill spill = std::move(it->second);
   spills_.erase(it);
   auto seg = segments_.find(spill.rank);
-  if (seg != segments_.end()) (void)seg->second.alloc.Free(spill.alloc);
   auto o = objects_.find(spill.key);
-  if (o == objects_.end() || o->second.put_id != spill.object_id) {
-    return NotFound("object '" + spill.key + "' was removed while it spilled");
+  const bool alive = o != objects_.end() && o->second.put_id == spill.object_id;
+  if (alive && !ssd && seg != segments_.end() && cfg_.when_full == WhenFull::kKeep) {
+    // The spill failed or was declined by the tier: the bytes are still in the reserved region,
+    // which becomes a DRAM replica again (LRU front: the next eviction tries others first).
+    Object& obj = o->second;
+    --obj.pending_spills;
+    Replica r;
+    r.loc = ReplicaLocation{spill.rank, Tier::kDram, spill.alloc.offset, obj.size};
+    r.alloc = spill.alloc;
+    obj.replicas.push_back(r);
+    LinkDram(obj, obj.replicas.back());
+    ++stats_.spills_failed_kept;
+    return Status::Ok();
   }
+  if (seg != segments_.end()) (void)seg->second.alloc.Free(spill.alloc);
+  if (!alive) return NotFound("object '" + spill.key + "' was removed while it spilled");
   --o->second.pending_spills;
+  if (!ssd && o->second.replicas.empty() && o->second.pending_spills == 0) {
+    ++stats_.dropped_unspilled;
+  }
   const bool known =
       ssd &&
       std::any_of(o->second.replicas.begin(), o->second.replicas.end(), [&](const Replica& x) {
@@ -401,6 +440,7 @@ Status MetadataMaster::DropReplica(const std::string& key, const ReplicaLocation
   if (r == o->replicas.end()) return NotFound("replica of '" + key + "'");
   FreeReplica(*o, *r);
   o->replicas.erase(r);
+  if (o->visible && o->replicas.empty() && o->pending_spills == 0) ++stats_.dropped_by_tier;
   EraseIfEmpty(*o);
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -235,6 +236,33 @@ TEST_F(Hdf5TierTest, LruDropsTheLeastRecentlyUsedBucketAtCapacity) {
   EXPECT_TRUE(t->Read("b1", 1, buf).ok());
   EXPECT_TRUE(t->Read("new", 1, buf).ok());
   EXPECT_EQ(t->Stats().buckets, 2u);
+}
+
+// A store (store.when_full = keep): a full tier deletes nothing and refuses the spill, naming
+// itself, so the caller keeps the block.
+TEST_F(Hdf5TierTest, WithoutLruAFullTierRefusesSpillsAndKeepsEveryBlock) {
+  auto opts = Options();
+  opts.capacity = 2ull << 20;
+  opts.bucket_bytes = 1ull << 20;
+  opts.evict_lru = false;
+  std::vector<std::string> dropped;
+  opts.on_drop = [&](const std::string& k) { dropped.push_back(k); };
+  auto t = OpenTier(opts);
+  SpillBlocks(*t, 8, 256 * 1024);  // both buckets full
+  auto b = RandomBytes(256 * 1024, 99);
+  std::optional<Status> result;
+  ASSERT_TRUE(t->Spill("new", b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
+                 result = r.status();
+               }).ok());
+  t->Drain();
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->code(), ErrorCode::kNoSpace) << result->ToString();
+  EXPECT_NE(result->message().find("SSD tier in " + dir_ + " is full"), std::string::npos)
+      << result->ToString();
+  EXPECT_TRUE(dropped.empty());
+  std::vector<std::byte> buf(256 * 1024);
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(t->Read("b" + std::to_string(i), buf).ok()) << i;
+  EXPECT_EQ(t->Read("new", buf).status().code(), ErrorCode::kNotFound);
 }
 
 TEST_F(Hdf5TierTest, FullQueueAppliesBackPressure) {

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/checksum.h"
@@ -36,8 +38,67 @@ H5Handle EntryType() {
   return t;
 }
 
+// ENOSPC and its kin by name: "disk full" must be recognisable in a log line.
+std::string ErrnoName(int n) {
+  switch (n) {
+    case ENOSPC:
+      return "ENOSPC";
+    case EDQUOT:
+      return "EDQUOT";
+    case EFBIG:
+      return "EFBIG";
+    case EIO:
+      return "EIO";
+    case EROFS:
+      return "EROFS";
+    case EACCES:
+      return "EACCES";
+    case ENOENT:
+      return "ENOENT";
+    default:
+      return "errno " + std::to_string(n);
+  }
+}
+
+// The errno under a failed HDF5 call: HDF5's file driver records it on the calling thread's
+// error stack ("..., errno = 28, error message = 'No space left on device', ..."). The next HDF5
+// API call clears that stack, so a helper that closes handles after its failing call notes the
+// errno first (NoteSystemError) for Err to find. 0: none.
+thread_local int noted_errno = 0;
+
+int StackErrno() {
+  int found = 0;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* out) -> herr_t {
+        const char* at = e->desc != nullptr ? std::strstr(e->desc, "errno = ") : nullptr;
+        int* n = static_cast<int*>(out);
+        if (at != nullptr && *n == 0) *n = std::atoi(at + 8);
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+// Right after a failed HDF5 call whose caller cleared errno before it.
+void NoteSystemError() {
+  const int from_errno = errno;
+  noted_errno = StackErrno();
+  if (noted_errno == 0) noted_errno = from_errno;
+}
+
+// ": ENOSPC (No space left on device)", or "" when the failure had no system error.
+std::string SystemError() {
+  int n = StackErrno();
+  if (n == 0) n = noted_errno;
+  noted_errno = 0;
+  H5Eclear2(H5E_DEFAULT);
+  if (n <= 0) return "";
+  return ": " + ErrnoName(n) + " (" + std::strerror(n) + ")";
+}
+
 Status Err(const std::string& what, const std::string& path) {
-  return IoError("hdf5: " + what + " (" + path + ")");
+  return IoError("hdf5: " + what + " (" + path + ")" + SystemError());
 }
 
 bool WriteScalar(hid_t file, const char* name, hid_t type, const void* value) {
@@ -89,7 +150,10 @@ bool WriteAt(hid_t dset, hid_t mem_type, uint64_t at, uint64_t count, const void
   H5Handle fspace(H5Dget_space(dset), H5Sclose);
   H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
   H5Handle mspace(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  return H5Dwrite(dset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, buf) >= 0;
+  errno = 0;
+  if (H5Dwrite(dset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, buf) >= 0) return true;
+  NoteSystemError();  // before the handles close (which clears HDF5's error stack)
+  return false;
 }
 bool ReadAt(hid_t dset, hid_t mem_type, uint64_t at, uint64_t count, void* buf) {
   hsize_t start = at, n = count;

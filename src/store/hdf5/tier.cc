@@ -261,6 +261,14 @@ Status Hdf5Tier::RollBucket() {
   std::vector<std::pair<std::string, uint64_t>> carried;  // tombstones still the key's highest
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const bool full =
+        !buckets_.empty() && (buckets_.size() + 1) * opts_.bucket_bytes > opts_.capacity;
+    if (full && !opts_.evict_lru) {
+      return NoSpace("the SSD tier in " + opts_.dir +
+                     " is full: " + std::to_string(buckets_.size()) + " bucket files of " +
+                     std::to_string(opts_.bucket_bytes) + " B (store.ssd_capacity " +
+                     std::to_string(opts_.capacity) + " B)");
+    }
     while (!buckets_.empty() && (buckets_.size() + 1) * opts_.bucket_bytes > opts_.capacity) {
       auto lru = buckets_.begin();
       for (auto it = buckets_.begin(); it != buckets_.end(); ++it) {

@@ -12,9 +12,11 @@
 //   called, in queue order. A crash before that leaves bytes no index slot names, or (power loss
 //   only) a slot whose bytes fail the checksum; neither is ever served. Under light load a group
 //   is one block; a burst of spills shares one flush pair and one fdatasync.
-// - Capacity: at most capacity / bucket_bytes bucket files. Eviction is LRU at bucket
-//   granularity (append-only files cannot free single blocks): the least recently read or written
-//   bucket is deleted and `on_drop` is called for each of its keys (on the writer thread).
+// - Capacity: at most capacity / bucket_bytes bucket files. With `evict_lru` (a KV cache),
+//   eviction is LRU at bucket granularity (append-only files cannot free single blocks): the
+//   least recently read or written bucket is deleted and `on_drop` is called for each of its keys
+//   (on the writer thread). Without it (a store: nothing acknowledged may vanish) a full tier
+//   answers spills NoSpace and deletes nothing.
 // - Versions (store/ssd_tier.h): the index holds one (key, version) per key, the highest; a
 //   tombstone slot (key, version) hides that version and older at once and is durable before
 //   Tombstone() returns. When the LRU deletes a bucket, its tombstones that still matter are
@@ -57,6 +59,7 @@ struct Hdf5TierOptions {
   uint64_t bucket_bytes = 256ull << 20;  // /blocks size per file; a block must fit one bucket
   uint32_t bucket_entries = 4096;        // index slots per file
   uint64_t queue_bytes = 64ull << 20;    // spill queue bound
+  bool evict_lru = true;                 // false: a full tier refuses spills (NoSpace)
   bool fsync = false;                    // one fdatasync per group (power-loss durability)
   uint64_t commit_bytes = 32ull << 20;   // a group stops after the block that reaches this
   // File attributes.

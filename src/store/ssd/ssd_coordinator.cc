@@ -1,6 +1,7 @@
 #include "store/ssd/ssd_coordinator.h"
 
 #include "common/log.h"
+#include "common/units.h"
 
 namespace mooncake::store {
 
@@ -41,7 +42,9 @@ void SpillCoordinator::Stop() {
 bool SpillCoordinator::OnEvict(const EvictedReplica& replica) {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t& pending = pending_bytes_[replica.location.rank];
-  if (stopping_ || pending + replica.size > cfg_.max_pending_bytes) {
+  auto failed = failed_.find(replica.location.rank);
+  const bool backing_off = failed != failed_.end() && failed->second.until > clock_.Now();
+  if (stopping_ || backing_off || pending + replica.size > cfg_.max_pending_bytes) {
     ++stats_.refused_at_conductor;
     return false;
   }
@@ -51,6 +54,20 @@ bool SpillCoordinator::OnEvict(const EvictedReplica& replica) {
   queues_[replica.location.rank].push_back(std::move(j));
   cv_.notify_one();
   return true;
+}
+
+std::string SpillCoordinator::WhyDeclined(Rank rank) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return "spilling has stopped";
+  auto failed = failed_.find(rank);
+  if (failed != failed_.end() && failed->second.until > clock_.Now()) {
+    return "the last spill to store rank " + std::to_string(rank.value) +
+           " failed: " + failed->second.why;
+  }
+  auto pending = pending_bytes_.find(rank);
+  return "the spill queue of store rank " + std::to_string(rank.value) + " is full (" +
+         std::to_string(pending == pending_bytes_.end() ? 0 : pending->second) + " of " +
+         std::to_string(cfg_.max_pending_bytes) + " B pending, store.spill_queue)";
 }
 
 bool SpillCoordinator::OnPromote(const PromotionOrder& order) {
@@ -127,6 +144,7 @@ void SpillCoordinator::SendSpills(Rank rank, std::vector<EvictedReplica> batch) 
   }
   SpillCoordinatorStats add;
   std::vector<std::string> recorded;
+  Status failure;  // the first failure of the rank's tier or disk: the rank backs off
   service_.WithMaster([&](MetadataMaster& m) {
     for (size_t i = 0; i < batch.size(); ++i) {
       std::optional<ReplicaLocation> ssd;
@@ -137,6 +155,9 @@ void SpillCoordinator::SendSpills(Rank rank, std::vector<EvictedReplica> batch) 
         ++add.refused_by_tier;
       } else {
         ++add.spill_failures;
+        // A block the tier cannot take (a key it cannot hold) says nothing about the others.
+        const bool whole_rank = e.code() != ErrorCode::kInvalidArgument;
+        if (failure.ok() && !stopping && whole_rank) failure = e;
       }
       Status c = m.CompleteSpill(batch[i].ticket, ssd);
       if (ssd && c.ok()) {
@@ -146,7 +167,15 @@ void SpillCoordinator::SendSpills(Rank rank, std::vector<EvictedReplica> batch) 
     }
     return 0;
   });
+  if (!failure.ok()) {
+    log::Warn(
+        "spills to store rank {} fail ({} of {} blocks): {}; its blocks stay in DRAM "
+        "or are dropped as store.when_full says, next try in {}",
+        rank.value, add.spill_failures, batch.size(), failure.ToString(),
+        FormatDuration(cfg_.retry_after));
+  }
   std::lock_guard<std::mutex> lock(mu_);
+  if (!failure.ok()) failed_[rank] = Failure{clock_.Now() + cfg_.retry_after, failure.ToString()};
   for (const auto& e : batch) pending_bytes_[rank] -= e.size;
   in_flight_ -= batch.size();
   stats_.spilled += add.spilled;

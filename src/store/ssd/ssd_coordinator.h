@@ -8,8 +8,11 @@
 // (MasterService::SetTombstoneWriter).
 //
 // Back-pressure: at most `max_pending_bytes` of evicted blocks wait per store rank (their DRAM
-// stays reserved meanwhile); beyond it OnEvict declines and the block is dropped from DRAM as
-// without a tier (counted in `refused_at_conductor`).
+// stays reserved meanwhile); beyond it OnEvict declines (counted in `refused_at_conductor`). A
+// spill that fails (the tier is full, the disk is full, a write error) makes OnEvict decline
+// every block of that rank for `retry_after`, naming the failure (WhyDeclined). What a declined
+// or failed block becomes is the master's policy (MasterConfig::when_full): dropped from DRAM
+// as without a tier (kEvict), or kept there (kKeep).
 //
 // Threading: OnEvict/OnPromote run on the master's thread under its lock; the sender thread takes
 // the master's lock (MasterService::WithMaster) only to complete.
@@ -24,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "store/eviction_sink.h"
 #include "store/net/master_service.h"
 #include "store/net/ssd_messages.h"
@@ -35,14 +39,16 @@ struct SpillCoordinatorConfig {
   uint64_t max_pending_bytes = 64ull << 20;  // per store rank
   uint32_t batch = 256;                      // blocks per kSpill / kPromote call
   Nanos rpc_timeout = std::chrono::seconds(30);
+  Nanos retry_after = std::chrono::seconds(1);  // after a failed spill, per store rank
 };
 
 struct SpillCoordinatorStats {
   uint64_t spills_sent = 0;
-  uint64_t spilled = 0;               // SSD replica recorded
-  uint64_t refused_at_conductor = 0;  // pending bound reached: dropped from DRAM
-  uint64_t refused_by_tier = 0;       // the store rank's queue was full: dropped from DRAM
-  uint64_t spill_failures = 0;        // write error or RPC failure: dropped from DRAM
+  uint64_t spilled = 0;  // SSD replica recorded
+  // Blocks not spilled; the master dropped or kept each (MasterStats says which):
+  uint64_t refused_at_conductor = 0;  // pending bound reached, or the rank's last spill failed
+  uint64_t refused_by_tier = 0;       // the store rank's queue was full
+  uint64_t spill_failures = 0;        // write error (tier or disk full, I/O) or RPC failure
   uint64_t promotions = 0;            // done
   uint64_t promotion_failures = 0;
   uint64_t dropped_by_tier_lru = 0;  // kSsdDrop notices applied
@@ -75,6 +81,7 @@ class SpillCoordinator final : public EvictionSink {
 
   bool OnEvict(const EvictedReplica& replica) override;
   bool OnPromote(const PromotionOrder& order) override;
+  std::string WhyDeclined(Rank rank) const override;
 
  private:
   struct Job {
@@ -96,6 +103,12 @@ class SpillCoordinator final : public EvictionSink {
   std::condition_variable cv_;
   std::map<Rank, std::deque<Job>> queues_;
   std::map<Rank, uint64_t> pending_bytes_;
+  struct Failure {
+    Nanos until{0};   // OnEvict declines this rank's blocks until then
+    std::string why;  // the failed spill's status
+  };
+  std::map<Rank, Failure> failed_;
+  SteadyClock clock_;
   size_t in_flight_ = 0;  // jobs taken by the sender and not yet completed
   bool stopping_ = false;
   SpillCoordinatorStats stats_;

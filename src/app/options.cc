@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,7 @@ struct RawOptions {
   bool dry_run = false;
   std::string mode, kv_scale, decode_buffer, prefill_staging, admission_margin, job_deadline,
       progress_interval, plots;
-  std::string ssd, ssd_dir, ssd_capacity, recover;
+  std::string ssd, ssd_dir, ssd_capacity, recover, when_full, spill_queue;
   int promote_after = 2;
   int replicas = 1;
   double model_error = 1.0;
@@ -129,6 +130,13 @@ po::options_description StoreAndJob(RawOptions* raw) {
       "HDF5 bucket files per store rank (64MiB..64TiB)")(
       "store.promote_after", po::value<int>(&raw->promote_after)->default_value(2),
       "gets served from SSD before a block is promoted back to DRAM (0 never, up to 1000000)")(
+      "store.when_full", po::value<std::string>(&raw->when_full)->value_name("keep|evict"),
+      "keep: an object leaves DRAM only once spilled to SSD and the SSD tier deletes nothing; "
+      "puts get NoSpace when both are full (default in job.mode = store). evict: a KV cache, "
+      "LRU drops from DRAM and SSD (default in job.mode = serve)")(
+      "store.spill_queue", po::value<std::string>(&raw->spill_queue)->value_name("SIZE"),
+      "bytes of evicted blocks waiting for the SSD tier, per store rank (1MiB..store.dram; "
+      "default store.dram / 4)")(
       "store.recover", po::value<std::string>(&raw->recover)->value_name("DIR"),
       "restart over an existing SSD folder: store.ssd = on, store.ssd_dir = DIR; store ranks "
       "verify their files and report their blocks before requests are admitted");
@@ -234,6 +242,19 @@ Status SsdOptions(const RawOptions& raw, JobOptions* o) {
                       " (allowed 0 to 1000000)");
   }
   o->store_promote_after = static_cast<uint32_t>(raw.promote_after);
+  if (raw.when_full.empty()) {
+    o->store_keep_when_full = o->mode == JobMode::kStore;
+  } else if (raw.when_full == "keep" || raw.when_full == "evict") {
+    o->store_keep_when_full = raw.when_full == "keep";
+  } else {
+    return InvalidArgument("store.when_full = '" + raw.when_full + "' (allowed: keep, evict)");
+  }
+  o->store_spill_queue = std::max<uint64_t>(o->store_dram / 4, 1ull << 20);
+  if (!raw.spill_queue.empty()) {
+    MC_RETURN_IF_ERROR(SizeOption("store.spill_queue", raw.spill_queue, 1ull << 20,
+                                  std::max<uint64_t>(o->store_dram, 1ull << 20),
+                                  &o->store_spill_queue));
+  }
   o->store_ssd_dir = raw.ssd_dir;
   if (!raw.recover.empty()) {
     std::error_code ec;

@@ -61,6 +61,10 @@ struct JobOptions {
   uint64_t store_ssd_capacity = 4ull << 30;  // bytes of HDF5 bucket files per store rank
   uint32_t store_promote_after = 2;          // SSD hits before a block returns to DRAM (0: never)
   bool store_recover = false;                // --store.recover DIR: ssd on over DIR, must exist
+  // store.when_full: true (keep, a store) keeps an object in DRAM until its spill is durable and
+  // never lets the SSD tier delete a bucket; false (evict, a KV cache) drops by LRU.
+  bool store_keep_when_full = false;
+  uint64_t store_spill_queue = 16ull << 20;  // per store rank: coordinator bound and tier queue
   Nanos job_deadline = Nanos(1'800'000'000'000);  // wall time after which requests are lost
   Nanos progress_interval = Nanos(5'000'000'000);
   bool plots = true;  // job.plots: the run folder's plots at the end (tools/plot_run.py)

@@ -61,6 +61,8 @@ serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workloa
   c.master.master.lease = o.store_lease;
   c.master.master.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
   c.master.master.put_timeout = o.store_put_timeout;
+  c.master.master.when_full =
+      o.store_keep_when_full ? store::WhenFull::kKeep : store::WhenFull::kEvict;
   c.master.master.suspect_for = 2 * o.failure_timeout;  // a dead rank is declared by then
   return c;
 }

@@ -38,7 +38,7 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
   const JobOptions& o = ctx.options;
   if (ctx.role() == Role::kConductor && master != nullptr) {
     store::SpillCoordinatorConfig cc;
-    cc.max_pending_bytes = std::max<uint64_t>(o.store_dram / 4, 1ull << 20);
+    cc.max_pending_bytes = o.store_spill_queue;
     cc.batch = 64;  // smaller answers free reserved DRAM sooner
     cc.rpc_timeout = o.phase_timeout;
     job->coordinator = std::make_unique<store::SpillCoordinator>(ctx.rpc, *master, cc);
@@ -53,7 +53,8 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
   // Four buckets at least, so the tier's LRU (whole buckets) never drops most of it at once.
   t.bucket_bytes =
       std::clamp<uint64_t>(o.store_ssd_capacity / 4 / (1 << 20) * (1 << 20), 16 << 20, 256 << 20);
-  t.queue_bytes = std::max<uint64_t>(o.store_dram / 4, 1ull << 20);
+  t.queue_bytes = o.store_spill_queue;
+  t.evict_lru = !o.store_keep_when_full;  // keep: a full tier refuses spills, deletes nothing
   t.cluster_id = "mooncake";
   t.model_preset = o.sched.model.name;
   t.kv_layout = "block of " + std::to_string(o.kv_scale) + " x the model's KV bytes";
@@ -147,8 +148,11 @@ std::string SsdSummary(SsdJob& job, store::MasterService* master, std::vector<ui
   const uint64_t dropped = c.refused_at_conductor + c.refused_by_tier + c.spill_failures;
   auto& e = *extra;
   e["ssd_blocks_spilled"] = static_cast<double>(c.spilled);
-  e["ssd_spills_dropped_queue_full"] =
+  // Declined spills stayed in DRAM (store.when_full = keep) or were dropped (evict): the
+  // master's objects_lost_* counters say what became of the objects.
+  e["ssd_spills_declined_queue_full"] =
       static_cast<double>(c.refused_at_conductor + c.refused_by_tier);
+  e["ssd_spills_failed_kept_in_dram"] = static_cast<double>(m.spills_failed_kept);
   e["ssd_spill_failures"] = static_cast<double>(c.spill_failures);
   e["ssd_hits"] = static_cast<double>(m.ssd_hits);
   e["ssd_blocks_read"] = static_cast<double>(sum[4]);
@@ -168,7 +172,7 @@ std::string SsdSummary(SsdJob& job, store::MasterService* master, std::vector<ui
   char line[512];
   std::snprintf(
       line, sizeof line,
-      "%-28s %llu spilled (%llu dropped: queue full or error), %llu hits from SSD "
+      "%-28s %llu spilled (%llu not: queue full or error), %llu hits from SSD "
       "(%llu read failures), %llu promoted; %llu recovered, %llu dropped at recovery\n",
       "ssd tier", static_cast<unsigned long long>(c.spilled),
       static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(m.ssd_hits),

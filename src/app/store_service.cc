@@ -131,14 +131,52 @@ Status OpenToClients(JobContext& ctx, const std::vector<ListenerRecord>& listene
   return client::WriteConnectionFile(*connect_file, MakeConnectionInfo(ctx, listeners[0], run_dir));
 }
 
+// Acknowledged objects that went away without a Remove, by cause (docs/STORE.md "When DRAM and
+// the SSD fill"). Fills `extra`; returns the total.
+uint64_t CountLosses(const store::MasterStats& m, std::map<std::string, double>* extra) {
+  auto& e = *extra;
+  e["objects_lost_rank_died"] = static_cast<double>(m.objects_lost);
+  e["objects_lost_evicted_unspilled"] = static_cast<double>(m.dropped_unspilled);
+  e["objects_lost_ssd_lru"] = static_cast<double>(m.dropped_by_tier);
+  const uint64_t lost = m.objects_lost + m.dropped_unspilled + m.dropped_by_tier;
+  e["objects_lost"] = static_cast<double>(lost);
+  e["puts_refused_no_space"] = static_cast<double>(m.puts_refused_no_space);
+  return lost;
+}
+
+// The result line. Under store.when_full = evict the store is a cache and its LRU drops are its
+// policy (counted, still OK); any other loss of an acknowledged object is not OK.
+std::string ResultLine(const serve::RankReport& all, size_t dead, const store::MasterStats& m,
+                       bool keep) {
+  const uint64_t lost = m.objects_lost + m.dropped_unspilled + m.dropped_by_tier;
+  const uint64_t policy = keep ? 0 : m.dropped_unspilled + m.dropped_by_tier;
+  if (all.errors > 0) return "ERRORS";
+  if (lost > policy) {
+    return "LOST " + std::to_string(lost) + " acknowledged object(s) (summary.json objects_lost_*)";
+  }
+  std::string line = "OK";
+  if (dead > 0) line += ", but " + std::to_string(dead) + " rank(s) were lost";
+  if (policy > 0) {
+    line += " (" + std::to_string(policy) + " object(s) evicted, store.when_full = evict)";
+  }
+  return line;
+}
+
 // Rank 0's summary when the service ends: summary.json in the run folder and a few lines.
-void Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve::RankReport& all,
+// Returns false when an acknowledged object was lost (the job then exits 1).
+bool Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve::RankReport& all,
                const std::string& run_dir) {
   store::MasterService* master = node.master();
   const store::StatsResponse stats = master->Stats();
+  const store::MasterStats ms =
+      master->WithMaster([](store::MetadataMaster& m) { return m.Stats(); });
   std::map<std::string, double> extra;
   std::string ssd_line;
   if (ctx.options.store_ssd) ssd_line = SsdSummary(ssd, master, all.ssd, &extra);
+  CountLosses(ms, &extra);
+  const bool keep = ctx.options.store_keep_when_full;
+  extra["when_full_keep"] = keep ? 1 : 0;
+  const std::string result = ResultLine(all, node.dead_ranks().size(), ms, keep);
   nlohmann::json j = {{"mode", "store"},
                       {"ranks", ctx.roles.size()},
                       {"store_ranks", ctx.roles.count(Role::kStore)},
@@ -168,12 +206,9 @@ void Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve
       static_cast<unsigned long long>(stats.timed_out_puts));
   if (!ssd_line.empty()) std::printf("%s", ssd_line.c_str());
   std::printf("%-28s %s\n", "run folder", run_dir.c_str());
-  const size_t dead = node.dead_ranks().size();
-  std::printf("%-28s %s\n", "result",
-              all.errors > 0 ? "ERRORS"
-              : dead > 0     ? ("OK, but " + std::to_string(dead) + " rank(s) were lost").c_str()
-                             : "OK");
+  std::printf("%-28s %s\n", "result", result.c_str());
   std::fflush(stdout);
+  return result.rfind("LOST", 0) != 0;
 }
 
 // Rank 0 waits for a stop: a signal or kServiceStop. Store ranks wait for the conductor's stop;
@@ -212,6 +247,8 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   setup.master.master.lease = o.store_lease;
   setup.master.master.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
   setup.master.master.put_timeout = o.store_put_timeout;
+  setup.master.master.when_full =
+      o.store_keep_when_full ? store::WhenFull::kKeep : store::WhenFull::kEvict;
   setup.master.master.suspect_for = 2 * o.failure_timeout;  // a dead rank is declared by then
   serve::ServeNode node(
       ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,
@@ -265,9 +302,9 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     StopSpilling(ssd);
     node.StopOthers();
     const serve::RankReport all = node.CollectReports(node.Finish());
-    Summarize(ctx, node, ssd, all, run_dir);
+    const bool kept_all = Summarize(ctx, node, ssd, all, run_dir);
     node.ShutdownOthers();
-    code = all.errors == 0 ? 0 : 1;
+    code = all.errors == 0 && kept_all ? 0 : 1;
   } else {
     serve::RankReport report = node.Finish();
     if (o.store_ssd) report.ssd = SsdCounters(ssd);

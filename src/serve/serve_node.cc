@@ -116,6 +116,12 @@ void ServeNode::OnRankDead(const DeadRank& dead) {
     Status s = master_->WithMaster(
         [&](store::MetadataMaster& m) { return m.RemoveSegment(dead.rank, &lost); });
     if (!s.ok()) log::Warn("removing the segment of rank {}: {}", dead.rank.value, s.ToString());
+    if (!lost.empty()) {
+      log::Error(
+          "store rank {} died holding the only replica of {} object(s): they are lost "
+          "(summary.json objects_lost_rank_died)",
+          dead.rank.value, lost.size());
+    }
     if (rereplicator_) rereplicator_->Kick();
     std::vector<BlockHash> gone;
     for (const std::string& key : lost) {

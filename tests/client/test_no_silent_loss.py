@@ -154,3 +154,48 @@ def full_disk(j):
     assert extra["objects_lost"] == 0, extra
     assert extra["puts_refused_no_space"] >= len(refused), extra
     assert result_line(j) == "OK", j.log()
+
+
+def rank_pid(job, rank):
+    """The PID of `job`'s rank `rank` (Open MPI puts the rank in each process's environment)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if str(job.run).encode() not in cmdline:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            return int(pid)
+    pytest.fail(f"no process of rank {rank} under {job.run}")
+
+
+def test_an_object_lost_with_its_rank_makes_the_result_not_ok(tmp_path, monkeypatch):
+    """A store rank holding the only replica of 20 acknowledged objects is SIGKILLed (the
+    survivors keep running: Open MPI's orte_enable_recovery, as launch/mooncake-mpirun sets it).
+    Before, the job ended 'result OK, but 1 rank(s) were lost' and exit 0; now summary.json
+    counts the 20 under objects_lost_rank_died and the result reads LOST."""
+    monkeypatch.setenv("OMPI_MCA_orte_enable_recovery", "1")
+    status = tmp_path / "status"  # the job's exit status (mpirun's own is 0 under recovery)
+    with store_job(tmp_path, ["--store.dram", "32MiB", "--store.replicas", "1",
+                              "--cluster.failure_timeout", "1s", "--job.status_file",
+                              str(status)], ranks=3) as j:
+        store = attach(j.connect)
+        config = mooncake_store.ReplicateConfig()
+        config.preferred_ranks = [2]
+        keys = [f"doomed/{i}" for i in range(20)]
+        for k in keys:
+            assert store.put(k, values.value(k, 4096), config) == 0, store.last_error()
+        os.kill(rank_pid(j, 2), signal.SIGKILL)
+        j.wait_for_line("rank 2 declared dead")
+        assert store.close() == 0
+        subprocess.run([os.environ["MOONCAKE_BIN"], "store", "stop", str(j.connect)],
+                       capture_output=True, text=True, timeout=90)
+        j.wait(timeout=90)
+        extra = summary(j)["extra"]
+        assert extra["objects_lost_rank_died"] == 20, extra
+        assert extra["objects_lost"] == 20, extra
+        assert result_line(j).startswith("LOST 20 acknowledged object(s)"), j.log()
+        assert "died holding the only replica of 20 object(s)" in j.log(), j.log()
+        assert status.read_text().strip() == "1", j.log()

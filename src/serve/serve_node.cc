@@ -116,7 +116,7 @@ void ServeNode::OnRankDead(const DeadRank& dead) {
     Status s = master_->WithMaster(
         [&](store::MetadataMaster& m) { return m.RemoveSegment(dead.rank, &lost); });
     if (!s.ok()) log::Warn("removing the segment of rank {}: {}", dead.rank.value, s.ToString());
-    if (!lost.empty()) {
+    if (!lost.empty() && !conductor_) {  // the store service (a serving job recomputes them)
       log::Error(
           "store rank {} died holding the only replica of {} object(s): they are lost "
           "(summary.json objects_lost_rank_died)",

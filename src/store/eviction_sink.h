@@ -35,7 +35,7 @@ class EvictionSink {
  public:
   virtual ~EvictionSink() = default;
   // Called on the master's thread while it evicts. Return true to take the replica (spill it):
-  // the master then hides it from gets but keeps its DRAM region reserved, so the bytes stay
+  // the master keeps its DRAM region reserved and still serves it to gets, so the bytes stay
   // intact until MetadataMaster::CompleteSpill(ticket, ...) is called (from the master's thread).
   // Return false to decline it: the region is freed at once, unless this is the object's last
   // copy and the master keeps such objects (WhenFull::kKeep). Must not call back into the master.

@@ -202,6 +202,7 @@ class MetadataMaster {
     Allocation alloc;          // DRAM only
     LruList::iterator lru_it;  // DRAM and visible and not hard-pinned only
     bool in_lru = false;
+    bool spilling = false;  // DRAM, handed to the sink: still served, freed by CompleteSpill
   };
   struct Object {
     std::string key;

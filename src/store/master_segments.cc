@@ -266,7 +266,7 @@ bool MetadataMaster::KeepsLastCopy(const Object& o) const {
 
 uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
   auto r = std::find_if(o.replicas.begin(), o.replicas.end(), [&](const Replica& x) {
-    return x.loc.rank == rank && x.loc.tier == Tier::kDram;
+    return x.loc.rank == rank && x.loc.tier == Tier::kDram && !x.spilling;
   });
   if (r == o.replicas.end()) return 0;
   EvictedReplica ev{next_ticket_++, o.key, o.put_id, o.size, o.checksum, r->loc};
@@ -281,15 +281,18 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
   }
   Unlink(o, *r);
   ++stats_.evicted_replicas;
+  const uint64_t bytes = r->alloc.size;
   if (taken) {
+    // Its bytes stay where they are until CompleteSpill: gets keep reading them (the replica
+    // stays in the view, out of the LRU), so a spill never makes an object look missing.
     spills_[ev.ticket] = Spill{o.key, o.put_id, rank, r->alloc};
+    r->spilling = true;
     ++o.pending_spills;
     ++stats_.spilled_replicas;
-  } else {
-    (void)seg.alloc.Free(r->alloc);
-    if (last_copy) ++stats_.dropped_unspilled;
+    return bytes;
   }
-  uint64_t bytes = r->alloc.size;
+  (void)seg.alloc.Free(r->alloc);
+  if (last_copy) ++stats_.dropped_unspilled;
   o.replicas.erase(r);
   EraseIfEmpty(o);
   return bytes;
@@ -304,7 +307,7 @@ void MetadataMaster::Unlink(Object& o, Replica& r) {
 
 void MetadataMaster::FreeReplica(Object& o, Replica& r) {
   Unlink(o, r);
-  if (r.loc.tier != Tier::kDram) return;
+  if (r.loc.tier != Tier::kDram || r.spilling) return;  // a spill's region: CompleteSpill frees
   auto seg = segments_.find(r.loc.rank);
   if (seg != segments_.end()) (void)seg->second.alloc.Free(r.alloc);
 }
@@ -351,37 +354,44 @@ Status MetadataMaster::CompleteSpill(uint64_t ticket, std::optional<ReplicaLocat
   auto seg = segments_.find(spill.rank);
   auto o = objects_.find(spill.key);
   const bool alive = o != objects_.end() && o->second.put_id == spill.object_id;
-  if (alive && !ssd && seg != segments_.end() && cfg_.when_full == WhenFull::kKeep) {
-    // The spill failed or was declined by the tier: the bytes are still in the reserved region,
-    // which becomes a DRAM replica again (LRU front: the next eviction tries others first).
-    Object& obj = o->second;
-    --obj.pending_spills;
-    Replica r;
-    r.loc = ReplicaLocation{spill.rank, Tier::kDram, spill.alloc.offset, obj.size};
-    r.alloc = spill.alloc;
-    obj.replicas.push_back(r);
-    LinkDram(obj, obj.replicas.back());
-    ++stats_.spills_failed_kept;
+  if (!alive) {
+    if (seg != segments_.end()) (void)seg->second.alloc.Free(spill.alloc);
+    return NotFound("object '" + spill.key + "' was removed while it spilled");
+  }
+  Object& obj = o->second;
+  --obj.pending_spills;
+  auto dram = std::find_if(obj.replicas.begin(), obj.replicas.end(), [&](const Replica& x) {
+    return x.spilling && x.loc.rank == spill.rank && x.loc.offset == spill.alloc.offset;
+  });
+  if (ssd) {
+    const bool known = std::any_of(obj.replicas.begin(), obj.replicas.end(), [&](const Replica& x) {
+      return x.loc.tier == Tier::kSsd && x.loc.rank == ssd->rank && x.loc.offset == ssd->offset;
+    });
+    if (!known) {
+      Replica r;
+      r.loc = *ssd;
+      r.loc.tier = Tier::kSsd;
+      obj.replicas.push_back(r);
+      dram = std::find_if(obj.replicas.begin(), obj.replicas.end(), [&](const Replica& x) {
+        return x.spilling && x.loc.rank == spill.rank && x.loc.offset == spill.alloc.offset;
+      });
+    }
+  } else if (cfg_.when_full == WhenFull::kKeep) {
+    ++stats_.spills_failed_kept;  // the write failed or the tier declined it: it stays in DRAM
+  }
+  // The DRAM copy stays (a visible replica again, LRU front) when the spill failed under kKeep,
+  // or while a lease protects a reader of it (it is on SSD now: its next eviction is a plain
+  // drop); otherwise its region is freed.
+  const bool keep = (!ssd && cfg_.when_full == WhenFull::kKeep) || Leased(obj);
+  if (dram != obj.replicas.end() && keep && seg != segments_.end()) {
+    dram->spilling = false;
+    LinkDram(obj, *dram);
     return Status::Ok();
   }
   if (seg != segments_.end()) (void)seg->second.alloc.Free(spill.alloc);
-  if (!alive) return NotFound("object '" + spill.key + "' was removed while it spilled");
-  --o->second.pending_spills;
-  if (!ssd && o->second.replicas.empty() && o->second.pending_spills == 0) {
-    ++stats_.dropped_unspilled;
-  }
-  const bool known =
-      ssd &&
-      std::any_of(o->second.replicas.begin(), o->second.replicas.end(), [&](const Replica& x) {
-        return x.loc.tier == Tier::kSsd && x.loc.rank == ssd->rank && x.loc.offset == ssd->offset;
-      });
-  if (ssd && !known) {
-    Replica r;
-    r.loc = *ssd;
-    r.loc.tier = Tier::kSsd;
-    o->second.replicas.push_back(r);
-  }
-  EraseIfEmpty(o->second);
+  if (dram != obj.replicas.end()) obj.replicas.erase(dram);
+  if (!ssd && obj.replicas.empty() && obj.pending_spills == 0) ++stats_.dropped_unspilled;
+  EraseIfEmpty(obj);
   return Status::Ok();
 }
 

@@ -223,7 +223,6 @@ TEST_F(EvictionTest, SinkHoldsTheRegionUntilCompleteSpillAndGetsSsdReplica) {
   EXPECT_EQ(sink.seen[0].key, Key(0));
   EXPECT_EQ(sink.seen[0].checksum, 42u);
   EXPECT_EQ(m.SegmentStats(Rank{1})->used, 91 * kObj);  // regions still reserved
-  EXPECT_EQ(m.Get(Key(0)).status().code(), ErrorCode::kNotFound);
   ReplicaLocation ssd{Rank{1}, Tier::kSsd, 7, kObj};
   ASSERT_TRUE(m.CompleteSpill(sink.seen[0].ticket, ssd).ok());
   EXPECT_EQ(m.SegmentStats(Rank{1})->used, 90 * kObj);
@@ -234,6 +233,35 @@ TEST_F(EvictionTest, SinkHoldsTheRegionUntilCompleteSpillAndGetsSsdReplica) {
   ASSERT_TRUE(m.CompleteSpill(sink.seen[1].ticket, std::nullopt).ok());  // spill failed: dropped
   EXPECT_EQ(m.Exists(Key(1)).code(), ErrorCode::kNotFound);
   EXPECT_EQ(m.CompleteSpill(sink.seen[1].ticket, std::nullopt).code(), ErrorCode::kNotFound);
+}
+
+// While its spill runs an object is still served from DRAM (it has not left it); a get's lease
+// keeps that region until the lease ends even once the block is on SSD.
+TEST_F(EvictionTest, AnObjectBeingSpilledIsServedFromDramAndItsLeaseOutlivesTheSpill) {
+  RecordingSink sink;
+  auto& m = MakeOne(&sink);
+  for (int i = 0; i < 91; ++i) ASSERT_TRUE(Put(Key(i), kObj).ok());
+  ASSERT_EQ(sink.seen.size(), 5u);
+  auto during = m.Get(Key(0));
+  ASSERT_TRUE(during.ok()) << during.status().ToString();
+  ASSERT_EQ(during->replicas.size(), 1u);
+  EXPECT_EQ(during->replicas[0], sink.seen[0].location);
+  EXPECT_TRUE(m.Exists(Key(0)).ok());
+  ReplicaLocation ssd{Rank{1}, Tier::kSsd, 7, kObj};
+  ASSERT_TRUE(m.CompleteSpill(sink.seen[0].ticket, ssd).ok());
+  EXPECT_EQ(m.SegmentStats(Rank{1})->used, 91 * kObj);  // leased: the DRAM copy stays
+  auto after = m.Get(Key(0));
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->replicas.size(), 2u);  // DRAM and SSD
+  // Without a lease the region is freed when the spill completes.
+  clock_.Advance(seconds(11));
+  ASSERT_TRUE(
+      m.CompleteSpill(sink.seen[1].ticket, ReplicaLocation{Rank{1}, Tier::kSsd, 8, kObj}).ok());
+  EXPECT_EQ(m.SegmentStats(Rank{1})->used, 90 * kObj);
+  auto freed = m.Get(Key(1));
+  ASSERT_TRUE(freed.ok());
+  ASSERT_EQ(freed->replicas.size(), 1u);
+  EXPECT_EQ(freed->replicas[0].tier, Tier::kSsd);
 }
 
 TEST_F(MasterTest, RecoveredSsdReplicaBecomesVisibleAndChecksumMismatchIsCorrupt) {

@@ -194,3 +194,24 @@ def test_an_object_lost_with_its_rank_makes_the_result_not_ok(tmp_path, monkeypa
         assert result_line(j).startswith("LOST 20 acknowledged object(s)"), j.log()
         assert "died holding the only replica of 20 object(s)" in j.log(), j.log()
         assert status.read_text().strip() == "1", j.log()
+
+
+def test_keys_the_ssd_tier_cannot_hold_are_never_dropped(tmp_path):
+    """Keys the master accepts but the SSD tier cannot hold (before: 1..255 B only): the empty
+    key and a 300-byte key, then 60 MiB more through 8 MiB of DRAM. Before, their failed spills
+    dropped them (lost on eviction). Now each either reads back or was refused at put time."""
+    with store_job(tmp_path, ["--store.dram", "8MiB", "--store.ssd", "on",
+                              "--store.ssd_capacity", "1GiB"], ranks=2) as j:
+        store = attach(j.connect)
+        odd = ["", "k" * 300]
+        stored = [k for k in odd if store.put(k, values.value(k, 4096)) == 0]
+        acked, _ = put_patiently(store, [f"push/{i}" for i in range(60)], None)
+        assert len(acked) >= 50, len(acked)
+        for k in stored:
+            data = store.get(k)
+            assert len(data) == 4096 and values.matches(k, data), \
+                f"key of {len(k)} B lost: {store.last_error()}"
+        assert store.close() == 0
+        assert j.stop() == 0, j.log()
+        assert summary(j)["extra"]["objects_lost"] == 0
+        assert result_line(j) == "OK", j.log()

@@ -33,6 +33,10 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["store_put_failures"] = static_cast<double>(all.store_put_failures);
   e["store_objects_rereplicated"] = static_cast<double>(ms.rereplicated);
   e["store_objects_lost"] = static_cast<double>(ms.objects_lost);
+  // A KV cache (store.when_full = evict): blocks its LRU dropped, counted by cause (prefills
+  // recompute them); 0 under keep.
+  e["store_objects_evicted_unspilled"] = static_cast<double>(ms.dropped_unspilled);
+  e["store_objects_dropped_by_ssd_lru"] = static_cast<double>(ms.dropped_by_tier);
   e["store_ranks_removed"] = static_cast<double>(ms.removed_ranks);
   e["trace_lines_skipped"] = static_cast<double>(in.workload->stats.skipped);
   e["rank_errors"] = static_cast<double>(all.errors);

@@ -37,6 +37,21 @@ TEST(OptionsTest, DefaultsAreValid) {
             1u << 20);  // chosen by measurement (docs/TRANSFER.md)
 }
 
+// The store service keeps what it acknowledged; the serving job's KV cache evicts.
+TEST(OptionsTest, WhenFullDefaultsToKeepForTheStoreServiceAndEvictForServing) {
+  auto store = Parse({"--job.mode", "store"});
+  ASSERT_TRUE(store.options.has_value());
+  EXPECT_TRUE(store.options->store_keep_when_full);
+  EXPECT_EQ(store.options->store_spill_queue, 16ull << 20);  // store.dram / 4
+  auto serve = Parse({"--store.spill_queue", "2MiB"});
+  ASSERT_TRUE(serve.options.has_value());
+  EXPECT_FALSE(serve.options->store_keep_when_full);
+  EXPECT_EQ(serve.options->store_spill_queue, 2ull << 20);
+  auto evict = Parse({"--job.mode", "store", "--store.when_full", "evict"});
+  ASSERT_TRUE(evict.options.has_value());
+  EXPECT_FALSE(evict.options->store_keep_when_full);
+}
+
 TEST(OptionsTest, UnitsParseOnTheCommandLine) {
   auto p = Parse({"--store.dram", "2GiB", "--job.rpc_timeout", "100ms", "--transport.tls", "tcp"});
   ASSERT_TRUE(p.options.has_value());
@@ -64,7 +79,9 @@ TEST(OptionsTest, BadValuesExitTwo) {
       {{"--job.ping_rounds", "0"}, "job.ping_rounds"},
       {{"--no-such-option"}, "no-such-option"},
       {{"--config", "/nonexistent/x.ini"}, "/nonexistent/x.ini"},
-      {{"--job.plots", "maybe"}, "job.plots"}};
+      {{"--job.plots", "maybe"}, "job.plots"},
+      {{"--store.when_full", "drop"}, "store.when_full"},
+      {{"--store.spill_queue", "128MiB"}, "store.spill_queue"}};  // above store.dram
   for (const auto& [args, option] : cases) {
     testing::internal::CaptureStderr();
     const ParseOutcome out = Parse(args);

@@ -100,7 +100,7 @@ struct MasterStats {
   // (back-pressure: nothing lost, the room stays taken).
   uint64_t spills_failed_kept = 0;
   uint64_t puts_refused_no_space = 0;  // PutStart answered NoSpace
-  uint64_t tombstones_ordered = 0;  // TombstoneOrders handed out by removes
+  uint64_t tombstones_ordered = 0;     // TombstoneOrders handed out by removes
 };
 
 // A re-replication order: copy the object's bytes from `from` (a surviving replica) to the
@@ -272,15 +272,14 @@ class MetadataMaster {
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
   std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
   uint32_t removed_segments_ = 0;
-  uint64_t eviction_rounds_ = 0;
-  bool kept_last_copy_ = false;  // AllocateOn: an eviction kept a last copy (names the NoSpace)  //
-                                 // watermark or allocation evictions, over all ranks
+  uint64_t eviction_rounds_ = 0;            // watermark or allocation evictions, over all ranks
   uint64_t next_put_id_ = 1;                // the next version (MasterConfig::first_version)
   std::vector<TombstoneOrder> tombstones_;  // from Remove, until TakeTombstones
   uint64_t in_flight_now_ = 0;              // puts started and not yet visible or gone
   uint64_t next_ticket_ = 1;
   MasterStats stats_;
   std::vector<Rank> candidates_;  // PutStart's scratch for Candidates
+  bool kept_last_copy_ = false;   // AllocateOn: an eviction kept a last copy (names the NoSpace)
 };
 
 }  // namespace mooncake::store

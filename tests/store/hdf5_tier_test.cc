@@ -248,10 +248,10 @@ TEST_F(Hdf5TierTest, WithoutLruAFullTierRefusesSpillsAndKeepsEveryBlock) {
   std::vector<std::string> dropped;
   opts.on_drop = [&](const std::string& k) { dropped.push_back(k); };
   auto t = OpenTier(opts);
-  SpillBlocks(*t, 8, 256 * 1024);  // both buckets full
+  SpillBlocks(*t, 8, 256 * 1024 - 64);  // both buckets full
   auto b = RandomBytes(256 * 1024, 99);
   std::optional<Status> result;
-  ASSERT_TRUE(t->Spill("new", b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
+  ASSERT_TRUE(t->Spill("new", 1, b, Checksum64(b.data(), b.size()), [&](Result<SsdBlock> r) {
                  result = r.status();
                }).ok());
   t->Drain();
@@ -261,8 +261,8 @@ TEST_F(Hdf5TierTest, WithoutLruAFullTierRefusesSpillsAndKeepsEveryBlock) {
       << result->ToString();
   EXPECT_TRUE(dropped.empty());
   std::vector<std::byte> buf(256 * 1024);
-  for (int i = 0; i < 8; ++i) EXPECT_TRUE(t->Read("b" + std::to_string(i), buf).ok()) << i;
-  EXPECT_EQ(t->Read("new", buf).status().code(), ErrorCode::kNotFound);
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(t->Read("b" + std::to_string(i), 1, buf).ok()) << i;
+  EXPECT_EQ(t->Read("new", 1, buf).status().code(), ErrorCode::kNotFound);
 }
 
 TEST_F(Hdf5TierTest, FullQueueAppliesBackPressure) {

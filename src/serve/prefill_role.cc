@@ -308,7 +308,11 @@ uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> 
     }
     store::ReplicateConfig rc;
     rc.replicas = ctx_.config.replicas;
-    auto results = ctx_.store->BatchPut(keys, values, rc);
+    bool abandoned = false;
+    auto results = ctx_.store->BatchPut(keys, values, rc, &abandoned);
+    // A write given up in flight (a stalled store rank) may still be reading the staging, even
+    // when the key was then placed on another rank and succeeded.
+    if (abandoned) *unfinished = true;
     for (int k = 0; k < n; ++k) {
       // AlreadyExists: another request computed the same prefix block first; objects are
       // immutable and equal, so that is a success. NoSpace etc. only cost future hits.

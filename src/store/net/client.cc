@@ -60,7 +60,7 @@ Status StoreClient::Put(const std::string& key, std::span<const std::byte> value
 
 std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
                                           std::span<const std::span<const std::byte>> values,
-                                          const ReplicateConfig& cfg) {
+                                          const ReplicateConfig& cfg, bool* abandoned) {
   const Deadline d = Start();
   const size_t n = keys.size();
   if (values.size() != n || n > kMaxBatchKeys) {
@@ -87,14 +87,14 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
       gv.push_back(values[i]);
     }
     if (!gk.empty()) {
-      std::vector<Status> part = BatchPut(gk, gv, cfg);
+      std::vector<Status> part = BatchPut(gk, gv, cfg, abandoned);
       for (size_t j = 0; j < good.size(); ++j) refused[good[j]] = std::move(part[j]);
     }
     return refused;
   }
   std::vector<char> retry;
   std::vector<Rank> failing;
-  std::vector<Status> out = PutOnce(keys, values, cfg, d, &retry, &failing);
+  std::vector<Status> out = PutOnce(keys, values, cfg, d, &retry, &failing, abandoned);
   // Keys whose store rank failed their write go again, to the other ranks: until the failure
   // detector declares a dead rank dead, the master would otherwise keep choosing it (the
   // emptiest rank, as it takes nothing new) and every put would fail for the failure timeout.
@@ -112,7 +112,8 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
       again_values.push_back(values[i]);
     }
     failing.clear();
-    std::vector<Status> second = PutOnce(again_keys, again_values, cfg, d, &retry, &failing);
+    std::vector<Status> second =
+        PutOnce(again_keys, again_values, cfg, d, &retry, &failing, abandoned);
     std::vector<char> next(n, 0);
     for (size_t k = 0; k < again.size(); ++k) {
       out[again[k]] = second[k];
@@ -126,7 +127,8 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
 std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
                                          std::span<const std::span<const std::byte>> values,
                                          const ReplicateConfig& cfg, const Deadline& d,
-                                         std::vector<char>* retry, std::vector<Rank>* failing) {
+                                         std::vector<char>* retry, std::vector<Rank>* failing,
+                                         bool* abandoned) {
   const size_t n = keys.size();
   retry->assign(n, 0);
   PutStartRequest start{cfg, std::vector<std::string>(keys.begin(), keys.end()), {}};
@@ -173,6 +175,12 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
     if (first_write[i] != SIZE_MAX) sums[i] = write_sums[first_write[i]];
   }
   for (size_t j = 0; j < per.size(); ++j) {
+    // A write that timed out or whose rank failed may still be reading the value (UCX sends
+    // from it): the caller must keep it, even when a retry below succeeds elsewhere.
+    if (abandoned != nullptr &&
+        (per[j].code() == ErrorCode::kTimeout || per[j].code() == ErrorCode::kPeerFailure)) {
+      *abandoned = true;
+    }
     if (!per[j].ok() && out[owner[j]].ok()) {
       out[owner[j]] = per[j].WithContext("writing '" + keys[owner[j]] + "' to store rank " +
                                          std::to_string(writes[j].peer.value));

@@ -80,9 +80,13 @@ class StoreClient {
 
   // Batch forms: one RPC per phase for the whole batch and one transfer batch for all bytes.
   // Results are per key, in order. At most kMaxBatchKeys keys.
+  // `abandoned` (optional) is set when a write was given up while it may still be in flight
+  // (it timed out or its store rank failed, even if the key was then placed again elsewhere
+  // and succeeded): UCX may still read that value's bytes until the transport closes, so the
+  // caller must not free or reuse `values` past this call (Transport::RetainUntilClosed).
   std::vector<Status> BatchPut(std::span<const std::string> keys,
                                std::span<const std::span<const std::byte>> values,
-                               const ReplicateConfig& cfg = {});
+                               const ReplicateConfig& cfg = {}, bool* abandoned = nullptr);
   // `abandoned` (optional) is set when a read was given up while it may still be in flight (it
   // timed out, or its store rank failed, possibly before a retry from another replica
   // succeeded): the transport may write into that buffer later, until it closes, so the caller
@@ -154,7 +158,8 @@ class StoreClient {
   std::vector<Status> PutOnce(std::span<const std::string> keys,
                               std::span<const std::span<const std::byte>> values,
                               const ReplicateConfig& cfg, const Deadline& d,
-                              std::vector<char>* retry, std::vector<Rank>* failing);
+                              std::vector<char>* retry, std::vector<Rank>* failing,
+                              bool* abandoned);
   // The last step of a put: ends the keys whose writes all succeeded, revokes the others.
   void EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
                    const PutStartResponse& started, const Deadline& d, std::vector<Status>* out);

@@ -1,7 +1,5 @@
 #include "transport/rpc.h"
 
-#include <sys/random.h>
-
 #include <algorithm>
 #include <string>
 #include <thread>
@@ -29,15 +27,7 @@ std::span<const std::byte> AsBytes(const std::string& s) {
 
 std::string JobToken::Hex() const { return fmt::format("{:016x}{:016x}", hi, lo); }
 
-JobToken DrawJobToken() {
-  uint64_t words[2] = {0, 0};
-  size_t got = 0;
-  while (got < sizeof words) {
-    ssize_t n = getrandom(reinterpret_cast<char*>(words) + got, sizeof words - got, 0);
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  return JobToken{words[0], words[1]};
-}
+JobToken DrawJobToken() { return JobToken{RandomWord(), RandomWord()}; }
 
 std::vector<std::byte> EncodeFrame(FrameKind kind, uint16_t type, ErrorCode status,
                                    uint64_t call_id, std::span<const std::byte> payload,

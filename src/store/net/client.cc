@@ -177,10 +177,7 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
   for (size_t j = 0; j < per.size(); ++j) {
     // A write that timed out or whose rank failed may still be reading the value (UCX sends
     // from it): the caller must keep it, even when a retry below succeeds elsewhere.
-    if (abandoned != nullptr &&
-        (per[j].code() == ErrorCode::kTimeout || per[j].code() == ErrorCode::kPeerFailure)) {
-      *abandoned = true;
-    }
+    if (abandoned != nullptr && MayStillBeInFlight(per[j])) *abandoned = true;
     if (!per[j].ok() && out[owner[j]].ok()) {
       out[owner[j]] = per[j].WithContext("writing '" + keys[owner[j]] + "' to store rank " +
                                          std::to_string(writes[j].peer.value));

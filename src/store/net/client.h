@@ -152,6 +152,9 @@ class StoreClient {
   void ReadSsdInReply(const SsdGet& g, const SsdPiece& piece);
   // Imports store rank `rank`'s staging region (once per region) and returns its address range.
   Result<std::pair<uint64_t, uint64_t>> ImportStaging(Rank rank, std::span<const std::byte> desc);
+  // A transfer that ended this way (Timeout, PeerFailure) may not have stopped: UCX can still
+  // read or write its buffer later (BatchGet's and BatchPut's `abandoned`). client_get.cc.
+  static bool MayStillBeInFlight(const Status& s);
   // One attempt at putting `keys`: PutStart, the writes, then PutEnd or PutRevoke. Keys that
   // failed only because a store rank failed their write get (*retry)[i] = 1, and that rank goes
   // into `*failing`: revoked, they may be placed again. Defined in client.cc.

@@ -44,12 +44,11 @@ void SortGets(std::span<const std::string> keys, std::span<const std::span<std::
   }
 }
 
-// A transfer that ended this way may not have stopped: UCX can still complete it later.
-bool MayStillBeInFlight(const Status& s) {
+}  // namespace
+
+bool StoreClient::MayStillBeInFlight(const Status& s) {
   return s.code() == ErrorCode::kTimeout || s.code() == ErrorCode::kPeerFailure;
 }
-
-}  // namespace
 
 Result<size_t> StoreClient::Get(const std::string& key, std::span<std::byte> out) {
   std::span<std::byte> outs[] = {out};

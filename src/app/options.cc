@@ -11,6 +11,7 @@
 #include "app/run.h"
 #include "common/data_dir.h"
 #include "common/units.h"
+#include "eval/config_file.h"
 #include "transport/nccl/gpu.h"
 
 namespace po = boost::program_options;
@@ -478,16 +479,7 @@ int ReadArguments(int argc, char** argv, const po::options_description& all,
       std::cout << kVersion << "\n" << transport::gpu::Describe(transport::gpu::Probe()) << "\n";
       return 0;
     }
-    if (vm->count("config")) {
-      std::string file = (*vm)["config"].as<std::string>();
-      std::ifstream in(file);
-      if (!in) return UsageError("config = '" + file + "': cannot open the file");
-      try {
-        po::store(eval::ParseConfigFile(in, all), *vm);
-      } catch (const po::error& e) {
-        return UsageError(file + ": " + e.what());
-      }
-    }
+    if (vm->count("config")) eval::StoreConfigFile((*vm)["config"].as<std::string>(), all, *vm);
     po::notify(*vm);
   } catch (const po::error& e) {
     return UsageError(e.what());
@@ -553,8 +545,11 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
     opts.failure_timeout = kStoreServiceFailureTimeout;
   }
   if (!s.ok()) {
-    std::string where =
-        opts.config_file.empty() ? "" : " (command line or " + opts.config_file + ")";
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    std::string where = eval::ConfigFileWhere(s.message(), args, opts.config_file);
+    if (where.empty() && !opts.config_file.empty()) {
+      where = " (command line or " + opts.config_file + ")";
+    }
     outcome.exit_code = UsageError(s.message() + where);
     return outcome;
   }

@@ -10,6 +10,7 @@
 
 #include "app/options.h"
 #include "common/units.h"
+#include "eval/config_file.h"
 #include "eval/scheduling_options.h"
 
 namespace po = boost::program_options;
@@ -259,15 +260,7 @@ P2pParse ParseP2pOptions(int argc, char** argv) {
                    "/scratch/ckpt --dest /dev/shm\n";
       return result;
     }
-    if (vm.count("config")) {
-      const std::string file = vm["config"].as<std::string>();
-      std::ifstream in(file);
-      if (!in) {
-        result.exit_code = Usage("config = '" + file + "': cannot open the file");
-        return result;
-      }
-      po::store(eval::ParseConfigFile(in, all), vm);
-    }
+    if (vm.count("config")) eval::StoreConfigFile(vm["config"].as<std::string>(), all, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     result.exit_code = Usage(e.what());

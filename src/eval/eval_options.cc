@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/units.h"
+#include "eval/config_file.h"
 
 namespace mooncake::eval {
 
@@ -203,12 +204,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
       *help = ss.str();
       return NotFound("");
     }
-    if (vm.count("config")) {
-      const std::string file = vm["config"].as<std::string>();
-      std::ifstream in(file);
-      if (!in) return InvalidArgument(fmt::format("config = '{}': cannot open the file", file));
-      po::store(ParseConfigFile(in, desc), vm);
-    }
+    if (vm.count("config")) StoreConfigFile(vm["config"].as<std::string>(), desc, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return InvalidArgument(e.what());

@@ -119,6 +119,29 @@ TEST(OptionsTest, UnknownKeyInConfigFileExitsTwo) {
   EXPECT_EQ(Parse({"--config", ini}).exit_code, 2);
 }
 
+// A config file error names its line, as a compiler does (FILE:LINE:), whichever stage finds it:
+// Boost's parser (a bad line, an unknown key, a value of the wrong type) or the conversion after
+// it (a size without a known unit). A value the command line gave is not blamed on the file.
+TEST(OptionsTest, ConfigFileErrorsNameTheLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"# comment\n[job\nping_rounds = 3\n", ":2: "},
+      {"[job]\nping_rounds = 3\nbogus = 1\n", ":3: "},
+      {"\n[store]\nreplicas = 1\n[job]\nping_rounds = many\n", ":5: "},
+      {"[job]\nping_rounds = 3\n[store]\n  dram = 3XB\n", ":4)"}};
+  for (const auto& [text, where] : cases) {
+    const std::string ini = WriteIni(text);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(Parse({"--config", ini}).exit_code, 2) << text;
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(ini + where), std::string::npos) << text << " -> " << err;
+  }
+  const std::string ini = WriteIni("[store]\ndram = 3XB\n");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Parse({"--config", ini, "--store.dram", "4XB"}).exit_code, 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find(ini + ":2"), std::string::npos) << err;
+}
+
 // Found by fuzz_job_options: Boost's error text substitutes "%name%" placeholders until none is
 // left, so an unknown key, a bad line or a bad value that itself holds one (say
 // "%original_token%") looped forever. Each must exit 2 promptly; alarm() turns a hang into a

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -119,6 +120,15 @@ RankReport P2pCommand::FetchInto(const Plan& plan, const FetchTarget& target,
 
 namespace {
 
+// "about N s left" at the receivers' rate so far, or why there is no estimate yet.
+std::string TimeLeft(const Tracker::Landing& l) {
+  const double secs = static_cast<double>(l.elapsed.count()) / 1e9;
+  if (l.landed == 0 || secs <= 0 || l.expected < l.landed) return "time left unknown";
+  const double rate = static_cast<double>(l.landed) / secs;
+  return fmt::format("about {:.0f} s left",
+                     std::ceil(static_cast<double>(l.expected - l.landed) / rate));
+}
+
 bool Contains(const std::vector<int32_t>& v, int32_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -218,9 +228,11 @@ int P2pCommand::Finish(const RankReport& mine, Heartbeat& heartbeat,
     done = heartbeat.WaitFor(finished, self == 0 ? config_.progress_interval : deadline);
     if (!done && self == 0 && tracker_) {
       const auto st = heartbeat.state();
-      std::printf("progress: %zu of %d ranks done, %zu dead, %s verified at the receivers\n",
-                  st.done.size(), transport_.world_size(), st.dead.size(),
-                  FormatBytes(tracker_->LandedBytes(name_)).c_str());
+      const Tracker::Landing l = tracker_->LandingOf(name_);
+      std::printf(
+          "progress: %zu of %d ranks done, %zu dead, %s of %s verified at the receivers, %s\n",
+          st.done.size(), transport_.world_size(), st.dead.size(), FormatBytes(l.landed).c_str(),
+          FormatBytes(l.expected).c_str(), TimeLeft(l).c_str());
       std::fflush(stdout);
     }
   }

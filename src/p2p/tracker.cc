@@ -262,23 +262,22 @@ std::vector<std::pair<int32_t, std::string>> Tracker::DeadRanks() const {
   return dead_;
 }
 
-uint64_t Tracker::LandedBytes(const std::string& name) const {
+Tracker::Landing Tracker::LandingOf(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  Landing landing;
+  if (first_register_.count() != 0) landing.elapsed = clock_.Now() - first_register_;
   auto it = objects_.find(name);
-  if (it == objects_.end()) return 0;
-  uint64_t bytes = 0;
+  if (it == objects_.end()) return landing;
+  const uint64_t size = it->second.layout.total_bytes();
   for (const auto& [rank, h] : it->second.holders) {
     if (h.copy.complete) continue;
+    landing.expected += size;
     for (size_t p = 0; p < it->second.layout.count(); ++p) {
-      if (h.have.Test(p)) bytes += it->second.layout[p].length;
+      if (h.have.Test(p)) landing.landed += it->second.layout[p].length;
     }
   }
-  return bytes;
+  return landing;
 }
-
-}  // namespace mooncake::p2p
-
-namespace mooncake::p2p {
 
 Nanos Tracker::DistributionTime() const {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -61,8 +61,13 @@ class Tracker {
   std::vector<RankReport> Reports() const;
   // (rank, why) of every rank declared dead, in the order they were.
   std::vector<std::pair<int32_t, std::string>> DeadRanks() const;
-  // Verified bytes over every receiving holder of `name` (progress lines).
-  uint64_t LandedBytes(const std::string& name) const;
+  // How far the receivers of `name` are, for rank 0's progress lines.
+  struct Landing {
+    uint64_t landed = 0;    // verified bytes over every receiving holder
+    uint64_t expected = 0;  // the object's size times the receiving holders registered so far
+    Nanos elapsed{0};       // since the first registration
+  };
+  Landing LandingOf(const std::string& name) const;
   // From the first registration to the last report of a receiving rank (0 before both).
   Nanos DistributionTime() const;
 

@@ -1,6 +1,9 @@
 #include "serve/conductor_role.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "common/log.h"
@@ -174,16 +177,36 @@ void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
   Resolve(d->request, trace::Outcome::kCompleted, "");
 }
 
+// Wall seconds left: the replay's remaining arrivals, or the requests still open at the rate
+// so far, whichever is longer (a drain after the last arrival shows in the second); < 0 when
+// nothing is resolved yet to measure a rate by.
+double ConductorRole::WallSecondsLeft(Nanos wall_elapsed) const {
+  const double secs = static_cast<double>(wall_elapsed.count()) / 1e9;
+  if (requests_.empty() || resolved_ == 0 || secs <= 0) return -1;
+  const auto last = std::max_element(
+      requests_.begin(), requests_.end(),
+      [](const auto& a, const auto& b) { return a.timestamp_ms < b.timestamp_ms; });
+  const Nanos last_arrival = std::chrono::milliseconds(last->timestamp_ms);
+  const double replay_left =
+      static_cast<double>((ctx_.ModelToWall(last_arrival) - wall_elapsed).count()) / 1e9;
+  const double rate = static_cast<double>(resolved_) / secs;
+  const double open_left = static_cast<double>(requests_.size() - resolved_) / rate;
+  return std::max({replay_left, open_left, 0.0});
+}
+
 void ConductorRole::PrintProgress(Nanos wall_elapsed) {
   double secs = static_cast<double>(wall_elapsed.count()) / 1e9;
   double attainment = completed_ ? 100.0 * static_cast<double>(effective_) / completed_ : 0.0;
+  const double left = WallSecondsLeft(wall_elapsed);
+  const std::string left_text =
+      left < 0 ? "time left unknown" : fmt::format("about {:.0f} s left", std::ceil(left));
   std::printf(
       "progress: %llu/%zu requests done (%llu completed), %.1f req/s wall, SLO met by "
-      "%.1f%% of completed, model time %.1f s\n",
+      "%.1f%% of completed, model time %.1f s, %s\n",
       static_cast<unsigned long long>(resolved_), requests_.size(),
       static_cast<unsigned long long>(completed_),
       secs > 0 ? static_cast<double>(resolved_) / secs : 0.0, attainment,
-      engine::NanosToSeconds(ModelNow()));
+      engine::NanosToSeconds(ModelNow()), left_text.c_str());
   std::fflush(stdout);
 }
 

@@ -74,7 +74,8 @@ class ConductorRole {
   void OnKvArrived(Rank from, std::span<const std::byte> bytes, transport::Responder responder);
   void OnDecodeDone(Rank from, std::span<const std::byte> bytes);
   void Resolve(uint64_t id, trace::Outcome outcome, const std::string& reason);
-  Nanos ModelNow() const;  // model time since the replay started
+  Nanos ModelNow() const;                            // model time since the replay started
+  double WallSecondsLeft(Nanos wall_elapsed) const;  // caller holds mutex_
   void PrintProgress(Nanos wall_elapsed);
   void MaybePrintProgress();  // caller holds mutex_
   // Asks the scheduler about request i at its arrival: the task for the chosen prefill

@@ -50,7 +50,7 @@ po::options_description General(std::string* config, RawOptions* raw) {
       "overrides it")("dry-run", po::bool_switch(&raw->dry_run),
                       "print the role table (rank, role, host) and exit")(
       "out", po::value<std::string>(&raw->out)->value_name("DIR"),
-      "run folder for summary.json and CSVs (default: runs/<UTC timestamp>)")(
+      "run folder for summary.json and CSVs (default: runs/<yyyymmdd-hhmmss, UTC>)")(
       "log-level", po::value<std::string>(&raw->log_level)->default_value("warn"),
       "debug | info | warn | error");
   return d;

@@ -23,9 +23,9 @@ po::options_description EvalOptionsDescription() {
   general.add_options()("help,h", "print this help, grouped by section")(
       "config", po::value<std::string>(), "INI file of options (the command line overrides it)")(
       "out", po::value<std::string>()->default_value(""),
-      "run folder (default runs/eval-<UTC time>)")(
-      "system", po::value<std::string>()->default_value("mooncake"),
-      "mooncake | vllm | vllm_prefix | vllm_chunked")(
+      "run folder (default runs/eval-<yyyymmdd-hhmmss, UTC>: named as the live job's, with an "
+      "eval- prefix)")("system", po::value<std::string>()->default_value("mooncake"),
+                       "mooncake | vllm | vllm_prefix | vllm_chunked")(
       "plots", po::value<bool>()->default_value(true),
       "write PNG plots with /usr/bin/python3 + matplotlib when present (true | false)");
   all.add(general);
@@ -180,7 +180,7 @@ std::string DefaultOut() {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
-  std::strftime(buf, sizeof(buf), "runs/eval-%Y%m%dT%H%M%SZ", &tm);
+  std::strftime(buf, sizeof(buf), "runs/eval-%Y%m%d-%H%M%S", &tm);
   return buf;
 }
 

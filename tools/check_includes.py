@@ -57,6 +57,9 @@ def owner(path, folder_lib):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__ + "\nusage: check_includes.py [SRC_DIR]   (default: the checkout's src/)")
+        return 0
     here = pathlib.Path(__file__).resolve().parent
     src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else here.parent / "src").resolve()
     if not src.is_dir():

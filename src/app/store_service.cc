@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -88,6 +89,21 @@ store::StoreDirectory MakeDirectory(JobContext& ctx, const std::vector<ListenerR
   return d;
 }
 
+// `path` from the root, so that a client started in another folder (or the stop hint run from
+// wherever the user is) finds it.
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+// This binary's own path for the printed stop command ("mooncake" when /proc cannot say).
+std::string ThisBinary() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "mooncake" : exe.string();
+}
+
 client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const ListenerRecord& master,
                                           const std::string& run_dir) {
   client::ConnectionInfo c;
@@ -103,7 +119,7 @@ client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const ListenerRecord&
   c.dram_per_rank = ctx.options.store_dram;
   c.ssd = ctx.options.store_ssd;
   c.replicas = static_cast<uint32_t>(ctx.options.replicas);
-  c.run_dir = run_dir;
+  c.run_dir = Absolute(run_dir);
   c.host = ctx.mpi.hostname();
   c.pid = getpid();
   c.created = UtcNow();
@@ -289,10 +305,10 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     std::printf(
         "store service: %d store ranks x %s DRAM%s, %u replica(s) by default\n"
         "connection file: %s (mode 0600)\n"
-        "stop it with: mooncake store stop %s   (or SIGTERM / Ctrl-C)\n",
+        "stop it with: %s store stop %s   (or SIGTERM / Ctrl-C)\n",
         ctx.roles.count(Role::kStore), FormatBytes(o.store_dram).c_str(),
-        o.store_ssd ? " + SSD tier" : "", static_cast<unsigned>(o.replicas), connect_file.c_str(),
-        connect_file.c_str());
+        o.store_ssd ? " + SSD tier" : "", static_cast<unsigned>(o.replicas),
+        Absolute(connect_file).c_str(), ThisBinary().c_str(), Absolute(connect_file).c_str());
     PrintSurvivalHint(o);
     std::fflush(stdout);
   }

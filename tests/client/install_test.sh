@@ -55,7 +55,14 @@ assert s.get("installed/py") == b"from the installed module"
 assert s.close() == 0
 print("installed python module OK")
 PY
-"${prefix}/bin/mooncake" store stop store-run/connect.json || fail "mooncake store stop"
+# The file names its run folder from the root, and the printed stop command runs from anywhere
+# (here /): the installed binary's path and the file's, both absolute.
+/usr/bin/python3 -c 'import json,os,sys; d=json.load(open(sys.argv[1]))["run_dir"]; sys.exit(0 if os.path.isabs(d) and os.path.samefile(d, "store-run") else "run_dir " + d + " is not absolute")' \
+  store-run/connect.json || fail "connect.json's run_dir"
+stop_hint=$(sed -n 's/^stop it with: \(.*\)   (or SIGTERM.*$/\1/p' "${scratch}/job.log")
+[[ ${stop_hint} == "${prefix}/bin/mooncake store stop ${PWD}/store-run/connect.json" ]] ||
+  fail "the stop hint is '${stop_hint}'"
+(cd / && ${stop_hint}) || fail "the printed stop command, run from /"
 wait "${job_pid}" || fail "the store job exited non-zero: $(tail -5 "${scratch}/job.log")"
 job_pid=""
 grep -q "result *OK" "${scratch}/job.log" || fail "the store job's summary is not OK"

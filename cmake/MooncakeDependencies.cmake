@@ -9,6 +9,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # libcpp-httplib-dev: src/http
 
 if(NOT TARGET mooncake::hdf5)
   add_library(mooncake::hdf5 INTERFACE IMPORTED)

@@ -12,7 +12,7 @@ MOONCAKE_BUILD_PACKAGES=(
   libhdf5-dev hdf5-tools
   libboost-program-options-dev
   googletest libgtest-dev libgmock-dev
-  nlohmann-json3-dev libxxhash-dev libfmt-dev
+  nlohmann-json3-dev libxxhash-dev libfmt-dev libcpp-httplib-dev
   python3-matplotlib python3-h5py
   python3-dev pybind11-dev
 )

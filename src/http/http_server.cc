@@ -1,0 +1,141 @@
+#include "http/http_server.h"
+
+#include <httplib.h>
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "common/log.h"
+
+namespace mooncake::http {
+
+struct HttpServer::Impl {
+  httplib::Server server;
+  std::thread thread;
+};
+
+namespace {
+
+Request FromHttplib(const httplib::Request& r) {
+  Request out{r.method, r.path, r.body, r.remote_addr, {}};
+  for (const auto& [k, v] : r.params) out.query.emplace_back(k, v);
+  return out;
+}
+
+void ToHttplib(const Response& in, httplib::Response& out) {
+  out.status = in.status;
+  for (const auto& [k, v] : in.headers) out.set_header(k, v);
+  out.set_content(in.body, in.content_type);
+}
+
+// A handler that throws answers 500 naming the path instead of ending the job.
+httplib::Server::Handler Wrap(Handler handler) {
+  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    try {
+      ToHttplib(handler(FromHttplib(req)), res);
+    } catch (const std::exception& e) {
+      log::Warn("http: {} {}: {}", req.method, req.path, e.what());
+      ToHttplib(Response{500, "text/plain; charset=utf-8", "internal error\n", {}}, res);
+    }
+  };
+}
+
+}  // namespace
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl, int port)
+    : impl_(std::move(impl)), port_(port) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& options,
+                                                      std::vector<Route> routes) {
+  auto impl = std::make_unique<Impl>();
+  httplib::Server& s = impl->server;
+  const auto secs = [](std::chrono::milliseconds d) {
+    return std::make_pair(static_cast<time_t>(d.count() / 1000),
+                          static_cast<time_t>(d.count() % 1000 * 1000));
+  };
+  s.set_read_timeout(secs(options.read_timeout).first, secs(options.read_timeout).second);
+  s.set_write_timeout(secs(options.write_timeout).first, secs(options.write_timeout).second);
+  s.set_keep_alive_timeout(std::max<time_t>(1, secs(options.read_timeout).first));
+  s.set_payload_max_length(options.max_body_bytes);
+  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, with which a second job
+  // given the same port would share it in silence instead of failing.
+  s.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  const int threads = std::max(1, options.threads);
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+
+  std::set<std::string> paths;
+  for (Route& r : routes) {
+    paths.insert(r.path);
+    if (r.method == "GET") {
+      s.Get(r.path, Wrap(std::move(r.handler)));
+    } else if (r.method == "POST") {
+      s.Post(r.path, Wrap(std::move(r.handler)));
+    } else {
+      return InvalidArgument("http: route " + r.path + ": method " + r.method +
+                             " is not served (GET, POST)");
+    }
+  }
+  // Unmatched requests: 405 on a known path (another method), 404 otherwise.
+  s.set_error_handler([paths](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404 && paths.count(req.path) > 0) res.status = 405;
+    if (res.body.empty()) {
+      const char* what = res.status == 404   ? "not found"
+                         : res.status == 405 ? "method not allowed"
+                         : res.status == 413 ? "request body too large"
+                                             : "error";
+      res.set_content(std::to_string(res.status) + " " + what + "\n", "text/plain; charset=utf-8");
+    }
+  });
+
+  errno = 0;
+  int port = options.port;
+  bool bound = false;
+  if (port == 0) {
+    port = s.bind_to_any_port(options.host);
+    bound = port > 0;
+  } else {
+    bound = s.bind_to_port(options.host, port);
+  }
+  if (!bound) {
+    const int err = errno;
+    const std::string reason = err == EADDRINUSE ? "address already in use"
+                               : err != 0        ? std::strerror(err)
+                                                 : "cannot bind";
+    return IoError("http: cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                   ": " + reason);
+  }
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->server.listen_after_bind(); });
+  // stop() before the loop is running does nothing (the loop would then never end): Start
+  // returns only once it runs.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!raw->server.is_running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!raw->server.is_running()) {
+    // A loop that never started cannot be stopped or joined: leave it (and what it uses) be.
+    impl->thread.detach();
+    (void)impl.release();
+    return IoError("http: the server on " + options.host + ":" + std::to_string(port) +
+                   " did not start within 10 s");
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl), port));
+}
+
+void HttpServer::Stop() {
+  if (!impl_) return;
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace mooncake::http

@@ -1,0 +1,72 @@
+#pragma once
+
+// A small HTTP/1.1 server for the job's endpoints (/metrics, /health; the OpenAI-compatible API
+// builds on it). It wraps cpp-httplib so that no other library includes <httplib.h>: handlers see
+// plain structs. Every connection has read and write deadlines and a bounded body, and the
+// handlers run on a fixed pool of threads, so a slow or idle client cannot hold the job.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace mooncake::http {
+
+struct Request {
+  std::string method;
+  std::string path;
+  std::string body;
+  std::string remote;  // the peer's address
+  std::vector<std::pair<std::string, std::string>> query;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+struct Route {
+  std::string method;  // "GET" or "POST"
+  std::string path;    // exact
+  Handler handler;
+};
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 0;  // 0: any free port (port() says which)
+  std::chrono::milliseconds read_timeout{5000};
+  std::chrono::milliseconds write_timeout{5000};
+  size_t max_body_bytes = 1 << 20;
+  int threads = 4;
+};
+
+class HttpServer {
+ public:
+  // Binds and starts serving `routes` on a thread of its own; any other path is 404, another
+  // method on a known path 405. Unavailable names the address and the reason (a port in use).
+  static Result<std::unique_ptr<HttpServer>> Start(const ServerOptions& options,
+                                                   std::vector<Route> routes);
+  ~HttpServer();  // Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  int port() const { return port_; }
+  // Stops accepting, waits for the handlers running now, joins the thread. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl, int port);
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace mooncake::http

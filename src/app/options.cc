@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -38,7 +39,7 @@ struct RawOptions {
   int silent_rank = -1;
   std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file,
       address_file;
-  std::string listen, connect_file, lease, put_timeout;
+  std::string listen, connect_file, lease, put_timeout, metrics_port;
   int port = 0;
 };
 
@@ -158,7 +159,11 @@ po::options_description StoreService(RawOptions* raw) {
       "Mooncake Store's kv lease")(
       "store.put_timeout", po::value<std::string>(&raw->put_timeout)->default_value("30s"),
       "a put not ended within this (its writer died) is revoked and its space freed "
-      "(100ms..1h)");
+      "(100ms..1h)")(
+      "store.metrics_port",
+      po::value<std::string>(&raw->metrics_port)->default_value("off")->value_name("PORT"),
+      "off, or a TCP port on store.listen where rank 0 serves /metrics in the Prometheus text "
+      "format and /health (0: any free port; the address goes to <run folder>/metrics.json)");
   return d;
 }
 
@@ -356,6 +361,15 @@ Status StoreServiceOptions(const RawOptions& raw, JobOptions* o) {
   o->store_listen = raw.listen;
   o->store_port = static_cast<uint16_t>(raw.port);
   o->connect_file = raw.connect_file;
+  if (raw.metrics_port != "off") {
+    char* end = nullptr;
+    const long port = std::strtol(raw.metrics_port.c_str(), &end, 10);
+    if (raw.metrics_port.empty() || *end != '\0' || port < 0 || port > 65535) {
+      return InvalidArgument("store.metrics_port = '" + raw.metrics_port +
+                             "' (allowed: off, or a port 0 to 65535)");
+    }
+    o->metrics_port = static_cast<int>(port);
+  }
   MC_RETURN_IF_ERROR(DurationOption("store.lease", raw.lease, Nanos(10'000'000),
                                     Nanos(3'600'000'000'000), &o->store_lease));
   return DurationOption("store.put_timeout", raw.put_timeout, Nanos(100'000'000),

@@ -84,6 +84,7 @@ struct JobOptions {
   std::string connect_file;                   // empty: <run folder>/connect.json
   Nanos store_lease = Nanos(10'000'000'000);  // a get or exists protects the object this long
   Nanos store_put_timeout = Nanos(30'000'000'000);  // a put not ended by then is revoked
+  int metrics_port = -1;  // store.metrics_port: /metrics on rank 0 (-1: off, 0: any free port)
 };
 
 // What main() should do after parsing.

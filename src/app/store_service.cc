@@ -18,6 +18,7 @@
 #include "common/secret.h"
 #include "common/units.h"
 #include "common/wire_fields.h"
+#include "serve/master_metrics.h"
 #include "serve/serve_node.h"
 #include "store/net/directory.h"
 #include "store/net/messages.h"
@@ -145,6 +146,32 @@ Status OpenToClients(JobContext& ctx, const std::vector<ListenerRecord>& listene
   *connect_file =
       ctx.options.connect_file.empty() ? run_dir + "/connect.json" : ctx.options.connect_file;
   return client::WriteConnectionFile(*connect_file, MakeConnectionInfo(ctx, listeners[0], run_dir));
+}
+
+// Rank 0's /metrics (store.metrics_port): started, its address printed and written to
+// <run folder>/metrics.json for scrape configs; a port that cannot be had ends the job.
+std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::ServeNode& node,
+                                               const std::string& run_dir) {
+  const JobOptions& o = ctx.options;
+  std::vector<Rank> store_ranks;
+  for (int r : ctx.roles.RanksOf(Role::kStore)) store_ranks.push_back(Rank{r});
+  auto server = serve::ServeMasterMetrics(o.store_listen, o.metrics_port, *node.master(),
+                                          std::move(store_ranks),
+                                          [&node] { return node.dead_ranks().size(); });
+  if (!server.ok()) {
+    log::Error("store.metrics_port = {}: {}", o.metrics_port, server.status().message());
+    ctx.mpi.Abort(2);
+  }
+  const std::string host = o.store_listen == "0.0.0.0" ? ctx.mpi.hostname() : o.store_listen;
+  const std::string url = "http://" + host + ":" + std::to_string((*server)->port()) + "/metrics";
+  const int port = (*server)->port();
+  const nlohmann::json j = {{"url", url}, {"host", host}, {"port", port}};
+  if (std::FILE* f = std::fopen((run_dir + "/metrics.json").c_str(), "w")) {
+    std::fputs((j.dump() + "\n").c_str(), f);
+    std::fclose(f);
+  }
+  std::printf("metrics: %s (Prometheus text format; /health beside it)\n", url.c_str());
+  return std::move(*server);
 }
 
 // Acknowledged objects that went away without a Remove, by cause (docs/STORE.md "When DRAM and
@@ -300,6 +327,8 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
       ctx.mpi.Abort(1);
     }
   }
+  std::unique_ptr<http::HttpServer> metrics;
+  if (ctx.rank() == 0 && o.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
   if (o.survive_rank_loss) LeaveMpi(o, ctx.mpi);
   if (ctx.rank() == 0) {
     std::printf(

@@ -81,7 +81,9 @@ TEST(OptionsTest, BadValuesExitTwo) {
       {{"--config", "/nonexistent/x.ini"}, "/nonexistent/x.ini"},
       {{"--job.plots", "maybe"}, "job.plots"},
       {{"--store.when_full", "drop"}, "store.when_full"},
-      {{"--store.spill_queue", "128MiB"}, "store.spill_queue"}};  // above store.dram
+      {{"--store.spill_queue", "128MiB"}, "store.spill_queue"},  // above store.dram
+      {{"--store.metrics_port", "70000"}, "store.metrics_port"},
+      {{"--store.metrics_port", "on"}, "store.metrics_port"}};
   for (const auto& [args, option] : cases) {
     testing::internal::CaptureStderr();
     const ParseOutcome out = Parse(args);

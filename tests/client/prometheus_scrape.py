@@ -1,0 +1,151 @@
+"""A real Prometheus scrapes the store service's /metrics (docs/CLIENT.md, "Metrics").
+
+A store job (launch/mooncake-mpirun, 1 master + 2 store ranks, --store.metrics_port 0) takes 40
+puts and 5 removes from this process; Debian's prometheus (started here on 127.0.0.1 with a
+1 s scrape interval, its data in a temporary folder, stopped by PID) scrapes the address the job
+wrote to <run folder>/metrics.json. Asserts, through Prometheus's HTTP query API: the target is
+up after at least two scrapes, mooncake_store_objects is 35, each store rank's used DRAM is
+reported and is above 0; then the job is stopped and summary.json's objects equal what
+Prometheus read. A CTest skip (exit 77) when /usr/bin/prometheus is missing.
+
+Usage: prometheus_scrape.py SOURCE_DIR MOONCAKE   (PYTHONPATH: the mooncake_store module)
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import mooncake_store
+
+SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
+PROMETHEUS = "/usr/bin/prometheus"
+
+
+def fail(what, *logs):
+    print(f"FAIL: {what}")
+    for log in logs:
+        if log.exists():
+            print(f"--- {log}\n" + log.read_text()[-3000:])
+    sys.exit(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, check, deadline_s, *logs):
+    end = time.time() + deadline_s
+    while time.time() < end:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.25)
+    fail(f"{what} within {deadline_s} s", *logs)
+
+
+def query(port, expr):
+    """The instant vector of `expr` as {labels-json: value}, or None when Prometheus cannot say."""
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            body = json.load(r)
+    except OSError:
+        return None
+    if body.get("status") != "success":
+        return None
+    return {json.dumps(s["metric"], sort_keys=True): float(s["value"][1])
+            for s in body["data"]["result"]}
+
+
+def main():
+    if not os.access(PROMETHEUS, os.X_OK):
+        print(f"SKIP: {PROMETHEUS} is not installed (Debian package prometheus)")
+        return 77
+    work = Path(tempfile.mkdtemp(prefix="mooncake-prometheus."))
+    run, job_log, prom_log = work / "run", work / "job.log", work / "prometheus.log"
+    env = dict(os.environ, MOONCAKE_MPIRUN_ARGS="--mca btl self,vader,tcp --mca btl_tcp_if_include "
+               "lo --mca oob_tcp_if_include lo")
+    with open(job_log, "w") as log:
+        job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np", "3",
+                                "--", "--job.mode", "store", "--store.dram", "64MiB",
+                                "--store.listen", "127.0.0.1", "--store.metrics_port", "0",
+                                "--out", str(run)],
+                               stdout=log, stderr=subprocess.STDOUT, env=env,
+                               start_new_session=True)
+    prometheus = None
+    try:
+        wait_for("the job's connect.json and metrics.json",
+                 lambda: (run / "connect.json").exists() and (run / "metrics.json").exists(), 90,
+                 job_log)
+        metrics = json.loads((run / "metrics.json").read_text())
+        store = mooncake_store.MooncakeDistributedStore()
+        if store.setup(str(run / "connect.json")) != 0:
+            fail(f"setup: {store.last_error()}", job_log)
+        for i in range(40):
+            if store.put(f"prom/{i}", bytes([i]) * 65536) != 0:
+                fail(f"put {i}: {store.last_error()}", job_log)
+        for i in range(5):
+            if store.remove(f"prom/{i}") != 0:
+                fail(f"remove {i}: {store.last_error()}", job_log)
+        store.close()
+
+        prom_port = free_port()
+        (work / "prometheus.yml").write_text(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            "scrape_configs:\n  - job_name: mooncake_store\n    static_configs:\n"
+            f"      - targets: ['127.0.0.1:{metrics['port']}']\n")
+        with open(prom_log, "w") as log:
+            prometheus = subprocess.Popen(
+                [PROMETHEUS, f"--config.file={work / 'prometheus.yml'}",
+                 f"--storage.tsdb.path={work / 'tsdb'}",
+                 f"--web.listen-address=127.0.0.1:{prom_port}"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        target = json.dumps({"instance": f"127.0.0.1:{metrics['port']}", "job": "mooncake_store"},
+                            sort_keys=True)
+
+        def successful_scrapes():
+            n = (query(prom_port, "sum_over_time(up[1m])") or {}).get(target, 0)
+            return n if n >= 2 else 0
+
+        scrapes = wait_for("two successful scrapes", successful_scrapes, 60, prom_log, job_log)
+        objects = wait_for("mooncake_store_objects in Prometheus",
+                           lambda: query(prom_port, "mooncake_store_objects"), 30, prom_log)
+        seen = list(objects.values())[0]
+        if seen != 35:
+            fail(f"Prometheus read mooncake_store_objects = {seen}, want 35", job_log)
+        used = query(prom_port, "mooncake_store_dram_used_bytes") or {}
+        if len(used) != 2 or min(used.values()) <= 0:
+            fail(f"mooncake_store_dram_used_bytes per store rank: {used}", job_log)
+
+        stop = subprocess.run([MOONCAKE, "store", "stop", str(run / "connect.json")],
+                              capture_output=True, text=True, timeout=60)
+        if stop.returncode != 0:
+            fail(f"mooncake store stop: {stop.stdout}{stop.stderr}", job_log)
+        if job.wait(timeout=90) != 0:
+            fail(f"the store job exited {job.returncode}", job_log)
+        summary = json.loads((run / "summary.json").read_text())
+        if summary["objects"] != seen:
+            fail(f"summary.json objects {summary['objects']} != Prometheus's {seen}")
+        print(f"prometheus_scrape OK: {scrapes:.0f} successful scrapes, objects 35 in Prometheus and "
+              f"summary.json, used DRAM per rank {sorted(used.values())}")
+        return 0
+    finally:
+        for p in (prometheus, job):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -230,6 +230,7 @@ bool Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve
                       {"timed_out_puts", stats.timed_out_puts},
                       {"rpc_refused_frames", all.rpc_refused_frames},
                       {"refused_data_messages", all.refused_data_messages},
+                      {"refused_data_messages_by_peer", all.RefusalsByPeer()},
                       {"dead_ranks", node.dead_ranks().size()},
                       {"errors", all.errors},
                       {"extra", extra}};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,6 +12,17 @@
 #include "common/wire_fields.h"
 
 namespace mooncake::serve {
+
+// Refused data-path messages from one sender, as Transport::refused_data_messages_by_peer names it.
+struct RefusedSender {
+  static constexpr size_t kMaxName = 128;
+  std::string peer;
+  uint64_t count = 0;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.peer, m.count);
+  }
+};
 
 struct RankReport : WireMessage<RankReport> {
   static constexpr const char* kWireName = "RankReport";
@@ -22,6 +34,7 @@ struct RankReport : WireMessage<RankReport> {
   uint64_t rpc_refused_frames = 0;  // frames without the job token (transport/rpc.h)
   // Data-path messages that did not come on the endpoint of the rank they named (forgeries).
   uint64_t refused_data_messages = 0;
+  std::vector<RefusedSender> refused_data_by_peer;  // the same by sender, summed by name
   // Peak resident set (getrusage ru_maxrss) by ServePart: the largest over that part's ranks.
   std::vector<uint64_t> peak_rss_bytes;
   uint64_t prefill_staging_high_water = 0;  // bytes, the largest over prefill ranks
@@ -31,6 +44,10 @@ struct RankReport : WireMessage<RankReport> {
   std::vector<uint64_t> ssd;  // a store rank's SSD tier counters (store.ssd = on), summed
   std::string first_error;
 
+  // Takes the transport's refusals by sender; the total is their sum (one snapshot, so the two
+  // always agree).
+  void SetRefusals(const std::map<std::string, uint64_t>& by_peer);
+  std::map<std::string, uint64_t> RefusalsByPeer() const;
   // Adds `other`'s counters; keeps the first error seen.
   void Add(const RankReport& other);
   void AddError(const std::string& message);
@@ -40,7 +57,7 @@ struct RankReport : WireMessage<RankReport> {
     visit(m.errors, m.blocks_verified, m.blocks_corrupt, m.tokens, m.max_batch,
           m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.refused_data_messages,
           m.peak_rss_bytes, m.prefill_staging_high_water, m.prefill_staging_retired,
-          m.decode_waiting_high_water, m.ssd, m.first_error);
+          m.decode_waiting_high_water, m.ssd, m.first_error, m.refused_data_by_peer);
   }
   Status Validate() const;
 };

@@ -267,7 +267,7 @@ void ServeNode::WaitForStop() {
 RankReport ServeNode::Finish() {
   // Frames refused for a wrong or missing job token (transport/rpc.h), up to now.
   report_.rpc_refused_frames = deps_.rpc.refused_frames();
-  report_.refused_data_messages = deps_.transport.refused_data_messages();
+  report_.SetRefusals(deps_.transport.refused_data_messages_by_peer());
   // This process's peak resident set so far (benchmarks/overload.sh holds it to a bound).
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);

@@ -46,6 +46,7 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["peer_loss_aborts"] = static_cast<double>(all.peer_loss_aborts);
   e["rpc_refused_frames"] = static_cast<double>(all.rpc_refused_frames);
   e["refused_data_messages"] = static_cast<double>(all.refused_data_messages);
+  s->refused_data_messages_by_peer = all.RefusalsByPeer();
   e["scheduler_fetches"] = static_cast<double>(totals.scheduler_fetches);
   e["scheduler_fetched_blocks"] = static_cast<double>(totals.scheduler_fetched_blocks);
   static const char* kParts[RankReport::kServeParts] = {"conductor", "store", "prefill", "decode"};

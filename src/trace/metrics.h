@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <queue>
 #include <string>
 #include <vector>
@@ -86,6 +87,10 @@ struct Summary {
   double prefill_compute_s = 0;
   std::map<std::string, double> extra;  // bytes moved per plane, counters, store occupancy, ...
   std::vector<RankLoss> dead_ranks;     // live runs
+  // Live runs: data-path messages refused, by the sender's endpoint (transport/transport.h names
+  // them); summary.json's refused_data_messages_by_peer, an object beside extra (whose values
+  // are numbers only). Absent from simulated runs.
+  std::optional<std::map<std::string, uint64_t>> refused_data_messages_by_peer;
 
   double BlockHitRate() const;
   double TokenHitRate() const;

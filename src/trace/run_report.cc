@@ -86,6 +86,12 @@ std::string SummaryJson(const Summary& s) {
   for (const RankLoss& d : s.dead_ranks) {
     j["dead_ranks"].push_back({{"rank", d.rank}, {"after_s", d.after_s}, {"why", d.why}});
   }
+  if (s.refused_data_messages_by_peer) {
+    j["refused_data_messages_by_peer"] = nlohmann::ordered_json::object();
+    for (const auto& [peer, n] : *s.refused_data_messages_by_peer) {
+      j["refused_data_messages_by_peer"][peer] = n;
+    }
+  }
   j["extra"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : s.extra) j["extra"][k] = v;
   return j.dump(2) + "\n";

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -207,6 +208,14 @@ class Transport {
   // Data-path messages dropped because they did not come on the endpoint of the rank they named
   // (a process outside the job forging writes, reads or acknowledgements).
   virtual uint64_t refused_data_messages() const { return 0; }
+  // The same, by the endpoint each came on (the sender as UCX knows it, never the number the
+  // message claims): "<r>", the endpoint of job rank r (a rank that named another);
+  // "attached:<ip:port>", a process attached through this rank's listener, by its connection's
+  // address ("unadmitted:<ip:port>" before it presented the job token); "unknown", any other
+  // endpoint (a process that connected straight to the worker's address: UCX does not say from
+  // where). At most kMaxRefusalSenders names; further senders are counted under "other".
+  static constexpr size_t kMaxRefusalSenders = 64;
+  virtual std::map<std::string, uint64_t> refused_data_messages_by_peer() const { return {}; }
 
   // Attaching side, on a transport made for a process outside the job (its self() is unknown
   // until then): connects to the listener at host:port, which is rank `listener` of the job,

@@ -172,6 +172,7 @@ void ServeSeeds() {
   report.blocks_verified = 30;
   report.tokens = 1000;
   report.ssd = {1, 2, 3};
+  report.SetRefusals({{"unknown", 160}, {"attached:127.0.0.1:40000", 2}});
   Write(t, "rank_report", report.Encode(), 9);
 }
 

@@ -1,6 +1,8 @@
 // The serving job's wire messages, declared once (common/wire_fields.h): every field makes the
 // round trip, and truncated, trailing, oversized and inconsistent input is refused.
 #include "serve/messages.h"
+#include "serve/rank_report.h"
+#include "transport/transport.h"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +76,37 @@ TEST(ServeMessages, ACountLargerThanTheMessageIsRefusedBeforeAllocating) {
   const uint32_t huge = 0xffffffffu;
   std::memcpy(bytes.data() + count_at, &huge, sizeof(huge));
   EXPECT_EQ(KvDone::Decode(bytes).status().code(), ErrorCode::kProtocolError);
+}
+
+// Refused data-path messages by sender (issue 28): each rank reports its own, the conductor
+// sums them by name, and a report naming more senders than a transport keeps is malformed.
+TEST(ServeMessages, RefusalsBySenderMakeTheRoundTripAndAreSummedByName) {
+  RankReport one;
+  one.SetRefusals({{"unknown", 40}, {"2", 3}});
+  EXPECT_EQ(one.refused_data_messages, 43u);
+  auto back = RankReport::Decode(one.Encode());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->RefusalsByPeer(), (std::map<std::string, uint64_t>{{"2", 3}, {"unknown", 40}}));
+
+  RankReport other;
+  other.SetRefusals({{"unknown", 2}, {"attached:127.0.0.1:40000", 5}});
+  RankReport all;
+  all.Add(*back);
+  all.Add(other);
+  EXPECT_EQ(all.refused_data_messages, 50u);
+  EXPECT_EQ(all.RefusalsByPeer(), (std::map<std::string, uint64_t>{
+                                      {"2", 3}, {"attached:127.0.0.1:40000", 5}, {"unknown", 42}}));
+
+  RankReport many;
+  std::map<std::string, uint64_t> senders;
+  for (size_t i = 0; i < transport::Transport::kMaxRefusalSenders + 2; ++i) {
+    senders["unadmitted:10.0.0.1:" + std::to_string(i)] = 1;
+  }
+  many.SetRefusals(senders);
+  EXPECT_EQ(RankReport::Decode(many.Encode()).status().code(), ErrorCode::kProtocolError);
+  RankReport long_name;
+  long_name.SetRefusals({{std::string(RefusedSender::kMaxName + 1, 'x'), 1}});
+  EXPECT_EQ(RankReport::Decode(long_name.Encode()).status().code(), ErrorCode::kProtocolError);
 }
 
 }  // namespace

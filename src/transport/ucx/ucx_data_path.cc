@@ -327,21 +327,54 @@ void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status
   }
 }
 
-bool UcxTransport::DataSender(int32_t rank, const ucp_am_recv_param_t* param) {
-  bool ok = false;
+bool UcxTransport::CameFrom(int32_t rank, const ucp_am_recv_param_t* param) const {
   if (rank >= 0 && rank < world_size_) {
-    ok = (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0 && param->reply_ep != nullptr &&
-         param->reply_ep == eps_.Get(rank);
-  } else if (rank >= world_size_) {
-    ok = AttachedSenderMatches(rank, param);
+    return (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0 &&
+           param->reply_ep != nullptr && param->reply_ep == eps_.Get(rank);
   }
-  if (!ok && refused_data_messages_.fetch_add(1, std::memory_order_relaxed) == 0) {
+  return rank >= world_size_ && AttachedSenderMatches(rank, param);
+}
+
+bool UcxTransport::DataSender(int32_t rank, const ucp_am_recv_param_t* param) {
+  if (CameFrom(rank, param)) return true;
+  CountRefusal(rank, param);
+  return false;
+}
+
+std::string UcxTransport::SenderName(const ucp_am_recv_param_t* param) const {
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) || param->reply_ep == nullptr) {
+    return "unknown";
+  }
+  // A scan, on the refusal path only: no table to keep in step with endpoints that come and go.
+  for (int32_t r = 0; r < world_size_; ++r) {
+    if (eps_.Get(r) == param->reply_ep) return std::to_string(r);
+  }
+  std::lock_guard<std::mutex> lock(attached_mutex_);
+  for (const auto& [rank, peer] : attached_) {
+    if (peer->ep.get() == param->reply_ep) return "attached:" + peer->client;
+  }
+  for (const auto& peer : unadmitted_) {
+    if (peer->ep.get() == param->reply_ep) return "unadmitted:" + peer->client;
+  }
+  return "unknown";
+}
+
+void UcxTransport::CountRefusal(int32_t rank, const ucp_am_recv_param_t* param) {
+  std::string sender = SenderName(param);
+  {
+    std::lock_guard<std::mutex> lock(refusals_mutex_);
+    // Bounded: a process opening endpoint after endpoint must not grow the table without end.
+    if (!refused_by_peer_.contains(sender) && refused_by_peer_.size() >= kMaxRefusalSenders) {
+      sender = "other";
+    }
+    ++refused_by_peer_[sender];
+  }
+  if (refused_data_messages_.fetch_add(1, std::memory_order_relaxed) == 0) {
     log::Warn(
         "refusing data-path messages that claim to come from rank {} but arrived on "
-        "another endpoint (further ones are counted, not logged)",
-        rank);
+        "another endpoint ({}; further ones are counted, not logged)",
+        rank, sender);
   }
-  return ok;
 }
 
 ucs_status_t UcxTransport::OnWrite(const void* header, size_t header_length, void* data,
@@ -411,6 +444,7 @@ ucs_status_t UcxTransport::OnAck(unsigned id, const void* header, size_t header_
   int32_t peer = -1;
   void* local = nullptr;
   size_t expected = 0;
+  bool forged = false;
   {
     std::lock_guard<std::mutex> lock(tokens_mutex_);
     auto it = tokens_.find(h.token);
@@ -418,9 +452,13 @@ ucs_status_t UcxTransport::OnAck(unsigned id, const void* header, size_t header_
     peer = it->second->peer;
     // Only the rank the transfer went to may answer it: a right token on another endpoint is a
     // forgery (or a leak), and must neither complete nor fail the transfer.
-    if (!DataSender(peer, param)) return UCS_OK;
+    forged = !CameFrom(peer, param);
     local = it->second->local;
     expected = it->second->length;
+  }
+  if (forged) {
+    CountRefusal(peer, param);  // outside tokens_mutex_: it takes attached_mutex_
+    return UCS_OK;
   }
   if (status != UCS_OK) {
     std::string why = status == UCS_ERR_INVALID_ADDR

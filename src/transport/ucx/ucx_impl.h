@@ -224,6 +224,10 @@ class UcxTransport final : public Transport {
   Result<uint16_t> Listen(const ListenConfig& config, AttachCheck check) override;
   size_t attached_peers() const override;
   uint64_t refused_data_messages() const override { return refused_data_messages_.load(); }
+  std::map<std::string, uint64_t> refused_data_messages_by_peer() const override {
+    std::lock_guard<std::mutex> lock(refusals_mutex_);
+    return refused_by_peer_;
+  }
   Status Attach(Rank listener, const std::string& host, uint16_t port,
                 std::span<const std::byte> credential, Nanos timeout, int* job_size) override;
   void BeginShutdown() override { shutting_down_ = true; }
@@ -284,6 +288,12 @@ class UcxTransport final : public Transport {
   // endpoint (every data-path message is sent with UCP_AM_SEND_FLAG_REPLY, so UCX says which),
   // never on the strength of the number in its header. Counts and logs (once) what it refuses.
   bool DataSender(int32_t rank, const ucp_am_recv_param_t* param);
+  // DataSender's check alone (OnAck makes it under tokens_mutex_, and counts after).
+  bool CameFrom(int32_t rank, const ucp_am_recv_param_t* param) const;
+  // Counts (by the endpoint it came on) and logs (once) a refused message claiming `rank`.
+  void CountRefusal(int32_t rank, const ucp_am_recv_param_t* param);
+  // The name of the endpoint a message came on (refused_data_messages_by_peer's keys).
+  std::string SenderName(const ucp_am_recv_param_t* param) const;
   // The endpoint of `peer` (job rank or attached), kept alive by `*keep` (attached peers).
   ucp_ep_h EndpointOf(int32_t peer, std::shared_ptr<AttachedPeer>* keep) const;
   // Listener side: closes attached peers that are gone, refused, or never presented a
@@ -362,6 +372,8 @@ class UcxTransport final : public Transport {
   // warning about them was logged (steady clock, ns).
   std::atomic<uint64_t> refused_connections_{0};
   std::atomic<uint64_t> refused_data_messages_{0};
+  mutable std::mutex refusals_mutex_;                // taken after attached_mutex_, never under it
+  std::map<std::string, uint64_t> refused_by_peer_;  // by SenderName; guarded by refusals_mutex_
   std::atomic<int64_t> last_refusal_log_ns_{0};
   uint16_t listen_port_ = 0;  // set by Listen
   // Accepted sockets without a connection request yet, by "fd/peer": when first seen

@@ -372,7 +372,7 @@ class UcxTransport final : public Transport {
   // warning about them was logged (steady clock, ns).
   std::atomic<uint64_t> refused_connections_{0};
   std::atomic<uint64_t> refused_data_messages_{0};
-  mutable std::mutex refusals_mutex_;                // taken after attached_mutex_, never under it
+  mutable std::mutex refusals_mutex_;                // held alone: never with another lock
   std::map<std::string, uint64_t> refused_by_peer_;  // by SenderName; guarded by refusals_mutex_
   std::atomic<int64_t> last_refusal_log_ns_{0};
   uint16_t listen_port_ = 0;  // set by Listen

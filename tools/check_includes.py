@@ -12,6 +12,16 @@ its .cc), else to the first library of its nearest folder that defines one. Then
     run on a CMakeLists.txt once turned it into "${PROJECT_SOURCE_DIR} / src": -I/ and src);
     an installed library writes it $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>.
 
+It also holds the layer order and the system-header rules (LAYERS and SYSTEM_HEADERS below):
+
+  * a library links only libraries of its own src/ folder, or of a folder in a lower layer; a
+    src/ folder missing from LAYERS is an error (say where a new library sits);
+  * <mpi.h> is included only under cluster/mpi*, UCX's headers only under transport/ucx, HDF5's
+    only under store/hdf5, CUDA's and NCCL's only under gpu (and the engine's CUDA part),
+    cpp-httplib only under http.
+
+A tree with none of the LAYERS folders (a test fixture) is checked for links and includes only.
+
 Usage: tools/check_includes.py [SRC_DIR]   (default: src next to this script's folder)
 Exit status: 0 when the graph holds, 1 with one line per problem, 2 for a bad SRC_DIR.
 """
@@ -24,6 +34,64 @@ LINKS = re.compile(r"target_link_libraries\(\s*(mooncake_\w+)([^)]*)\)", re.S)
 INCLUDE_DIRS = re.compile(r"target_include_directories\(\s*(mooncake_\w+)([^)]*)\)", re.S)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCE_SUFFIXES = {".h", ".cc", ".cu"}
+
+
+# The layer of each src/ folder: a library may link its own folder's libraries and those of lower
+# layers, never a higher or an equal other one (except where this table puts them side by side:
+# engine and conductor, which the scheduler needs, are ordered inside layer 2 by LAYER_ORDER).
+LAYERS = {
+    "common": 0,
+    "cluster": 1, "transport": 1, "gpu": 1, "http": 1, "trace": 1, "model": 1,
+    "store": 2, "engine": 2, "conductor": 2,
+    "serve": 3, "client": 3, "p2p": 3, "sim": 3, "eval": 3,
+    "app": 4,
+}
+# Links between folders of the same layer that are allowed, (from, to).
+SAME_LAYER = {("conductor", "engine"), ("eval", "sim"), ("engine", "model"), ("transport", "gpu")}
+# System headers and the folders (path prefixes under src/) allowed to include them.
+SYSTEM_HEADERS = [
+    (re.compile(r"mpi\.h$"), ("cluster/mpi",)),
+    (re.compile(r"(ucp|ucs|uct)/"), ("transport/ucx/",)),
+    (re.compile(r"(hdf5\.h|H5\w*\.h)$"), ("store/hdf5/",)),
+    (re.compile(r"(cuda\w*\.h|cuda/|nccl\.h|cublas\w*\.h)"),
+     ("gpu/", "engine/cuda", "transport/nccl/")),
+    (re.compile(r"httplib\.h$"), ("http/",)),
+]
+SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>", re.M)
+
+
+def layer_problems(src, folder_lib, links):
+    """Links that point up or sideways, folders missing from LAYERS, system headers out of place."""
+    folders = {p.name for p in src.iterdir() if p.is_dir()}
+    if not folders & set(LAYERS):
+        return []  # a fixture tree: no layers to hold
+    problems = [f"src/{f}: not in tools/check_includes.py LAYERS (say which layer it is in)"
+                for f in sorted(folders - set(LAYERS))
+                if any(k == f or k.startswith(f + "/") for k in folder_lib)]
+    top = {}
+    for key, lib in folder_lib.items():
+        if not key.startswith("file:"):
+            top.setdefault(lib, key.split("/")[0])
+    for lib, deps in sorted(links.items()):
+        mine = top.get(lib)
+        for dep in sorted(deps):
+            theirs = top.get(dep)
+            if mine not in LAYERS or theirs not in LAYERS or mine == theirs:
+                continue
+            if LAYERS[theirs] < LAYERS[mine] or (mine, theirs) in SAME_LAYER:
+                continue
+            problems.append(f"{lib} (src/{mine}, layer {LAYERS[mine]}) links {dep} (src/{theirs}, "
+                            f"layer {LAYERS[theirs]}): dependencies point downward")
+    for f in sorted(p for p in src.rglob("*") if p.suffix in SOURCE_SUFFIXES):
+        rel = f.relative_to(src).as_posix()
+        text = f.read_text(errors="replace")
+        for m in SYSTEM_INCLUDE.finditer(text):
+            for pattern, allowed in SYSTEM_HEADERS:
+                if pattern.search(m.group(1)) and not rel.startswith(allowed):
+                    line_no = text.count("\n", 0, m.start()) + 1
+                    problems.append(f"src/{rel}:{line_no}: includes <{m.group(1)}>, allowed only "
+                                    f"under {', '.join('src/' + a for a in allowed)}")
+    return problems
 
 
 def libraries(src):
@@ -98,6 +166,7 @@ def main():
         for dep in sorted(deps - used.get(lib, set())):
             if dep in links:  # only our own libraries: system ones are not headers here
                 problems.append(f"{lib} links {dep} but includes none of its headers")
+    problems += layer_problems(src, folder_lib, links)
     for p in problems:
         print(p)
     print(f"check_includes: {len(links)} libraries, {len(problems)} problem(s)")

@@ -1,0 +1,3 @@
+#include "app/a.h"
+#include "common/c.h"
+int a() { return c(); }

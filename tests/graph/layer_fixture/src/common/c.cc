@@ -1,0 +1,2 @@
+#include "common/c.h"
+int c() { return 0; }

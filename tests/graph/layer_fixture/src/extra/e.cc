@@ -1,0 +1,2 @@
+#include "common/c.h"
+int e() { return c(); }

@@ -1,0 +1,5 @@
+#include "serve/s.h"
+#include <mpi.h>
+#include "app/a.h"
+#include "common/c.h"
+int s() { return a() + c(); }

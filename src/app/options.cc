@@ -39,7 +39,7 @@ struct RawOptions {
   int silent_rank = -1;
   std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file,
       address_file;
-  std::string listen, connect_file, lease, put_timeout, metrics_port;
+  std::string listen, connect_file, lease, put_timeout, metrics_port, serve_http, serve_http_linger;
   int port = 0;
 };
 
@@ -197,7 +197,15 @@ po::options_description Serving(RawOptions* raw) {
       "wall time between progress lines on long runs (100ms..1h)")(
       "job.plots", po::value<std::string>(&raw->plots)->default_value("on"),
       "on: the conductor draws the run folder's plots at the end (tools/plot_run.py, needs "
-      "/usr/bin/python3 with matplotlib); off");
+      "/usr/bin/python3 with matplotlib); off")(
+      "serve.http",
+      po::value<std::string>(&raw->serve_http)->default_value("off")->value_name("PORT"),
+      "off, or a TCP port where the conductor serves GET /metrics (Prometheus), /health and "
+      "/v1/models while the job runs (0: any free port; the address goes to <run "
+      "folder>/endpoint.json)")(
+      "serve.http_linger", po::value<std::string>(&raw->serve_http_linger)->default_value("0s"),
+      "the endpoint stays up this long after the summary is written, so that a scraper reads "
+      "the final numbers (0s..1h)");
   return d;
 }
 
@@ -350,6 +358,22 @@ Status ServingBudgets(const RawOptions& raw, JobOptions* o) {
                     &o->prefill_staging);
 }
 
+// "off" (-1) or a TCP port 0..65535 (0: any free one).
+Status PortOption(const char* name, const std::string& value, int* out) {
+  if (value == "off") {
+    *out = -1;
+    return Status::Ok();
+  }
+  char* end = nullptr;
+  const long port = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || port < 0 || port > 65535) {
+    return InvalidArgument(std::string(name) + " = '" + value +
+                           "' (allowed: off, or a port 0 to 65535)");
+  }
+  *out = static_cast<int>(port);
+  return Status::Ok();
+}
+
 Status StoreServiceOptions(const RawOptions& raw, JobOptions* o) {
   in_addr parsed{};
   if (inet_pton(AF_INET, raw.listen.c_str(), &parsed) != 1) {
@@ -361,15 +385,10 @@ Status StoreServiceOptions(const RawOptions& raw, JobOptions* o) {
   o->store_listen = raw.listen;
   o->store_port = static_cast<uint16_t>(raw.port);
   o->connect_file = raw.connect_file;
-  if (raw.metrics_port != "off") {
-    char* end = nullptr;
-    const long port = std::strtol(raw.metrics_port.c_str(), &end, 10);
-    if (raw.metrics_port.empty() || *end != '\0' || port < 0 || port > 65535) {
-      return InvalidArgument("store.metrics_port = '" + raw.metrics_port +
-                             "' (allowed: off, or a port 0 to 65535)");
-    }
-    o->metrics_port = static_cast<int>(port);
-  }
+  MC_RETURN_IF_ERROR(PortOption("store.metrics_port", raw.metrics_port, &o->metrics_port));
+  MC_RETURN_IF_ERROR(PortOption("serve.http", raw.serve_http, &o->serve_http));
+  MC_RETURN_IF_ERROR(DurationOption("serve.http_linger", raw.serve_http_linger, Nanos(0),
+                                    Nanos(3'600'000'000'000), &o->serve_http_linger));
   MC_RETURN_IF_ERROR(DurationOption("store.lease", raw.lease, Nanos(10'000'000),
                                     Nanos(3'600'000'000'000), &o->store_lease));
   return DurationOption("store.put_timeout", raw.put_timeout, Nanos(100'000'000),

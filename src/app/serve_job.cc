@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
@@ -16,6 +18,7 @@
 #include "common/log.h"
 #include "common/units.h"
 #include "eval/eval_command.h"
+#include "serve/serve_http.h"
 #include "serve/serve_node.h"
 #include "serve/summary.h"
 #include "store/net/topology.h"
@@ -148,6 +151,35 @@ void ArmFaults(const JobOptions& o, int rank) {
   }
 }
 
+// The conductor's HTTP endpoint (serve.http): started, its address printed and written to
+// <run folder>/endpoint.json; a port that cannot be had ends the job (exit 2).
+std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& node,
+                                            const std::string& run_dir) {
+  const JobOptions& o = ctx.options;
+  serve::ServeHttpOptions options;
+  options.port = o.serve_http;
+  options.model_name = o.sched.model.name;
+  options.time_scale = o.sched.time_scale;
+  auto server = serve::StartServeHttp(options, node);
+  if (!server.ok()) {
+    log::Error("serve.http = {}: {}", o.serve_http, server.status().message());
+    ctx.mpi.Abort(2);
+  }
+  const std::string host = ctx.mpi.hostname();
+  const int port = (*server)->port();
+  const std::string url = "http://" + host + ":" + std::to_string(port);
+  if (!run_dir.empty()) {
+    const nlohmann::json j = {{"url", url}, {"host", host}, {"port", port}};
+    if (std::FILE* f = std::fopen((run_dir + "/endpoint.json").c_str(), "w")) {
+      std::fputs((j.dump() + "\n").c_str(), f);
+      std::fclose(f);
+    }
+  }
+  std::printf("http: %s (GET /metrics, /health, /v1/models)\n", url.c_str());
+  std::fflush(stdout);
+  return std::move(*server);
+}
+
 // run.json (what produced the folder) and, with job.plots, the plots (requests.csv is complete).
 void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
   if (run_dir.empty()) return;
@@ -265,11 +297,18 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   int code = 0;
   if (ctx.role() == Role::kConductor) {
     PrintSurvivalHint(o);
+    std::unique_ptr<http::HttpServer> endpoint;
+    if (o.serve_http >= 0) endpoint = ServeHttp(ctx, node, run_dir);
     RunConductor(ctx, node, workload, ssd);
     const serve::RankReport all = node.CollectReports(node.Finish());
     DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
     code = ConductorSummary(ctx, node, workload, all, ssd, run_dir);
     node.ShutdownOthers();
+    if (endpoint) {
+      // serve.http_linger: a scraper gets the final numbers (they equal summary.json's).
+      std::this_thread::sleep_for(o.serve_http_linger);
+      endpoint->Stop();
+    }
   } else {
     node.WaitForStop();
     serve::RankReport report = node.Finish();

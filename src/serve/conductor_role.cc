@@ -39,6 +39,20 @@ Nanos ConductorRole::ModelNow() const {
   return Nanos(static_cast<int64_t>(static_cast<double>(wall.count()) * ctx_.time_scale()));
 }
 
+ConductorRole::Snapshot ConductorRole::TakeSnapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Snapshot s;
+  s.requests = requests_.size();
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].resolved) {
+      s.resolved.push_back(records_[i]);
+    } else if (pending_[i].dispatched) {
+      ++s.in_flight;
+    }
+  }
+  return s;
+}
+
 ConductorTotals ConductorRole::totals() const {
   std::lock_guard<std::mutex> lock(mutex_);
   ConductorTotals t = totals_;

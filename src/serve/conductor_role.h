@@ -58,6 +58,14 @@ class ConductorRole {
   ConductorTotals totals() const;
   // Ids of the requests that never finished.
   std::vector<uint64_t> LostRequests() const;
+  // A consistent copy for a scrape (any thread): the records of the requests resolved so far,
+  // how many were dispatched and not yet resolved, and the trace's size.
+  struct Snapshot {
+    std::vector<trace::RequestRecord> resolved;
+    uint64_t in_flight = 0;
+    uint64_t requests = 0;
+  };
+  Snapshot TakeSnapshot() const;
 
  private:
   struct Pending {

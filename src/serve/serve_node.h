@@ -99,6 +99,7 @@ class ServeNode {
 
   ServePart part() const { return part_; }
   const ServeContext& context() const { return ctx_; }
+  const store::StoreTopology& topology() const { return deps_.topology; }
   store::MasterService* master() { return master_ ? &*master_ : nullptr; }
   conductor::Scheduler* scheduler() { return scheduler_ ? &*scheduler_ : nullptr; }
   ConductorRole* conductor_role() { return conductor_ ? &*conductor_ : nullptr; }

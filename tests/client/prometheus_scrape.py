@@ -8,7 +8,12 @@ up after at least two scrapes, mooncake_store_objects is 35, each store rank's u
 reported and is above 0; then the job is stopped and summary.json's objects equal what
 Prometheus read. A CTest skip (exit 77) when /usr/bin/prometheus is missing.
 
-Usage: prometheus_scrape.py SOURCE_DIR MOONCAKE   (PYTHONPATH: the mooncake_store module)
+With `serve` as third argument the serving job instead (4 ranks, the synthetic workload of 120
+requests, --serve.http 0 with a 5 s linger after the summary): Prometheus scrapes the
+conductor's /metrics while it replays, and the last mooncake_requests_total{outcome="completed"}
+it stored equals summary.json's completed count.
+
+Usage: prometheus_scrape.py SOURCE_DIR MOONCAKE [store|serve]   (PYTHONPATH: mooncake_store)
 """
 import json
 import os
@@ -26,6 +31,7 @@ from pathlib import Path
 import mooncake_store
 
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
+MODE = sys.argv[3] if len(sys.argv) > 3 else "store"
 PROMETHEUS = "/usr/bin/prometheus"
 
 
@@ -67,6 +73,58 @@ def query(port, expr):
             for s in body["data"]["result"]}
 
 
+def start_prometheus(work, target, log_path):
+    """Prometheus on a free 127.0.0.1 port scraping `target` every second: (process, port)."""
+    port = free_port()
+    (work / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+        "scrape_configs:\n  - job_name: mooncake\n    static_configs:\n"
+        f"      - targets: ['{target}']\n")
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={work / 'prometheus.yml'}",
+             f"--storage.tsdb.path={work / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return process, port
+
+
+def serve_mode(work, env):
+    """The serving job scraped while it replays; its last completed count against summary.json."""
+    run, job_log, prom_log = work / "run", work / "job.log", work / "prometheus.log"
+    # Prometheus first, on the port the job will take (chosen here), so no scrape is missed.
+    http_port = free_port()
+    prometheus, prom_port = start_prometheus(work, f"127.0.0.1:{http_port}", prom_log)
+    wait_for("Prometheus to answer", lambda: query(prom_port, "up") is not None, 60, prom_log)
+    job = None
+    try:
+        with open(job_log, "w") as log:
+            job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np",
+                                    "4", "--", "--synthetic.requests", "120", "--serve.http",
+                                    str(http_port), "--serve.http_linger", "5s", "--job.plots",
+                                    "off", "--out", str(run)],
+                                   stdout=log, stderr=subprocess.STDOUT, env=env,
+                                   start_new_session=True)
+        if job.wait(timeout=180) != 0:
+            fail(f"the serving job exited {job.returncode}", job_log)
+        summary = json.loads((run / "summary.json").read_text())
+        completed = summary["requests"]["completed"]
+        seen = query(prom_port, 'max_over_time(mooncake_requests_total{outcome="completed"}[5m])')
+        scrapes = (query(prom_port, "sum_over_time(up[5m])") or {})
+        if not seen:
+            fail("Prometheus stored no mooncake_requests_total", prom_log, job_log)
+        last = list(seen.values())[0]
+        if last != completed:
+            fail(f"Prometheus's last completed count {last} != summary.json's {completed}")
+        print(f"prometheus_scrape serve OK: {sum(scrapes.values()):.0f} successful scrapes, "
+              f"completed {completed:.0f} in Prometheus and summary.json")
+        return 0
+    finally:
+        for p in (prometheus, job):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
 def main():
     if not os.access(PROMETHEUS, os.X_OK):
         print(f"SKIP: {PROMETHEUS} is not installed (Debian package prometheus)")
@@ -82,6 +140,11 @@ def main():
                                 "--out", str(run)],
                                stdout=log, stderr=subprocess.STDOUT, env=env,
                                start_new_session=True)
+    if MODE == "serve":
+        try:
+            return serve_mode(work, env)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     prometheus = None
     try:
         wait_for("the job's connect.json and metrics.json",
@@ -99,18 +162,8 @@ def main():
                 fail(f"remove {i}: {store.last_error()}", job_log)
         store.close()
 
-        prom_port = free_port()
-        (work / "prometheus.yml").write_text(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-            "scrape_configs:\n  - job_name: mooncake_store\n    static_configs:\n"
-            f"      - targets: ['127.0.0.1:{metrics['port']}']\n")
-        with open(prom_log, "w") as log:
-            prometheus = subprocess.Popen(
-                [PROMETHEUS, f"--config.file={work / 'prometheus.yml'}",
-                 f"--storage.tsdb.path={work / 'tsdb'}",
-                 f"--web.listen-address=127.0.0.1:{prom_port}"],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        target = json.dumps({"instance": f"127.0.0.1:{metrics['port']}", "job": "mooncake_store"},
+        prometheus, prom_port = start_prometheus(work, f"127.0.0.1:{metrics['port']}", prom_log)
+        target = json.dumps({"instance": f"127.0.0.1:{metrics['port']}", "job": "mooncake"},
                             sort_keys=True)
 
         def successful_scrapes():

@@ -11,6 +11,20 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # libcpp-httplib-dev: src/http
 
+# BLIS (libblis-dev) for the reference model's matmuls (src/model): its sgemm computes every row
+# of C the same way whatever the row count or the row's position (edge tiles go through the same
+# micro-kernel), which OpenBLAS 0.3.21 does not; docs/ENGINE.md has the measurement.
+find_path(BLIS_INCLUDE_DIR blis.h PATH_SUFFIXES blis-openmp blis-pthread blis-serial blis)
+find_library(BLIS_LIBRARY blis)
+if(NOT BLIS_INCLUDE_DIR OR NOT BLIS_LIBRARY)
+  message(FATAL_ERROR "BLIS not found (blis.h, libblis): install the Debian package libblis-dev")
+endif()
+if(NOT TARGET mooncake::blis)
+  add_library(mooncake::blis UNKNOWN IMPORTED)
+  set_target_properties(mooncake::blis PROPERTIES IMPORTED_LOCATION ${BLIS_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${BLIS_INCLUDE_DIR})
+endif()
+
 if(NOT TARGET mooncake::hdf5)
   add_library(mooncake::hdf5 INTERFACE IMPORTED)
   target_include_directories(mooncake::hdf5 INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})

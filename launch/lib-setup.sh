@@ -13,6 +13,7 @@ MOONCAKE_BUILD_PACKAGES=(
   libboost-program-options-dev
   googletest libgtest-dev libgmock-dev
   nlohmann-json3-dev libxxhash-dev libfmt-dev libcpp-httplib-dev
+  libblis-dev
   python3-matplotlib python3-h5py
   python3-dev pybind11-dev
 )

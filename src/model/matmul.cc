@@ -1,0 +1,35 @@
+#include "model/matmul.h"
+
+#include <blis.h>
+
+#include <vector>
+
+namespace mooncake::model {
+
+void Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y) {
+  if (rows <= 0) return;
+  std::vector<float> padded_x, padded_y;
+  const float* a = x;
+  float* c = y;
+  dim_t m = rows;
+  if (rows == 1) {  // BLIS takes gemv for m = 1, which sums in another order
+    padded_x.assign(2 * in, 0.0f);
+    std::copy(x, x + in, padded_x.begin());
+    padded_y.resize(2 * out);
+    a = padded_x.data();
+    c = padded_y.data();
+    m = 2;
+  }
+  float alpha = 1.0f, beta = 0.0f;
+  // A = x: m x in, row stride in. B = w^T: in x out, element (k, j) at w[j * in + k].
+  bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, out, in, &alpha, const_cast<float*>(a), in, 1,
+            const_cast<float*>(w), 1, in, &beta, c, out, 1);
+  if (rows == 1) std::copy(padded_y.begin(), padded_y.begin() + out, y);
+}
+
+std::string MatmulBackend() {
+  return std::string("BLIS ") + bli_info_get_version_str() + " (" +
+         bli_arch_string(bli_arch_query_id()) + ")";
+}
+
+}  // namespace mooncake::model

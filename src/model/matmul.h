@@ -1,0 +1,18 @@
+// The matmul of every linear layer, through BLIS. Row i of the result is the same bits whatever
+// the number of rows and row i's place among them (docs/ENGINE.md "Determinism"): BLIS computes
+// edge tiles with the same micro-kernel, and a single row, which BLIS would send to its gemv
+// with another summation order, is padded to two.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mooncake::model {
+
+// y[rows, out] = x[rows, in] * w[out, in]^T (w in nn.Linear layout); all row-major, float32.
+void Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y);
+
+// "BLIS 0.9.0 (zen2)": the library and the kernel configuration it picked on this CPU.
+std::string MatmulBackend();
+
+}  // namespace mooncake::model

@@ -1,0 +1,248 @@
+#include "model/transformer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "model/matmul.h"
+
+namespace mooncake::model {
+
+namespace {
+
+// y = x / sqrt(mean(x^2) + eps) * weight, per row of `n` values.
+void RmsNorm(const float* x, int64_t rows, int64_t n, const float* weight, double eps, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += double(xr[i]) * xr[i];
+    const float inv = static_cast<float>(1.0 / std::sqrt(sum / double(n) + eps));
+    for (int64_t i = 0; i < n; ++i) y[r * n + i] = weight[i] * (xr[i] * inv);
+  }
+}
+
+// Rotate-half RoPE of one head vector in place: pairs (i, i + d/2).
+void Rope(float* v, int32_t head_dim, int64_t position, const std::vector<double>& inv_freq) {
+  const int32_t half = head_dim / 2;
+  for (int32_t i = 0; i < half; ++i) {
+    const double angle = double(position) * inv_freq[i];
+    const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+    const float a = v[i], b = v[i + half];
+    v[i] = a * c - b * s;
+    v[i + half] = b * c + a * s;
+  }
+}
+
+Status CheckSize(const std::vector<float>& w, size_t want, const std::string& what) {
+  if (w.size() == want) return Status::Ok();
+  return InvalidArgument(
+      fmt::format("weight {} holds {} floats, the config needs {}", what, w.size(), want));
+}
+
+}  // namespace
+
+Transformer::Transformer(ModelConfig config, ModelWeights weights)
+    : config_(std::move(config)), weights_(std::move(weights)) {
+  // As transformers computes them: 1 / theta^(2i / head_dim).
+  for (int32_t i = 0; i < config_.head_dim / 2; ++i) {
+    inv_freq_.push_back(1.0 / std::pow(config_.rope_theta, 2.0 * i / config_.head_dim));
+  }
+}
+
+Result<Transformer> Transformer::Create(LoadedModel m) {
+  const ModelConfig& c = m.config;
+  MC_RETURN_IF_ERROR(c.Validate());
+  const size_t h = c.hidden_size, q = size_t(c.num_heads) * c.head_dim,
+               kv = size_t(c.num_kv_heads) * c.head_dim, ffn = c.intermediate_size,
+               vocab = c.vocab_size;
+  const ModelWeights& w = m.weights;
+  MC_RETURN_IF_ERROR(CheckSize(w.embed, vocab * h, "embed"));
+  MC_RETURN_IF_ERROR(CheckSize(w.final_norm, h, "final_norm"));
+  if (!c.tie_word_embeddings) MC_RETURN_IF_ERROR(CheckSize(w.lm_head, vocab * h, "lm_head"));
+  if (w.layers.size() != size_t(c.num_layers)) {
+    return InvalidArgument(
+        fmt::format("{} layers of weights, the config has {}", w.layers.size(), c.num_layers));
+  }
+  for (const LayerWeights& L : w.layers) {
+    MC_RETURN_IF_ERROR(CheckSize(L.input_norm, h, "input_norm"));
+    MC_RETURN_IF_ERROR(CheckSize(L.q, q * h, "q"));
+    MC_RETURN_IF_ERROR(CheckSize(L.k, kv * h, "k"));
+    MC_RETURN_IF_ERROR(CheckSize(L.v, kv * h, "v"));
+    MC_RETURN_IF_ERROR(CheckSize(L.o, h * q, "o"));
+    MC_RETURN_IF_ERROR(CheckSize(L.post_norm, h, "post_norm"));
+    MC_RETURN_IF_ERROR(CheckSize(L.gate, ffn * h, "gate"));
+    MC_RETURN_IF_ERROR(CheckSize(L.up, ffn * h, "up"));
+    MC_RETURN_IF_ERROR(CheckSize(L.down, h * ffn, "down"));
+  }
+  return Transformer(std::move(m.config), std::move(m.weights));
+}
+
+KvShape Transformer::KvShapeFor(int32_t block_tokens) const {
+  return KvShape{config_.num_layers, config_.num_kv_heads, config_.head_dim, block_tokens};
+}
+
+Status Transformer::Prefill(std::span<const int32_t> tokens, KvCache* cache,
+                            std::vector<float>* last_logits) const {
+  if (tokens.empty()) return InvalidArgument("Prefill: no tokens");
+  const Segment one{cache, tokens};
+  return Forward(std::span<const Segment>(&one, 1), last_logits);
+}
+
+Status Transformer::DecodeStep(std::span<KvCache* const> caches, std::span<const int32_t> tokens,
+                               std::vector<float>* logits) const {
+  if (caches.size() != tokens.size() || caches.empty()) {
+    return InvalidArgument(
+        fmt::format("DecodeStep: {} caches for {} tokens", caches.size(), tokens.size()));
+  }
+  if (std::set<KvCache*>(caches.begin(), caches.end()).size() != caches.size()) {
+    return InvalidArgument("DecodeStep: a cache appears twice in one batch");
+  }
+  std::vector<Segment> segments;
+  for (size_t i = 0; i < caches.size(); ++i) segments.push_back({caches[i], tokens.subspan(i, 1)});
+  return Forward(segments, logits);
+}
+
+// Scores of `q` (one head) against positions 0..position of kv head `g`, softmax, weighted V.
+// Each sum runs in position order or dim order, whatever the batch or the chunk.
+void Transformer::AttendOne(const float* q, int64_t position, const KvCache& cache, int32_t layer,
+                            int32_t g, float* out) const {
+  const KvShape& shape = cache.shape();
+  const int32_t hd = shape.head_dim, bt = shape.block_tokens;
+  const int64_t n = position + 1;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<float> score(n, 0.0f);
+  for (int64_t start = 0; start < n; start += bt) {
+    const float* keys = cache.block(start / bt).data() + shape.Index(layer, 0, g, 0, 0);
+    const int64_t len = std::min<int64_t>(bt, n - start);
+    float* sc = score.data() + start;
+    for (int32_t d = 0; d < hd; ++d) {
+      const float qd = q[d];
+      const float* kd = keys + int64_t{d} * bt;
+      for (int64_t t = 0; t < len; ++t) sc[t] += qd * kd[t];
+    }
+  }
+  float max = -INFINITY;
+  for (float& s : score) {
+    s *= scale;
+    max = std::max(max, s);
+  }
+  float sum = 0.0f;
+  for (float& s : score) {
+    s = std::exp(s - max);
+    sum += s;
+  }
+  for (float& s : score) s /= sum;
+  for (int32_t d = 0; d < hd; ++d) out[d] = 0.0f;
+  for (int64_t start = 0; start < n; start += bt) {
+    const float* values = cache.block(start / bt).data() + shape.Index(layer, 1, g, 0, 0);
+    const int64_t len = std::min<int64_t>(bt, n - start);
+    const float* p = score.data() + start;
+    for (int32_t d = 0; d < hd; ++d) {
+      const float* vd = values + int64_t{d} * bt;
+      float acc = out[d];
+      for (int64_t t = 0; t < len; ++t) acc += p[t] * vd[t];
+      out[d] = acc;
+    }
+  }
+}
+
+Status Transformer::Forward(std::span<const Segment> segments, std::vector<float>* logits) const {
+  const ModelConfig& c = config_;
+  const KvShape want = KvShapeFor(0);
+  int64_t rows = 0;
+  for (const Segment& s : segments) {
+    const KvShape& got = s.cache->shape();
+    if (got.layers != want.layers || got.kv_heads != want.kv_heads ||
+        got.head_dim != want.head_dim || got.block_tokens < 1) {
+      return InvalidArgument(fmt::format(
+          "KV cache of {} layers x {} kv heads x {} dims (blocks of {}) does not fit model {}",
+          got.layers, got.kv_heads, got.head_dim, got.block_tokens, c.name));
+    }
+    for (int32_t t : s.tokens) {
+      if (t < 0 || t >= c.vocab_size) {
+        return InvalidArgument(
+            fmt::format("token id {} outside the vocabulary [0, {})", t, c.vocab_size));
+      }
+    }
+    rows += static_cast<int64_t>(s.tokens.size());
+  }
+  const int64_t h = c.hidden_size, hd = c.head_dim, nq = int64_t{c.num_heads} * hd,
+                nkv = int64_t{c.num_kv_heads} * hd, ffn = c.intermediate_size;
+  const int32_t group = c.num_heads / c.num_kv_heads;
+  // Row r: its segment, its position in that sequence.
+  std::vector<const Segment*> seg_of(rows);
+  std::vector<int64_t> pos_of(rows);
+  std::vector<float> x(rows * h);
+  int64_t r = 0;
+  for (const Segment& s : segments) {
+    int64_t p = s.cache->Grow(static_cast<int64_t>(s.tokens.size()));
+    for (int32_t t : s.tokens) {
+      seg_of[r] = &s;
+      pos_of[r] = p++;
+      std::copy_n(weights_.embed.data() + int64_t{t} * h, h, x.data() + r * h);
+      ++r;
+    }
+  }
+  std::vector<float> xn(rows * h), q(rows * nq), k(rows * nkv), v(rows * nkv), att(rows * nq),
+      y(rows * h), gate(rows * ffn), up(rows * ffn);
+  for (int32_t l = 0; l < c.num_layers; ++l) {
+    const LayerWeights& L = weights_.layers[l];
+    RmsNorm(x.data(), rows, h, L.input_norm.data(), c.rms_norm_eps, xn.data());
+    Linear(xn.data(), rows, h, L.q.data(), nq, q.data());
+    Linear(xn.data(), rows, h, L.k.data(), nkv, k.data());
+    Linear(xn.data(), rows, h, L.v.data(), nkv, v.data());
+    for (r = 0; r < rows; ++r) {
+      for (int32_t head = 0; head < c.num_heads; ++head)
+        Rope(&q[r * nq + head * hd], hd, pos_of[r], inv_freq_);
+      KvCache& cache = *seg_of[r]->cache;
+      const KvShape& shape = cache.shape();
+      std::span<float> block = cache.mutable_block(pos_of[r] / shape.block_tokens);
+      const int32_t slot = static_cast<int32_t>(pos_of[r] % shape.block_tokens);
+      for (int32_t g = 0; g < c.num_kv_heads; ++g) {
+        Rope(&k[r * nkv + g * hd], hd, pos_of[r], inv_freq_);
+        for (int32_t d = 0; d < hd; ++d) {
+          block[shape.Index(l, 0, g, d, slot)] = k[r * nkv + g * hd + d];
+          block[shape.Index(l, 1, g, d, slot)] = v[r * nkv + g * hd + d];
+        }
+      }
+    }
+    for (r = 0; r < rows; ++r) {
+      for (int32_t head = 0; head < c.num_heads; ++head) {
+        AttendOne(&q[r * nq + head * hd], pos_of[r], *seg_of[r]->cache, l, head / group,
+                  &att[r * nq + head * hd]);
+      }
+    }
+    Linear(att.data(), rows, nq, L.o.data(), h, y.data());
+    for (int64_t i = 0; i < rows * h; ++i) x[i] += y[i];
+    RmsNorm(x.data(), rows, h, L.post_norm.data(), c.rms_norm_eps, xn.data());
+    Linear(xn.data(), rows, h, L.gate.data(), ffn, gate.data());
+    Linear(xn.data(), rows, h, L.up.data(), ffn, up.data());
+    for (int64_t i = 0; i < rows * ffn; ++i) {
+      const float g = gate[i];
+      gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+    Linear(gate.data(), rows, ffn, L.down.data(), h, y.data());
+    for (int64_t i = 0; i < rows * h; ++i) x[i] += y[i];
+  }
+  // Logits of each segment's last row only.
+  const int64_t n = static_cast<int64_t>(segments.size());
+  std::vector<float> last(n * h), last_norm(n * h);
+  r = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    r += static_cast<int64_t>(segments[s].tokens.size());
+    std::copy_n(x.data() + (r - 1) * h, h, last.data() + s * h);
+  }
+  RmsNorm(last.data(), n, h, weights_.final_norm.data(), c.rms_norm_eps, last_norm.data());
+  const std::vector<float>& head = c.tie_word_embeddings ? weights_.embed : weights_.lm_head;
+  logits->resize(n * c.vocab_size);
+  Linear(last_norm.data(), n, h, head.data(), c.vocab_size, logits->data());
+  return Status::Ok();
+}
+
+int32_t Argmax(std::span<const float> logits) {
+  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+}  // namespace mooncake::model

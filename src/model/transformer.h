@@ -1,0 +1,58 @@
+// The reference decoder-only transformer with Hugging Face LlamaForCausalLM's arithmetic:
+// RMSNorm (rms_norm_eps), rotary embeddings in the rotate-half layout (rope_theta), grouped-query
+// attention, SwiGLU MLP, tied or untied output head; float32 throughout.
+//
+// Determinism (docs/ENGINE.md): a token's KV and logits are the same bits whether its prefix was
+// computed in one pass, in chunks, or appended from stored blocks, and whichever other sequences
+// share its decode step: every per-token step sums in a fixed order, and the matmuls are
+// row-independent (model/matmul.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/checkpoint.h"
+#include "model/kv_cache.h"
+
+namespace mooncake::model {
+
+// Const methods may run on several threads at once, each with its own caches.
+class Transformer {
+ public:
+  // Checks that every weight has the size the config asks for.
+  static Result<Transformer> Create(LoadedModel model);
+
+  const ModelConfig& config() const { return config_; }
+  KvShape KvShapeFor(int32_t block_tokens) const;
+
+  // Appends `tokens` (at least one) to `cache`, whose earlier tokens are the cached prefix, and
+  // writes the logits after the last of them (vocab_size floats). The chunk's KV is in the
+  // cache's blocks from the one holding the chunk's first token to the end.
+  Status Prefill(std::span<const int32_t> tokens, KvCache* cache,
+                 std::vector<float>* last_logits) const;
+
+  // One decode step over a batch: tokens[i] is appended to caches[i] (distinct caches);
+  // logits holds batch x vocab_size floats, row i for sequence i.
+  Status DecodeStep(std::span<KvCache* const> caches, std::span<const int32_t> tokens,
+                    std::vector<float>* logits) const;
+
+ private:
+  struct Segment {
+    KvCache* cache;
+    std::span<const int32_t> tokens;
+  };
+  Transformer(ModelConfig config, ModelWeights weights);
+  Status Forward(std::span<const Segment> segments, std::vector<float>* logits) const;
+  void AttendOne(const float* q, int64_t position, const KvCache& cache, int32_t layer,
+                 int32_t kv_head, float* out) const;
+
+  ModelConfig config_;
+  ModelWeights weights_;
+  std::vector<double> inv_freq_;  // head_dim / 2 rotary frequencies
+};
+
+// The greedy choice: the lowest index among equal maxima.
+int32_t Argmax(std::span<const float> logits);
+
+}  // namespace mooncake::model

@@ -1,9 +1,11 @@
 // mooncake: one binary, N ranks under mpirun or srun; `mooncake eval` for trace evaluation,
-// `mooncake p2p` to distribute files, `mooncake store` for the store's offline tools.
+// `mooncake p2p` to distribute files, `mooncake store` for the store's offline tools,
+// `mooncake generate` for the reference model's greedy output.
 // main only wires (STYLE.md habit 10): pick the command, parse options, hand over.
 #include <cstring>
 
 #include "app/eval_wiring.h"
+#include "app/generate_command.h"
 #include "app/options.h"
 #include "app/p2p_wiring.h"
 #include "app/run.h"
@@ -15,6 +17,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "p2p") == 0) {
     return mooncake::app::RunP2p(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "generate") == 0) {
+    return mooncake::app::RunGenerate(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "store") == 0) {
     return mooncake::app::RunStoreCommand(argc - 1, argv + 1);

@@ -1,0 +1,27 @@
+#include "app/blas_kernels.h"
+
+#include <cstdlib>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace mooncake::app {
+
+void ChooseBlasKernels() {
+#if defined(__x86_64__)
+  if (std::getenv("BLIS_ARCH_TYPE") != nullptr) return;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_is("amd") || !__builtin_cpu_supports("avx2") ||
+      !__builtin_cpu_supports("fma")) {
+    return;
+  }
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return;
+  unsigned family = (eax >> 8) & 0xf;
+  if (family == 0xf) family += (eax >> 20) & 0xff;
+  if (family >= 0x1a) setenv("BLIS_ARCH_TYPE", "zen2", /*overwrite=*/0);
+#endif
+}
+
+}  // namespace mooncake::app

@@ -21,9 +21,14 @@ void Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t ou
     m = 2;
   }
   float alpha = 1.0f, beta = 0.0f;
+  // BLIS's small/unpacked ("sup") path, taken by shape, sums in another order than its
+  // conventional path (the haswell kernels do); without it every shape runs the same
+  // micro-kernel, edge tiles included.
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_disable_l3_sup(&rntm);
   // A = x: m x in, row stride in. B = w^T: in x out, element (k, j) at w[j * in + k].
-  bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, out, in, &alpha, const_cast<float*>(a), in, 1,
-            const_cast<float*>(w), 1, in, &beta, c, out, 1);
+  bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, out, in, &alpha, const_cast<float*>(a), in,
+               1, const_cast<float*>(w), 1, in, &beta, c, out, 1, nullptr, &rntm);
   if (rows == 1) std::copy(padded_y.begin(), padded_y.begin() + out, y);
 }
 

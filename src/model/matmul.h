@@ -1,7 +1,8 @@
 // The matmul of every linear layer, through BLIS. Row i of the result is the same bits whatever
-// the number of rows and row i's place among them (docs/ENGINE.md "Determinism"): BLIS computes
-// edge tiles with the same micro-kernel, and a single row, which BLIS would send to its gemv
-// with another summation order, is padded to two.
+// the number of rows and row i's place among them (docs/ENGINE.md "Determinism"): BLIS's
+// conventional path computes edge tiles with the same micro-kernel and never splits the sum over
+// k between threads; its shape-chosen "sup" path is turned off, and a single row is padded to
+// two.
 #pragma once
 
 #include <cstdint>

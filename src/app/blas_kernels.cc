@@ -1,10 +1,13 @@
 #include "app/blas_kernels.h"
 
 #include <cstdlib>
+#include <string>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+
+#include "model/matmul.h"
 
 namespace mooncake::app {
 
@@ -20,7 +23,10 @@ void ChooseBlasKernels() {
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return;
   unsigned family = (eax >> 8) & 0xf;
   if (family == 0xf) family += (eax >> 20) & 0xff;
-  if (family >= 0x1a) setenv("BLIS_ARCH_TYPE", "zen2", /*overwrite=*/0);
+  const int zen3 = model::MatmulKernelId("zen3");
+  if (family >= 0x1a && zen3 >= 0) {
+    setenv("BLIS_ARCH_TYPE", std::to_string(zen3).c_str(), /*overwrite=*/0);
+  }
 #endif
 }
 

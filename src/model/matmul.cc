@@ -38,3 +38,14 @@ std::string MatmulBackend() {
 }
 
 }  // namespace mooncake::model
+
+namespace mooncake::model {
+
+int MatmulKernelId(const std::string& name) {
+  for (int id = 0; id < BLIS_NUM_ARCHS; ++id) {
+    if (name == bli_arch_string(static_cast<arch_t>(id))) return id;
+  }
+  return -1;
+}
+
+}  // namespace mooncake::model

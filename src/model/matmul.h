@@ -13,7 +13,11 @@ namespace mooncake::model {
 // y[rows, out] = x[rows, in] * w[out, in]^T (w in nn.Linear layout); all row-major, float32.
 void Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y);
 
-// "BLIS 0.9.0 (zen2)": the library and the kernel configuration it picked on this CPU.
+// "BLIS 0.9.0 (zen3)": the library and the kernel configuration it runs on this CPU.
 std::string MatmulBackend();
+
+// The number BLIS_ARCH_TYPE takes for a BLIS kernel configuration ("zen3", "haswell"...) in
+// the BLIS linked, or -1 when it has none by that name. Reads no environment.
+int MatmulKernelId(const std::string& name);
 
 }  // namespace mooncake::model

@@ -11,9 +11,10 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # libcpp-httplib-dev: src/http
 
-# BLIS (libblis-dev) for the reference model's matmuls (src/model): its sgemm computes every row
-# of C the same way whatever the row count or the row's position (edge tiles go through the same
-# micro-kernel), which OpenBLAS 0.3.21 does not; docs/ENGINE.md has the measurement.
+# BLIS (libblis-dev) for the reference model's matmuls (src/model): its conventional gemm path
+# computes every row of C the same way whatever the row count or the row's position (edge tiles
+# go through the same micro-kernel), which OpenBLAS 0.3.21 does not; docs/MODEL.md has the
+# measurement.
 find_path(BLIS_INCLUDE_DIR blis.h PATH_SUFFIXES blis-openmp blis-pthread blis-serial blis)
 find_library(BLIS_LIBRARY blis)
 if(NOT BLIS_INCLUDE_DIR OR NOT BLIS_LIBRARY)

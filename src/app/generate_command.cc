@@ -38,7 +38,7 @@ po::options_description GenerateOptionsDescription() {
       "print-logits", po::bool_switch(),
       "also print the logits after the last prompt token (prompt_logits)")(
       "trace", po::value<std::string>(),
-      "take the prompts from a Mooncake trace (tokens from hash ids, docs/ENGINE.md)")(
+      "take the prompts from a Mooncake trace (tokens from hash ids, docs/MODEL.md)")(
       "trace.limit", po::value<int64_t>()->default_value(0), "requests to take (0 = all)")(
       "trace.offset", po::value<int64_t>()->default_value(0), "valid requests to skip first");
   return d;

@@ -1,5 +1,5 @@
 // `mooncake generate`: the reference model in one process, greedy, no cache, no
-// disaggregation (docs/ENGINE.md). Prints one JSON object per prompt with its output_ids.
+// disaggregation (docs/MODEL.md). Prints one JSON object per prompt with its output_ids.
 #pragma once
 
 namespace mooncake::app {

@@ -1,5 +1,5 @@
 // The shape of a decoder-only LLaMA-family model, as Hugging Face transformers' LlamaConfig
-// names it, and the seeded presets (docs/ENGINE.md "Presets").
+// names it, and the seeded presets (docs/MODEL.md "Presets").
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ struct ModelConfig {
 // `source` names the file in errors.
 Result<ModelConfig> ParseHfConfig(std::string_view json_text, std::string_view source);
 
-// tiny, mini, small (docs/ENGINE.md lists their sizes); kNotFound for another name.
+// tiny, mini, small (docs/MODEL.md lists their sizes); kNotFound for another name.
 Result<ModelConfig> PresetConfig(std::string_view name);
 std::vector<std::string> PresetNames();
 

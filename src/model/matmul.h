@@ -1,5 +1,5 @@
 // The matmul of every linear layer, through BLIS. Row i of the result is the same bits whatever
-// the number of rows and row i's place among them (docs/ENGINE.md "Determinism"): BLIS's
+// the number of rows and row i's place among them (docs/MODEL.md "Determinism"): BLIS's
 // conventional path computes edge tiles with the same micro-kernel and never splits the sum over
 // k between threads; its shape-chosen "sup" path is turned off, and a single row is padded to
 // two.

@@ -1,4 +1,4 @@
-// Token ids for trace requests, which carry block hash ids, not text (docs/ENGINE.md "Tokens
+// Token ids for trace requests, which carry block hash ids, not text (docs/MODEL.md "Tokens
 // from traces"). Token j of a block with hash id h holding L tokens is
 //
 //   SplitMix64(SplitMix64(h) ^ (L * 0x9E3779B97F4A7C15) + j) mod vocab_size

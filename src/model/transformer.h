@@ -2,7 +2,7 @@
 // RMSNorm (rms_norm_eps), rotary embeddings in the rotate-half layout (rope_theta), grouped-query
 // attention, SwiGLU MLP, tied or untied output head; float32 throughout.
 //
-// Determinism (docs/ENGINE.md): a token's KV and logits are the same bits whether its prefix was
+// Determinism (docs/MODEL.md): a token's KV and logits are the same bits whether its prefix was
 // computed in one pass, in chunks, or appended from stored blocks, and whichever other sequences
 // share its decode step: every per-token step sums in a fixed order, and the matmuls are
 // row-independent (model/matmul.h).

@@ -27,7 +27,7 @@ TEST(TraceTokensTest, APartialBlockDependsOnItsLength) {
   EXPECT_EQ(partial, BlockTokens(BlockHash{5}, 100, 32000));
 }
 
-// The function is documented (docs/ENGINE.md): these values pin it.
+// The function is documented (docs/MODEL.md): these values pin it.
 TEST(TraceTokensTest, ValuesArePinned) {
   EXPECT_EQ(SplitMix64(0), 0xE220A8397B1DCDAFull);  // splitmix64.c's first output for seed 0
   EXPECT_EQ(BlockTokens(BlockHash{0}, 4, 512),

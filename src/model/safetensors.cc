@@ -28,6 +28,12 @@ uint64_t DtypeBytes(const std::string& dtype) {
   return 0;
 }
 
+uint64_t HeaderLength(std::string_view head) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[i]);
+  return n;
+}
+
 Status Bad(const std::string& path, const std::string& what) {
   return Corrupt(fmt::format("{}: not a valid safetensors file: {}", path, what));
 }
@@ -60,21 +66,33 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return NotFound(fmt::format("{}: cannot open", path));
   const uint64_t file_bytes = static_cast<uint64_t>(in.tellg());
-  if (file_bytes < 8)
-    return Bad(path, fmt::format("{} bytes, shorter than the 8-byte length", file_bytes));
-  unsigned char len_bytes[8];
+  std::string head(std::min<uint64_t>(file_bytes, 8), '\0');
   in.seekg(0);
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
-  uint64_t header_bytes = 0;
-  for (int i = 7; i >= 0; --i) header_bytes = (header_bytes << 8) | len_bytes[i];
-  if (header_bytes > kMaxHeaderBytes || header_bytes > file_bytes - 8) {
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (head.size() == 8) {
+    const uint64_t header_bytes = HeaderLength(head);
+    if (header_bytes <= kMaxHeaderBytes && header_bytes <= file_bytes - 8) {
+      head.resize(8 + header_bytes);
+      if (!in.read(head.data() + 8, static_cast<std::streamsize>(header_bytes))) {
+        return IoError(fmt::format("{}: cannot read the {}-byte header", path, header_bytes));
+      }
+    }
+  }
+  return Parse(head, file_bytes, path);
+}
+
+Result<SafetensorsFile> SafetensorsFile::Parse(std::string_view head, uint64_t file_bytes,
+                                               const std::string& path) {
+  if (file_bytes < 8 || head.size() < 8) {
+    return Bad(path, fmt::format("{} bytes, shorter than the 8-byte length", file_bytes));
+  }
+  const uint64_t header_bytes = HeaderLength(head);
+  if (header_bytes > kMaxHeaderBytes || header_bytes > file_bytes - 8 ||
+      header_bytes > head.size() - 8) {
     return Bad(path, fmt::format("header length {} exceeds the file ({} bytes)", header_bytes,
                                  file_bytes));
   }
-  std::string header(header_bytes, '\0');
-  if (!in.read(header.data(), static_cast<std::streamsize>(header_bytes))) {
-    return IoError(fmt::format("{}: cannot read the {}-byte header", path, header_bytes));
-  }
+  const std::string_view header = head.substr(8, header_bytes);
   const nlohmann::json j = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Bad(path, "the header is not a JSON object");
   const uint64_t data_start = 8 + header_bytes, data_bytes = file_bytes - data_start;

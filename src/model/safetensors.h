@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -25,6 +26,10 @@ class SafetensorsFile {
  public:
   // Reads and checks the header; tensor data is read on demand.
   static Result<SafetensorsFile> Open(const std::string& path);
+  // The checks of Open on a file's first bytes (`head`: the length field and as much of the
+  // header as the file holds) and its size; `path` names it in errors. Reads nothing.
+  static Result<SafetensorsFile> Parse(std::string_view head, uint64_t file_bytes,
+                                       const std::string& path);
 
   const std::string& path() const { return path_; }
   const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }

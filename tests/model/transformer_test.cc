@@ -94,6 +94,34 @@ TEST_P(DeterminismTest, OnePassChunkedAndLoadedPrefixesGiveTheSameKvBits) {
   EXPECT_TRUE(SameBits(one_logits, step_logits));
 }
 
+// `mooncake generate` (blocks of 16) and a job with other blocks must agree: the block size
+// changes where a value is stored, never the value.
+TEST_P(DeterminismTest, TheBlockSizeDoesNotChangeKvOrLogits) {
+  const Transformer t = Model();
+  const std::vector<int32_t> prompt = Prompt(100, 2);
+  std::vector<float> l16, l12, l512;
+  const KvCache c16 = Chunked(t, prompt, {37, 63}, 16, &l16);
+  const KvCache c12 = Chunked(t, prompt, {100}, 12, &l12);
+  const KvCache c512 = Chunked(t, prompt, {5, 95}, 512, &l512);
+  EXPECT_TRUE(SameBits(l16, l12));
+  EXPECT_TRUE(SameBits(l16, l512));
+  const KvShape& a = c16.shape();
+  const KvShape& b = c12.shape();
+  for (int32_t layer = 0; layer < a.layers; ++layer) {
+    for (int32_t kv = 0; kv < 2; ++kv) {
+      for (int32_t head = 0; head < a.kv_heads; ++head) {
+        for (int32_t d = 0; d < a.head_dim; ++d) {
+          for (int32_t p = 0; p < 100; ++p) {
+            const float x = c16.block(p / 16)[a.Index(layer, kv, head, d, p % 16)];
+            const float y = c12.block(p / 12)[b.Index(layer, kv, head, d, p % 12)];
+            ASSERT_EQ(std::memcmp(&x, &y, sizeof x), 0) << layer << kv << head << d << p;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(DeterminismTest, DecodeBatchCompositionDoesNotChangeARequestsLogits) {
   const Transformer t = Model();
   const int32_t vocab = t.config().vocab_size;

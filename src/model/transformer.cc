@@ -34,11 +34,13 @@ void RmsNorm(const float* x, int64_t rows, int64_t n, const float* weight, doubl
   }
 }
 
-// Rotate-half RoPE of one head vector in place: pairs (i, i + d/2).
-void Rope(float* v, int32_t head_dim, int64_t position, const std::vector<double>& inv_freq) {
+// Rotate-half RoPE of one head vector in place: pairs (i, i + d/2). The angle is rounded to
+// float32 as transformers computes it (position x inv_freq in float32); its cosine and sine are
+// taken in double and rounded.
+void Rope(float* v, int32_t head_dim, int64_t position, const std::vector<float>& inv_freq) {
   const int32_t half = head_dim / 2;
   for (int32_t i = 0; i < half; ++i) {
-    const double angle = double(position) * inv_freq[i];
+    const double angle = static_cast<float>(position) * inv_freq[i];
     const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
     const float a = v[i], b = v[i + half];
     v[i] = a * c - b * s;
@@ -56,9 +58,10 @@ Status CheckSize(const std::vector<float>& w, size_t want, const std::string& wh
 
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
-  // As transformers computes them: 1 / theta^(2i / head_dim).
+  // As transformers computes them, in float32: 1 / theta^(2i / head_dim).
   for (int32_t i = 0; i < config_.head_dim / 2; ++i) {
-    inv_freq_.push_back(1.0 / std::pow(config_.rope_theta, 2.0 * i / config_.head_dim));
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(config_.head_dim);
+    inv_freq_.push_back(1.0f / std::pow(static_cast<float>(config_.rope_theta), exponent));
   }
 }
 

@@ -49,7 +49,7 @@ class Transformer {
 
   ModelConfig config_;
   ModelWeights weights_;
-  std::vector<double> inv_freq_;  // head_dim / 2 rotary frequencies
+  std::vector<float> inv_freq_;  // head_dim / 2 rotary frequencies
 };
 
 // The greedy choice: the lowest index among equal maxima.

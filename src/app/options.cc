@@ -552,7 +552,9 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       "       mooncake eval [options]            (trace evaluation, see "
       "mooncake eval --help)\n"
       "       mpirun -np N mooncake p2p --source PATH --dest DIR   (distribute files, see "
-      "mooncake p2p --help)\n\nOptions");
+      "mooncake p2p --help)\n"
+      "       mooncake generate --model DIR|PRESET ...   (the reference model's greedy output, "
+      "see mooncake generate --help)\n\nOptions");
   all.add(General(&opts.config_file, &raw))
       .add(Cluster(&raw))
       .add(Transport(&raw))

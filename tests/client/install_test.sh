@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # cmake --install, then use the install as a site would (label client, docs/CLIENT.md):
-#   1. an external CMake project finds the package and links mooncake::client;
+#   1. an external CMake project finds the package and links mooncake::client, setting no C++
+#      standard of its own (the target carries the C++20 client.h needs);
 #   2. the installed binary, started from another working directory, runs a store job;
 #      the external client, the installed Python module and `mooncake store stop` use it;
 #   3. the installed `mooncake eval` finds its presets beside itself (not in the checkout);

@@ -72,6 +72,25 @@ expand_roles() {
   fi
 }
 
+# roles_spec: the `--roles` value that gives mooncake exactly the table in the global rank_role[]
+# (the placement the launcher made), so that the launcher's table and the job's are one by
+# construction. Counts ("conductor:1 store:2 prefill:2 decode:2", short whatever the job's size)
+# when the table is in the binary's canonical order, else the per-rank list, comma-separated.
+# shellcheck disable=SC2154  # rank_role is the documented input
+roles_spec() {
+  local role spec=""
+  local -A n=([conductor]=0 [store]=0 [prefill]=0 [decode]=0)
+  for role in "${rank_role[@]}"; do n[${role}]=$((n[${role}] + 1)); done
+  for role in conductor store prefill decode; do
+    ((n[${role}] > 0)) && spec+="${spec:+ }${role}:${n[${role}]}"
+  done
+  if [[ $(expand_roles "${spec}") == "$(printf '%s\n' "${rank_role[@]}")" ]]; then
+    echo "${spec}"
+  else
+    (IFS=,; echo "${rank_role[*]}")
+  fi
+}
+
 # ucx_tls_for VALUE: maps the config's transport.tls (auto | shm | tcp | rdma | a raw UCX_TLS list)
 # to a UCX_TLS value as the binary does (src/transport/ucx/ucx_config.h); nothing for auto.
 ucx_tls_for() {

@@ -80,6 +80,44 @@ for layout in "decode:2 store:1 conductor:1 prefill:2" ""; do
   check "wrapper and binary agree on roles for '${layout:-default, 6 ranks}'" "${got}" "${want}"
 done
 
+# The wrapper hands its table to the job (issue 30, item 3: it placed 2/2/2 while mooncake, given
+# no layout, ran its default 1/3/2): under the wrapper, mooncake's own --dry-run prints the job's
+# table beside the wrapper's, and the two must be the same, rank by rank, for a serving job and
+# for the store service, whether the layout is given to the wrapper or after `--`.
+wrapper_cases=(
+  "--roles|conductor:1 store:2 prefill:2 decode:2|--dry-run"
+  "--roles|conductor,decode,store,prefill|--dry-run"
+  "--np|5|--dry-run"
+  "--roles|conductor:1 store:2|--job.mode store --dry-run"
+  "--np|4|--job.mode store --dry-run"
+  "|--roles=conductor:1 store:2 prefill:1 decode:1|--dry-run"
+)
+for c in "${wrapper_cases[@]}"; do
+  IFS='|' read -r flag value job_args <<<"${c}"
+  wargs=()
+  if [[ -n ${flag} ]]; then wargs=("${flag}" "${value}"); fi
+  jargs=()
+  [[ -z ${flag} ]] && jargs=("${value}")
+  # shellcheck disable=SC2206  # job_args is a space-separated list of plain words
+  jargs+=(${job_args})
+  name="mooncake-mpirun ${wargs[*]} -- ${jargs[*]}"
+  log=$(timeout 90 "${wrapper}" --bin "${bin}" "${wargs[@]}" -- "${jargs[@]}" 2>&1)
+  check "${name} exits 0" "$?" "0"
+  placed=$(grep -E '^  [0-9]+ ' <<<"${log}" | awk '{print $1, $2}' | paste -sd,)
+  ran=$(grep -E '^[0-9]+ +(conductor|store|prefill|decode) ' <<<"${log}" | awk '{print $1, $2}' |
+    paste -sd,)
+  check "${name}: the wrapper shows a table" "$([[ -n ${placed} ]] && echo yes)" "yes"
+  check "${name}: the job's table is the wrapper's" "${ran}" "${placed}"
+done
+log=$("${wrapper}" --bin "${bin}" --roles "conductor:1 store:2 prefill:2 decode:2" \
+  -- --job.mode store --dry-run 2>&1)
+check "prefill/decode ranks for the store service exit 2" "$?" "2"
+check "and the error says the store service takes conductor and store ranks only" \
+  "$(grep -c 'takes one conductor and store ranks only' <<<"${log}")" "1"
+"${wrapper}" --bin "${bin}" --roles "conductor:1 store:3" -- --roles "conductor:1 store:2" \
+  --job.mode store >/dev/null 2>&1
+check "two different layouts (wrapper and after --) exit 2" "$?" "2"
+
 # slurm/mooncake.slurm on a pretend 3-node allocation (4 CPUs each): fake srun, mpirun and
 # scontrol on PATH record what the script asks for. Stores must go one per node under both
 # launchers, and 8 ranks in 12 CPUs need no overcommit.

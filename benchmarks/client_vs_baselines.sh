@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # benchmarks/client_vs_baselines.sh [--build DIR] [--repeats N] [--min-time SECONDS]
-#                                   (defaults: build, 3, 1)
+#                                   [--store-dram SIZE]   (defaults: build, 3, 1, 2GiB)
 #
 # The store's client for processes outside the job (docs/CLIENT.md), in one run on this machine:
-# a store job (`mooncake --job.mode store`: a master and 2 store ranks of 2 GiB, shared memory)
-# and, against it, one C++ process (build/client_bench: libmooncake_client) and one Python
+# a store job (`mooncake --job.mode store`: a master and 2 store ranks of 2 GiB (--store-dram),
+# shared memory) and, against it, one C++ process (build/client_bench: libmooncake_client) and one Python
 # process (benchmarks/client_bench.py: the mooncake_store module's batch_put_from /
 # batch_get_into into registered numpy arrays); beside them, redis-py (with hiredis's parser,
 # over a unix socket, 1 MiB reads; the script prints which parser it got) against a redis-server
@@ -25,11 +25,13 @@ fi
 BUILD=build
 REPEATS=3
 MIN_TIME=1
+STORE_DRAM=2GiB
 while (($# > 0)); do
   case $1 in
     --build) BUILD=${2:?--build needs a folder}; shift 2 ;;
     --repeats) REPEATS=${2:?--repeats needs a number}; shift 2 ;;
     --min-time) MIN_TIME=${2:?--min-time needs seconds}; shift 2 ;;
+    --store-dram) STORE_DRAM=${2:?--store-dram needs a size}; shift 2 ;;
     *) echo "client_vs_baselines.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,35 +41,34 @@ for f in "$BUILD/mooncake" "$BUILD/client_bench" "$BUILD/store_bench"; do
 done
 ls "$BUILD"/python/mooncake_store*.so >/dev/null 2>&1 ||
   { echo "client_vs_baselines.sh: no $BUILD/python/mooncake_store module (python3-dev, pybind11-dev)" >&2; exit 2; }
+# Whatever ends the script (an error, Ctrl-C, SIGTERM), the store job's ranks and redis-server
+# are stopped by PID before $OUT, which holds the job's connect.json, is removed (lib-job.sh).
+# shellcheck source=launch/lib-job.sh
+source "$(dirname "$0")/../launch/lib-job.sh"
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/client_vs_baselines.XXXXXX")
-REDIS_PID="" JOB_PID=""
-cleanup() {
-  [[ -n $REDIS_PID ]] && kill "$REDIS_PID" 2>/dev/null
-  [[ -n $JOB_PID ]] && kill -9 -- "-$JOB_PID" 2>/dev/null
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
+cleanup() { rm -rf "$OUT"; }
+job_traps cleanup
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader,tcp
         --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_WARN_UNUSED_ENV_VARS=n)
 SIZES=4096,65536,1048576,16777216
 
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$OUT/redis.sock" --unixsocketperm 700 \
-  --save "" --appendonly no --daemonize no --dir "$OUT" > "$OUT/redis-server.log" 2>&1 &
-REDIS_PID=$!
-setsid "${MPIRUN[@]}" -np 3 "$BUILD/mooncake" --job.mode store --store.dram 2GiB \
-  --out "$OUT/store-job" > "$OUT/store-job.log" 2>&1 &
-JOB_PID=$!
+job_start redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$OUT/redis.sock" \
+  --unixsocketperm 700 --save "" --appendonly no --daemonize no --dir "$OUT" \
+  > "$OUT/redis-server.log" 2>&1
+job_start "${MPIRUN[@]}" -np 3 "$BUILD/mooncake" --job.mode store --store.dram "$STORE_DRAM" \
+  --out "$OUT/store-job" > "$OUT/store-job.log" 2>&1
+STORE_JOB=$JOB_PID
 CONNECT=$OUT/store-job/connect.json
 for _ in $(seq 1 600); do
   [[ -f $CONNECT ]] && redis-cli -p "$PORT" ping >/dev/null 2>&1 && break
-  kill -0 "$JOB_PID" 2>/dev/null || { cat "$OUT/store-job.log"; exit 1; }
+  kill -0 "$STORE_JOB" 2>/dev/null || { cat "$OUT/store-job.log"; exit 1; }
   sleep 0.1
 done
 [[ -f $CONNECT ]] || { echo "the store job did not start:"; cat "$OUT/store-job.log"; exit 1; }
 redis-cli -p "$PORT" ping >/dev/null || { echo "redis-server did not start:"; cat "$OUT/redis-server.log"; exit 1; }
 
-echo "== store job: ${MPIRUN[*]} -np 3 $BUILD/mooncake --job.mode store --store.dram 2GiB"
+echo "== store job: ${MPIRUN[*]} -np 3 $BUILD/mooncake --job.mode store --store.dram $STORE_DRAM"
 echo "   C++: $BUILD/client_bench CONNECT --min-time ${MIN_TIME}s"
 echo "   Python: $PY benchmarks/client_bench.py --connect CONNECT --min-time $MIN_TIME"
 echo "   redis-py: $PY benchmarks/client_bench.py --redis-port PORT --redis-socket SOCK --min-time $MIN_TIME"
@@ -83,15 +84,14 @@ for i in $(seq 1 "$REPEATS"); do
     --sizes "$SIZES" --batch 32 \
     --min-time "$MIN_TIME" --csv "$OUT/redis_$i.csv" > "$OUT/redis_$i.log" 2>&1 ||
     { cat "$OUT/redis_$i.log"; exit 1; }
-  "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" --stores 1 --store-dram 2GiB --client-buffer 1GiB \
-    --sizes 4KiB,64KiB,1MiB,16MiB --batches 32 --min-time "${MIN_TIME}s" --ops put,get \
+  job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" --stores 1 --store-dram 2GiB \
+    --client-buffer 1GiB --sizes 4KiB,64KiB,1MiB,16MiB --batches 32 --min-time "${MIN_TIME}s" --ops put,get \
     --csv "$OUT/injob_$i.csv" > "$OUT/injob_$i.log" 2>&1 || { cat "$OUT/injob_$i.log"; exit 1; }
   echo "   round $i of $REPEATS done"
 done
 echo "   $(head -1 "$OUT/redis_1.log")"
 "$BUILD/mooncake" store stop "$CONNECT" > /dev/null || echo "warning: the store job did not stop in order"
-wait "$JOB_PID" 2>/dev/null || true
-JOB_PID=""
+job_stop "$STORE_JOB"
 
 $PY - "$OUT" "$REPEATS" <<'PYEOF'
 import csv, statistics, sys

@@ -47,13 +47,14 @@ BUILD=${1:-build}
 TLS=${2:-shm}
 REPEATS=${3:-3}
 PY=/usr/bin/python3
+# Whatever ends the script (an error, Ctrl-C, SIGTERM), redis-server and the running
+# store_bench job (its ranks included) are stopped by PID before $OUT goes (launch/lib-job.sh);
+# each job runs through job_run, so that an interrupt stops it at once.
+# shellcheck source=launch/lib-job.sh
+source "$(dirname "$0")/../launch/lib-job.sh"
 OUT=$(mktemp -d /tmp/store_vs_baselines.XXXXXX)
-REDIS_PID=""
-cleanup() {
-  if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; fi
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
+cleanup() { rm -rf "$OUT"; }
+job_traps cleanup
 
 # Placement (PLACEMENT env): "core" binds the master and the store rank (both mostly idle: on
 # shared memory the client copies the bytes itself) to core 0 and the client to core 1; "none"
@@ -72,9 +73,9 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe "${PLACE[@]}"
 # Redis runs inside each repeat, right after the store's runs, so that load drifting on a shared
 # machine reaches both sides alike; its medians are taken per client count as the store's are.
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-  --dir "$OUT" > "$OUT/redis-server.log" 2>&1 &
-REDIS_PID=$!
+job_start redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
+  --daemonize no --dir "$OUT" > "$OUT/redis-server.log" 2>&1
+REDIS_PID=$JOB_PID
 for _ in $(seq 1 50); do redis-cli -p "$PORT" ping > /dev/null 2>&1 && break; sleep 0.1; done
 redis-cli -p "$PORT" ping > /dev/null || { echo "redis-server did not start:"; cat "$OUT/redis-server.log"; exit 1; }
 : > "$OUT/redis.csv"
@@ -124,36 +125,35 @@ if [[ ${SMALL:-1} == 1 ]]; then
   echo "   metadata: ... $BUILD/store_bench ${META_ARGS[*]}"
 fi
 for i in $(seq 1 "$REPEATS"); do
-  "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get,raw \
+  job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get,raw \
     --csv "$OUT/store_$i.csv" > "$OUT/store_$i.log" 2>&1 || { cat "$OUT/store_$i.log"; exit 1; }
   # The same gets without checksum verification (what Mooncake Store and Redis do).
-  "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops get --verify false \
+  job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops get --verify false \
     --csv "$OUT/noverify_$i.csv" > "$OUT/noverify_$i.log" 2>&1 || { cat "$OUT/noverify_$i.log"; exit 1; }
   # Puts and gets with each call's copy and hash split over two threads (the client's two
   # cores; Redis is measured at its best of 1 and 4 clients).
-  "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get --copy-threads 2 \
+  job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${STORE_ARGS[@]}" --ops put,get --copy-threads 2 \
     --csv "$OUT/ct2_$i.csv" > "$OUT/ct2_$i.log" 2>&1 || { cat "$OUT/ct2_$i.log"; exit 1; }
   run_redis "$i"
   if [[ ${SMALL:-1} == 1 ]]; then
-    "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${SMALL_ARGS[@]}" --csv "$OUT/small_$i.csv" \
+    job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${SMALL_ARGS[@]}" --csv "$OUT/small_$i.csv" \
       > "$OUT/small_$i.log" 2>&1 || { cat "$OUT/small_$i.log"; exit 1; }
     run_redis_small "$i"
-    "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${META_ARGS[@]}" --csv "$OUT/meta_$i.csv" \
+    job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${META_ARGS[@]}" --csv "$OUT/meta_$i.csv" \
       > "$OUT/meta_$i.log" 2>&1 || { cat "$OUT/meta_$i.log"; exit 1; }
   fi
   if [[ ${SSD:-1} == 1 ]]; then
     for temp in hot cold; do
-      "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${SSD_ARGS[@]}" \
+      job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" "${SSD_ARGS[@]}" \
         $([[ $temp == cold ]] && echo --ssd-cold) --csv "$OUT/ssd_${temp}_$i.csv" \
         > "$OUT/ssd_${temp}_$i.log" 2>&1 || { cat "$OUT/ssd_${temp}_$i.log"; exit 1; }
     done
   fi
   echo "   round $i of $REPEATS done"
 done
-kill "$REDIS_PID" && wait "$REDIS_PID" 2>/dev/null || true
-REDIS_PID=""
+job_stop "$REDIS_PID"
 echo "== batched exists, 128 keys per call (4 KiB objects)"
-"${MPIRUN[@]}" -np 3 "$BUILD/store_bench" --stores 1 --store-dram 1GiB --sizes 4KiB --batches 128 \
+job_run "${MPIRUN[@]}" -np 3 "$BUILD/store_bench" --stores 1 --store-dram 1GiB --sizes 4KiB --batches 128 \
   --min-time 1s --tls "$TLS" --ops exists --csv "$OUT/exists.csv" > "$OUT/exists.log" 2>&1 ||
   { cat "$OUT/exists.log"; exit 1; }
 

@@ -11,11 +11,12 @@ set -euo pipefail
 build=$1 src=$2 mpiexec=$3
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mooncake-install.XXXXXX")
 job_pid=""
-cleanup() {
-  [[ -n ${job_pid} ]] && kill -9 -- "-${job_pid}" 2>/dev/null
-  rm -rf "${scratch}"
-}
-trap cleanup EXIT
+# The store job runs in a session of its own and is stopped by PID on any exit, its ranks
+# included, before the scratch folder (its connect.json) goes (launch/lib-job.sh).
+# shellcheck source=launch/lib-job.sh
+source "${src}/launch/lib-job.sh"
+cleanup() { rm -rf "${scratch}"; }
+job_traps cleanup
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 prefix=${scratch}/prefix
@@ -35,10 +36,10 @@ cmake --build "${scratch}/engine" >>"${scratch}/engine.log" 2>&1 ||
 # Elsewhere: nothing of the checkout or build tree in sight.
 mkdir -p "${scratch}/elsewhere"
 cd "${scratch}/elsewhere"
-setsid "${mpiexec}" --allow-run-as-root --oversubscribe --bind-to none -np 3 \
+job_start "${mpiexec}" --allow-run-as-root --oversubscribe --bind-to none -np 3 \
   "${prefix}/bin/mooncake" --job.mode store --store.dram 64MiB --out store-run \
-  >"${scratch}/job.log" 2>&1 &
-job_pid=$!
+  >"${scratch}/job.log" 2>&1
+job_pid=${JOB_PID}
 for _ in $(seq 600); do
   [[ -f store-run/connect.json ]] && break
   kill -0 "${job_pid}" 2>/dev/null || { cat "${scratch}/job.log"; fail "the installed store job died"; }
@@ -65,6 +66,7 @@ stop_hint=$(sed -n 's/^stop it with: \(.*\)   (or SIGTERM.*$/\1/p' "${scratch}/j
   fail "the stop hint is '${stop_hint}'"
 (cd / && ${stop_hint}) || fail "the printed stop command, run from /"
 wait "${job_pid}" || fail "the store job exited non-zero: $(tail -5 "${scratch}/job.log")"
+job_forget "${job_pid}"
 job_pid=""
 grep -q "result *OK" "${scratch}/job.log" || fail "the store job's summary is not OK"
 

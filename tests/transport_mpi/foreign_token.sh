@@ -9,19 +9,20 @@ set -u
 mooncake=$1 probe=$2
 shift 2
 dir=$(mktemp -d)
+# The job runs in a session of its own and is stopped by PID on any exit, its ranks included
+# (launch/lib-job.sh: killing mpirun alone left them running).
+# shellcheck source=launch/lib-job.sh
+source "$(dirname "$0")/../../launch/lib-job.sh"
 job=""
-cleanup() {
-  [[ -n $job ]] && kill -9 "$job" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+cleanup() { rm -rf "$dir"; }
+job_traps cleanup
 fail() { echo "FAIL: $*"; exit 1; }
 export UCX_WARN_UNUSED_ENV_VARS=n
 
 requests=150
-"$@" -np 4 "$mooncake" --synthetic.requests $requests --job.plots off --out "$dir/run" \
-  --job.address_file "$dir/addresses" >"$dir/job.log" 2>&1 &
-job=$!
+job_start "$@" -np 4 "$mooncake" --synthetic.requests $requests --job.plots off --out "$dir/run" \
+  --job.address_file "$dir/addresses" >"$dir/job.log" 2>&1
+job=$JOB_PID
 for _ in $(seq 600); do  # 60 s for the bootstrap
   [[ -f $dir/addresses ]] && break
   kill -0 "$job" 2>/dev/null || { cat "$dir/job.log"; fail "the job ended before its bootstrap"; }
@@ -39,6 +40,7 @@ kill -0 "$job" 2>/dev/null || fail "the job had ended before the probe was done 
 
 wait "$job"
 code=$?
+job_forget "$job"
 job=""
 tail -4 "$dir/job.log"
 [[ $code -eq 0 ]] || { cat "$dir/job.log"; fail "the job exited $code"; }

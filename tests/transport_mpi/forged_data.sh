@@ -31,26 +31,29 @@ elif [[ $mode != serve ]]; then
   exit 2
 fi
 dir=$(mktemp -d)
+# The job runs in a session of its own and is stopped by PID on any exit, its ranks included
+# (launch/lib-job.sh: killing mpirun alone left them running).
+# shellcheck source=launch/lib-job.sh
+source "$(dirname "$0")/../../launch/lib-job.sh"
 job="" probe_pid=""
 cleanup() {
-  [[ -n $probe_pid ]] && kill -9 "$probe_pid" 2>/dev/null
-  [[ -n $job ]] && kill -9 "$job" 2>/dev/null
+  if [[ -n $probe_pid ]]; then kill -9 "$probe_pid" 2>/dev/null; fi
   rm -rf "$dir"
 }
-trap cleanup EXIT
+job_traps cleanup
 fail() { echo "FAIL: $*"; exit 1; }
 export UCX_WARN_UNUSED_ENV_VARS=n
 
 requests=600
 if [[ $mode == serve ]]; then
-  "$@" -np 4 "$mooncake" --synthetic.requests $requests --job.plots off --out "$dir/run" \
-    --job.address_file "$dir/addresses" >"$dir/job.log" 2>&1 &
+  job_start "$@" -np 4 "$mooncake" --synthetic.requests $requests --job.plots off \
+    --out "$dir/run" --job.address_file "$dir/addresses" >"$dir/job.log" 2>&1
 else
   # 3 x 512 MiB: at most 9 rounds of 81 MiB (8 while the probe runs, 1 after) fit in DRAM.
-  "$@" -np 4 "$mooncake" --job.mode store --store.dram 512MiB --out "$dir/run" \
-    --job.address_file "$dir/addresses" >"$dir/job.log" 2>&1 &
+  job_start "$@" -np 4 "$mooncake" --job.mode store --store.dram 512MiB --out "$dir/run" \
+    --job.address_file "$dir/addresses" >"$dir/job.log" 2>&1
 fi
-job=$!
+job=$JOB_PID
 ready=$dir/addresses
 [[ $mode == store ]] && ready=$dir/run/connect.json
 for _ in $(seq 600); do  # 60 s for the bootstrap
@@ -107,6 +110,7 @@ if [[ $mode == store ]]; then
 fi
 wait "$job"
 code=$?
+job_forget "$job"
 job=""
 tail -4 "$dir/job.log"
 [[ $code -eq 0 ]] || { cat "$dir/job.log"; fail "the job exited $code"; }

@@ -28,12 +28,15 @@ inline std::string KeyProblem(const std::string& key) {
   return "";
 }
 
-// "" when every key fits the limit; otherwise which one does not, naming the limit. For reads
-// and removes (the empty key is merely absent there); a put checks KeyProblem.
-inline std::string LongKeyProblem(std::span<const std::string> keys) {
+// "" when every key of a batch is one a put may store; otherwise the first that is not, by its
+// place in the batch, naming the limit. For reads, exists and removes: a key no put can store
+// is refused there too (InvalidArgument), not reported absent, so every call of the client
+// treats the empty and an over-long key alike (a put checks each key with KeyProblem).
+inline std::string KeysProblem(std::span<const std::string> keys) {
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i].size() > kMaxKeyBytes)
-      return "key " + std::to_string(i) + ": " + KeyProblem(keys[i]);
+    if (std::string why = KeyProblem(keys[i]); !why.empty()) {
+      return "key " + std::to_string(i) + ": " + why;
+    }
   }
   return "";
 }

@@ -1,6 +1,6 @@
 /* The C API from C (mooncake_client.h compiles as C and links): put, get, size, exists, remove
- * and the batch forms against a store job. Prints "c_client OK" and exits 0 when all hold.
- *   c_client CONNECT_FILE PREFIX */
+ * and the batch forms against a store job, and the key limit (1..4096 bytes) in each. Prints
+ * "c_client OK" and exits 0 when all hold. c_client CONNECT_FILE PREFIX */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +82,52 @@ int main(int argc, char** argv) {
   CHECK(mooncake_put(c, key, value, sizeof value, &placed) == MOONCAKE_OK, "put preferred_ranks");
   CHECK(mooncake_get_into(c, key, out, sizeof out, &n) == MOONCAKE_OK && n == sizeof value,
         "get of a preferred_ranks put");
+  /* The store's key limit, 1..4096 bytes: the empty key and a 4097-byte key are refused by
+     every call with MOONCAKE_INVALID_ARGUMENT and a message naming the limit; 4096 bytes work. */
+  static char long_key[4098];
+  memset(long_key, 'k', 4097);
+  const char* bad_keys[2] = {"", long_key};
+  for (int b = 0; b < 2; ++b) {
+    const char* bad = bad_keys[b];
+    const char* names = b == 0 ? "empty key" : "limit of 4096 bytes";
+    int refused = 0;
+    refused += mooncake_put(c, bad, value, sizeof value, NULL) == MOONCAKE_INVALID_ARGUMENT &&
+               strstr(mooncake_last_error(), names) != NULL;
+    refused += mooncake_get_into(c, bad, out, sizeof out, &n) == MOONCAKE_INVALID_ARGUMENT &&
+               strstr(mooncake_last_error(), names) != NULL;
+    refused += mooncake_get_size(c, bad, &size) == MOONCAKE_INVALID_ARGUMENT &&
+               strstr(mooncake_last_error(), names) != NULL;
+    refused += mooncake_exists(c, bad, &exists) == MOONCAKE_INVALID_ARGUMENT &&
+               strstr(mooncake_last_error(), names) != NULL;
+    refused += mooncake_remove(c, bad) == MOONCAKE_INVALID_ARGUMENT &&
+               strstr(mooncake_last_error(), names) != NULL;
+    const char* one[1] = {bad};
+    const void* one_data[1] = {value};
+    size_t one_size[1] = {sizeof value};
+    void* one_buffer[1] = {out};
+    size_t one_capacity[1] = {sizeof out};
+    refused += mooncake_batch_put(c, 1, one, one_data, one_size, NULL, results) ==
+                   MOONCAKE_INVALID_ARGUMENT &&
+               results[0] == MOONCAKE_INVALID_ARGUMENT;
+    refused += mooncake_batch_get_into(c, 1, one, one_buffer, one_capacity, got, results) ==
+                   MOONCAKE_INVALID_ARGUMENT &&
+               results[0] == MOONCAKE_INVALID_ARGUMENT;
+    refused += mooncake_batch_exists(c, 1, one, all) == MOONCAKE_INVALID_ARGUMENT;
+    refused += mooncake_batch_remove(c, 1, one, results) == MOONCAKE_INVALID_ARGUMENT &&
+               results[0] == MOONCAKE_INVALID_ARGUMENT;
+    if (refused != 9) {
+      fprintf(stderr, "c_client: a %zu-byte key: %d of 9 calls refused it naming '%s' (last: %s)\n",
+              strlen(bad), refused, names, mooncake_last_error());
+      return 1;
+    }
+  }
+  static char longest[4097];
+  memset(longest, 'x', 4096);
+  memcpy(longest, argv[2], strlen(argv[2]) < 64 ? strlen(argv[2]) : 64);
+  CHECK(mooncake_put(c, longest, value, sizeof value, NULL) == MOONCAKE_OK,
+        "put of a 4096-byte key");
+  CHECK(mooncake_get_into(c, longest, out, sizeof out, &n) == MOONCAKE_OK && n == sizeof value,
+        "get of a 4096-byte key");
   mooncake_client_close(c);
   printf("c_client OK (libmooncake_client %s)\n", mooncake_client_version());
   return 0;

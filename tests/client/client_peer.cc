@@ -6,11 +6,14 @@
 //   client_peer FILE put PREFIX          puts PREFIX/<size> for every size in kSizes
 //   client_peer FILE verify PREFIX       reads and verifies them (Get and GetInto)
 //   client_peer FILE attach              attaches and detaches (exit 3 when refused)
+//   client_peer FILE keys PREFIX         every call refuses the empty key and a 4097-byte one
+//                                        (InvalidArgument naming the limit); 4096 bytes work
 //   client_peer FILE start-put KEY SIZE  starts a put and stops before its end, then waits to be
 //                                        killed (a client that dies mid-put)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,6 +97,54 @@ int Verify(Client& c, const std::string& prefix) {
   return 0;
 }
 
+// The store's key limit (1..4096 bytes) as the C++ API reports it: every call, single and
+// batch, refuses the empty key and a 4097-byte key with InvalidArgument whose message names the
+// limit, before anything is sent; a 4096-byte key under PREFIX is stored and read back.
+int Keys(Client& c, const std::string& prefix) {
+  int failures = 0;
+  const auto expect_refused = [&](const char* call, const std::string& key,
+                                  const mooncake::Status& s) {
+    const char* names = key.empty() ? "empty key" : "limit of 4096 bytes";
+    if (s.code() != mooncake::ErrorCode::kInvalidArgument ||
+        s.message().find(names) == std::string::npos) {
+      std::fprintf(stderr,
+                   "client_peer: %s of a %zu-byte key: %s (want InvalidArgument naming '%s')\n",
+                   call, key.size(), s.ToString().c_str(), names);
+      ++failures;
+    }
+  };
+  const std::vector<std::byte> value(16, std::byte{7});
+  std::vector<std::byte> out(16);
+  for (const std::string& key : {std::string(), std::string(4097, 'k')}) {
+    const std::vector<std::string> keys = {key};
+    const std::vector<std::span<const std::byte>> values = {value};
+    const std::vector<std::span<std::byte>> outs = {out};
+    expect_refused("Put", key, c.Put(key, value));
+    expect_refused("PutFrom", key, c.PutFrom(key, value.data(), value.size()));
+    expect_refused("Get", key, c.Get(key).status());
+    expect_refused("GetInto", key, c.GetInto(key, out.data(), out.size()).status());
+    expect_refused("GetSize", key, c.GetSize(key).status());
+    expect_refused("Exists", key, c.Exists(key));
+    expect_refused("Remove", key, c.Remove(key));
+    expect_refused("BatchPut", key, c.BatchPut(keys, values)[0]);
+    expect_refused("BatchGet", key, c.BatchGet(keys)[0].status());
+    expect_refused("BatchGetInto", key, c.BatchGetInto(keys, outs)[0].status());
+    expect_refused("BatchExists", key, c.BatchExists(keys).status());
+    expect_refused("BatchRemove", key, c.BatchRemove(keys)[0]);
+  }
+  const std::string longest = prefix + std::string(4096 - prefix.size(), 'x');
+  const mooncake::Status put = c.Put(longest, value);
+  auto back = c.Get(longest);
+  if (!put.ok() || !back.ok() || *back != value) {
+    std::fprintf(stderr, "client_peer: a 4096-byte key: put %s, get %s\n", put.ToString().c_str(),
+                 back.status().ToString().c_str());
+    ++failures;
+  }
+  if (failures == 0)
+    std::printf("client_peer: keys of 0 and 4097 bytes refused, 4096 bytes work\n");
+  return failures == 0 ? 0 : 1;
+}
+
 // A put that never ends: PutStart through the store's own RPC, then nothing (killed by the test).
 int StartPut(const std::string& file, const std::string& key, uint64_t size) {
   namespace mc = mooncake;
@@ -134,7 +185,7 @@ int StartPut(const std::string& file, const std::string& key, uint64_t size) {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: client_peer FILE put|verify PREFIX | attach | start-put KEY SIZE\n");
+                 "usage: client_peer FILE put|verify|keys PREFIX | attach | start-put KEY SIZE\n");
     return 2;
   }
   const std::string file = argv[1], command = argv[2];
@@ -150,5 +201,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc != 4) return 2;
+  if (command == "keys") return Keys(**client, argv[3]);
   return command == "put" ? Put(**client, argv[3]) : Verify(**client, argv[3]);
 }

@@ -209,6 +209,47 @@ def test_last_error_after_a_non_utf8_key_is_text(job):
     assert store.close() == 0
 
 
+def test_keys_outside_1_to_4096_bytes_are_refused_naming_the_limit(job):
+    """The store's key limit, 1..4096 bytes, in every call of the Python module, and in the C++
+    (client_peer keys) and C (c_client) APIs: the empty key and a 4097-byte key are refused
+    with InvalidArgument naming the limit, before anything is sent (put("") was stored and
+    get("") returned it; a longer key got a ProtocolError about a malformed PutStartRequest);
+    a 4096-byte key is stored and read back."""
+    store = attach(job.connect)
+    buf = bytearray(16)
+    calls = {
+        "put": lambda k: store.put(k, b"x"),
+        "put_from": lambda k: store.put_from(k, buf),
+        "get": lambda k: -1 if store.get(k) == b"" else 0,
+        "get_into": lambda k: store.get_into(k, buf),
+        "get_size": store.get_size,
+        "is_exist": store.is_exist,
+        "remove": store.remove,
+        "put_batch": lambda k: store.put_batch([k], [b"x"]),
+        "batch_put": lambda k: store.batch_put([k], [b"x"])[0],
+        "batch_put_from": lambda k: store.batch_put_from([k], [buf])[0],
+        "get_batch": lambda k: -1 if store.get_batch([k]) == [b""] else 0,
+        "batch_get_into": lambda k: store.batch_get_into([k], [buf])[0],
+        "batch_is_exist": lambda k: store.batch_is_exist([k])[0],
+    }
+    wrong = []
+    for key, names in (("", "empty key"), (b"", "empty key"), ("k" * 4097, "limit of 4096 bytes")):
+        for name, call in calls.items():
+            rc, message = call(key), store.last_error()
+            if rc != INVALID_ARGUMENT or not message.startswith("InvalidArgument") \
+                    or names not in message:
+                wrong.append(f"{name}({len(key)}-byte key) -> {rc}: {message}")
+    assert not wrong, "\n".join(wrong)
+    longest = "keys/" + "x" * 4091
+    assert store.put(longest, b"at the limit") == 0, store.last_error()
+    assert store.get(longest) == b"at the limit"
+    assert store.close() == 0
+    for peer in ([CLIENT_PEER, str(job.connect), "keys", "keys-cpp/"],
+                 [C_CLIENT, str(job.connect), "keys-c"]):
+        run = subprocess.run(peer, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+
+
 def test_get_into_numpy_equals_put_from_without_a_copy(job):
     """get_into lands in the caller's array: the process's resident memory does not grow by the
     object's size (get(), which copies into a new bytes object, does: the measure sees a copy)."""

@@ -228,7 +228,7 @@ void StoreClient::EndOrRevoke(std::span<const std::string> keys, std::span<const
 
 Result<std::vector<uint8_t>> StoreClient::BatchExists(std::span<const std::string> keys) {
   if (keys.size() > kMaxBatchKeys) return InvalidArgument("batch exists: too many keys");
-  if (std::string why = LongKeyProblem(keys); !why.empty()) {
+  if (std::string why = KeysProblem(keys); !why.empty()) {
     return InvalidArgument("exists: " + why);
   }
   KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
@@ -250,7 +250,7 @@ std::vector<Status> StoreClient::BatchRemove(std::span<const std::string> keys) 
   if (keys.size() > kMaxBatchKeys) {
     return std::vector<Status>(keys.size(), InvalidArgument("batch remove: too many keys"));
   }
-  if (std::string why = LongKeyProblem(keys); !why.empty()) {
+  if (std::string why = KeysProblem(keys); !why.empty()) {
     return std::vector<Status>(keys.size(), InvalidArgument("remove: " + why));
   }
   return KeysCall(StoreMsg::kRemove, keys, Start());

@@ -56,7 +56,7 @@ Result<size_t> StoreClient::Get(const std::string& key, std::span<std::byte> out
 }
 
 Result<ObjectView> StoreClient::Lookup(const std::string& key) {
-  if (std::string why = LongKeyProblem(std::span(&key, 1)); !why.empty()) {
+  if (std::string why = KeysProblem(std::span(&key, 1)); !why.empty()) {
     return InvalidArgument("get: " + why);
   }
   KeysRequest req{{key}};
@@ -92,7 +92,7 @@ std::vector<Result<std::vector<std::byte>>> StoreClient::BatchGetValues(
   using Value = Result<std::vector<std::byte>>;
   const size_t n = keys.size();
   if (n > kMaxBatchKeys) return std::vector<Value>(n, InvalidArgument("batch get: too many keys"));
-  if (std::string why = LongKeyProblem(keys); !why.empty()) {
+  if (std::string why = KeysProblem(keys); !why.empty()) {
     return std::vector<Value>(n, InvalidArgument("get: " + why));
   }
   // Sizes first (one RPC), then the reads into buffers of those sizes (BatchGet).
@@ -144,7 +144,7 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
   if (outs.size() != n || n > kMaxBatchKeys) {
     return std::vector<Result<size_t>>(n, InvalidArgument("batch get: keys and buffers differ"));
   }
-  if (std::string why = LongKeyProblem(keys); !why.empty()) {
+  if (std::string why = KeysProblem(keys); !why.empty()) {
     return std::vector<Result<size_t>>(n, InvalidArgument("get: " + why));
   }
   const Nanos sent = clock_.Now();

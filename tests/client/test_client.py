@@ -250,6 +250,43 @@ def test_keys_outside_1_to_4096_bytes_are_refused_naming_the_limit(job):
         assert run.returncode == 0, run.stderr
 
 
+def test_batch_calls_with_lists_of_different_lengths_fail_every_key(job):
+    """Mooncake's convention for a batch whose lists differ in length, in every batch call: no
+    exception, the usual result with each key failed (InvalidArgument: -1 per key, -1 for
+    put_batch), nothing stored, and last_error() naming the call and each list's length
+    (put_batch returned -1 but batch_get_into raised ValueError before)."""
+    store = attach(job.connect)
+    keys = ["len/a", "len/b", "len/c"]
+    two = [bytearray(8), bytearray(8)]
+    calls = {
+        "put_batch": (lambda: store.put_batch(keys, [b"x", b"y"]), -1, "3 keys but 2 values"),
+        "batch_put": (lambda: store.batch_put(keys, [b"x", b"y"]), [-1] * 3,
+                      "3 keys but 2 values"),
+        "batch_put_from": (lambda: store.batch_put_from(keys, two), [-1] * 3,
+                           "3 keys but 2 buffers"),
+        "batch_put_from sizes": (lambda: store.batch_put_from(keys, two + [bytearray(8)], [8, 8]),
+                                 [-1] * 3, "3 keys but 3 buffers and 2 sizes"),
+        "batch_get_into": (lambda: store.batch_get_into(keys, two), [-1] * 3,
+                           "3 keys but 2 buffers"),
+        "batch_get_into sizes": (lambda: store.batch_get_into(keys, two + [bytearray(8)], [8]),
+                                 [-1] * 3, "3 keys but 3 buffers and 1 sizes"),
+    }
+    wrong = []
+    for name, (call, want, says) in calls.items():
+        try:
+            got = call()
+        except Exception as e:  # the convention is a result, never an exception
+            wrong.append(f"{name}: raised {e!r}")
+            continue
+        message = store.last_error()
+        call_name = name.split()[0]
+        if got != want or not message.startswith(f"InvalidArgument: {call_name}: {says}"):
+            wrong.append(f"{name}: {got!r}, last_error {message!r}")
+    assert not wrong, "\n".join(wrong)
+    assert store.batch_is_exist(keys) == [0, 0, 0], "a mismatched batch stored something"
+    assert store.close() == 0
+
+
 def test_get_into_numpy_equals_put_from_without_a_copy(job):
     """get_into lands in the caller's array: the process's resident memory does not grow by the
     object's size (get(), which copies into a new bytes object, does: the measure sees a copy)."""

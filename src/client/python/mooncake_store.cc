@@ -154,8 +154,9 @@ class Store {
   // not; batch_put gives each key's result.
   int put_batch(const std::vector<std::string>& keys, const std::vector<py::buffer>& values,
                 const std::optional<ReplicateConfig>& config) {
-    if (keys.size() != values.size())
-      return Fail(InvalidArgument("keys and values differ in number"));
+    if (Status s = Lengths("put_batch", keys.size(), values.size(), std::nullopt); !s.ok()) {
+      return Fail(s);
+    }
     std::vector<Status> r = PutBuffers(keys, values, config);
     size_t failed = 0;
     const Status* first = nullptr;
@@ -177,8 +178,8 @@ class Store {
   std::vector<int> batch_put(const std::vector<std::string>& keys,
                              const std::vector<py::buffer>& values,
                              const std::optional<ReplicateConfig>& config) {
-    if (keys.size() != values.size()) {
-      return std::vector<int>(keys.size(), Fail(InvalidArgument("keys and values differ")));
+    if (Status s = Lengths("batch_put", keys.size(), values.size(), std::nullopt); !s.ok()) {
+      return std::vector<int>(keys.size(), Fail(s));
     }
     std::vector<int> out;
     for (const Status& s : PutBuffers(keys, values, config)) out.push_back(s.ok() ? 0 : Fail(s));
@@ -232,6 +233,11 @@ class Store {
                                   const std::vector<py::object>& buffers,
                                   const std::optional<std::vector<size_t>>& sizes,
                                   const std::optional<ReplicateConfig>& config) {
+    if (Status s =
+            Lengths("batch_put_from", keys.size(), buffers.size(), SizeCount(sizes), "buffers");
+        !s.ok()) {
+      return std::vector<int>(keys.size(), Fail(s));
+    }
     std::vector<Region> regions = Regions(buffers, sizes, false, keys.size());
     std::vector<std::span<const std::byte>> spans;
     for (const auto& r : regions) spans.emplace_back(r.data, r.size);
@@ -249,6 +255,11 @@ class Store {
   std::vector<int64_t> batch_get_into(const std::vector<std::string>& keys,
                                       const std::vector<py::object>& buffers,
                                       const std::optional<std::vector<size_t>>& sizes) {
+    if (Status s =
+            Lengths("batch_get_into", keys.size(), buffers.size(), SizeCount(sizes), "buffers");
+        !s.ok()) {
+      return std::vector<int64_t>(keys.size(), Fail(s));
+    }
     std::vector<Region> regions = Regions(buffers, sizes, true, keys.size());
     std::vector<std::span<std::byte>> spans;
     for (const auto& r : regions) spans.emplace_back(r.data, r.size);
@@ -419,12 +430,26 @@ class Store {
     return Status::Ok();
   }
 
+  // Batch calls whose lists differ in length follow Mooncake's store bindings: no exception,
+  // the call's usual result with every key failed (InvalidArgument: [-1] * len(keys) from the
+  // list forms, -1 from put_batch), and nothing sent; last_error() names the call and each
+  // list's length (docs/CLIENT.md).
+  static Status Lengths(const char* call, size_t keys, size_t values, std::optional<size_t> sizes,
+                        const char* values_name = "values") {
+    if (values == keys && (!sizes || *sizes == keys)) return Status::Ok();
+    return InvalidArgument(std::string(call) + ": " + std::to_string(keys) + " keys but " +
+                           std::to_string(values) + " " + values_name +
+                           (sizes ? " and " + std::to_string(*sizes) + " sizes" : "") +
+                           ": every list needs one entry per key; nothing was sent");
+  }
+  static std::optional<size_t> SizeCount(const std::optional<std::vector<size_t>>& sizes) {
+    return sizes ? std::optional<size_t>(sizes->size()) : std::nullopt;
+  }
+
   static std::vector<Region> Regions(const std::vector<py::object>& buffers,
                                      const std::optional<std::vector<size_t>>& sizes, bool writable,
                                      size_t n) {
-    if (buffers.size() != n || (sizes && sizes->size() != n)) {
-      throw py::value_error("keys, buffers and sizes differ in number");
-    }
+    // The callers checked the lengths first (Lengths): n buffers, and n sizes if any.
     std::vector<Region> out;
     for (size_t i = 0; i < n; ++i) {
       out.push_back(ToRegion(buffers[i], sizes ? std::optional<size_t>((*sizes)[i]) : std::nullopt,

@@ -87,9 +87,28 @@ class StoreJob:
             pytest.fail(f"the store job did not end within {timeout} s: {self.log()}")
 
     def kill(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        """SIGKILL to every process of the job's session (start_new_session: its id is mpirun's
+        PID), by PID: Open MPI gives each rank a process group of its own, so a signal to
+        mpirun's group alone left the ranks running."""
+        for pid in session_members(self.proc.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+
+def session_members(sid):
+    """The PIDs of the processes in session `sid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == sid:
+                    found.append(int(entry))
+            except (ProcessLookupError, PermissionError):
+                pass
+    return found
 
 
 @pytest.fixture(scope="module")

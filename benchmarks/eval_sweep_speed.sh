@@ -15,15 +15,20 @@ build=${1:-$root/build}
 trace=${2:-$root/../shared/traces/conversation_trace.jsonl}
 limit=${3:-3000}
 [[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Each job runs through job_run (launch/lib-job.sh): stopped by PID, ranks included, whatever
+# ends the script (an error, Ctrl-C, SIGTERM), before its run folder goes.
+# shellcheck source=launch/lib-job.sh
+source "$root/launch/lib-job.sh"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+cleanup() { rm -rf "$out"; }
+job_traps cleanup
 args=(eval --config "$root/configs/eval/mooncake.ini" --trace "$trace" --trace.limit "$limit"
   --plots false --sweep load.scale=1,1.25,1.5,1.75,2,2.25,2.5,3
   --sweep slo.tbt=50ms,75ms,100ms,150ms,200ms,250ms,300ms,400ms)
 declare -A wall
 for np in 1 2; do
   start=$(date +%s.%N)
-  mpirun -np "$np" --bind-to core --mca btl self,vader --mca oob_tcp_if_include lo \
+  job_run mpirun -np "$np" --bind-to core --mca btl self,vader --mca oob_tcp_if_include lo \
     "$build/mooncake" "${args[@]}" --out "$out/np$np" >"$out/np$np.log" 2>&1 ||
     { tail -20 "$out/np$np.log"; exit 1; }
   wall[$np]=$(/usr/bin/python3 -c "import time; print('%.2f' % (time.time() - $start))")

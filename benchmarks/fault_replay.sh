@@ -37,8 +37,13 @@ done
 [[ -r $trace ]] || { echo "fault_replay: trace not found: $trace" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 UCX_WARN_UNUSED_ENV_VARS=n
+# Each job runs through job_run (launch/lib-job.sh): stopped by PID, ranks included, whatever
+# ends the script (an error, Ctrl-C, SIGTERM), before its run folder goes.
+# shellcheck source=launch/lib-job.sh
+source "$root/launch/lib-job.sh"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+cleanup() { rm -rf "$out"; }
+job_traps cleanup
 
 # The replay's wall span: the last arrival of the slice / time scale.
 span=$(head -n "$requests" "$trace" | tail -1 | sed 's/.*"timestamp": *\([0-9]*\).*/\1/')
@@ -51,7 +56,7 @@ run() {  # run NAME [extra mooncake options]
   # The launcher adds orte_enable_recovery (the job outlives the killed rank) and exits with
   # the status rank 0 reports.
   local code=0
-  "$root/launch/mooncake-mpirun" --bin "$build/mooncake" --config "$root/configs/serve/faults.ini" \
+  job_run "$root/launch/mooncake-mpirun" --bin "$build/mooncake" --config "$root/configs/serve/faults.ini" \
     --spread none -- --trace "$trace" --trace.limit "$requests" --time_scale "$scale" \
     --out "$out/$name" "$@" >"$out/$name.log" 2>&1 || code=$?
   if [[ ! -f $out/$name/summary.json ]] || ((code != 0)) ||

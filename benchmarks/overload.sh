@@ -45,13 +45,18 @@ done
 [[ -r $trace ]] || { echo "overload: trace not found: $trace" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 UCX_WARN_UNUSED_ENV_VARS=n
+# Each job runs through job_run (launch/lib-job.sh): stopped by PID, ranks included, whatever
+# ends the script (an error, Ctrl-C, SIGTERM), before its run folder goes.
+# shellcheck source=launch/lib-job.sh
+source "$root/launch/lib-job.sh"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+cleanup() { rm -rf "$out"; }
+job_traps cleanup
 
 for speed in $speeds; do
   echo "overload: ${speed}x ($requests requests, time scale $scale) ..." >&2
   code=0
-  mpirun --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
+  job_run mpirun --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
     --mca oob_tcp_if_include lo -np 6 "$build/mooncake" --config "$root/configs/serve/small.ini" \
     --trace "$trace" --trace.limit "$requests" --time_scale "$scale" --load.scale "$speed" \
     --conductor.early_rejection predicted --engine.model_error "$model_error" \

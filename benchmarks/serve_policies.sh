@@ -16,14 +16,19 @@ trace=${2:-$root/../shared/traces/conversation_trace.jsonl}
 limit=${3:-300}
 scale=${4:-8}
 config=$root/configs/serve/policies.ini
+# Each job runs through job_run (launch/lib-job.sh): stopped by PID, ranks included, whatever
+# ends the script (an error, Ctrl-C, SIGTERM), (the run folders are kept: their path is printed).
+# shellcheck source=launch/lib-job.sh
+source "$root/launch/lib-job.sh"
 out=$(mktemp -d)
+job_traps
 [[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 UCX_WARN_UNUSED_ENV_VARS=n
 mean_ttft() { /usr/bin/python3 -c "import json,sys; print('%.2f' % json.load(open(sys.argv[1]))['ttft_s']['mean'])" "$1"; }
 printf '%-16s %12s %12s %8s\n' policy "live TTFT s" "sim TTFT s" "gap"
 live_all=() sim_all=()
 for p in random load_balance cache_aware kvcache_centric; do
-  mpirun -np 7 --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
+  job_run mpirun -np 7 --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo \
     --mca oob_tcp_if_include lo "$build/mooncake" --config "$config" --trace "$trace" \
     --trace.limit "$limit" --time_scale "$scale" --conductor.policy "$p" --out "$out/live_$p" \
     >"$out/live_$p.log" 2>&1 || { tail -20 "$out/live_$p.log"; exit 1; }

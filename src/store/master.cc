@@ -52,6 +52,7 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
     it = objects_.try_emplace(key).first;
   }
   Object& o = it->second;
+  ReleaseHeld();  // a revoked put's regions whose writer's deadline has passed are free again
   o.key = key;
   o.size = size;
   o.soft_pin = cfg.soft_pin;
@@ -112,7 +113,7 @@ Status MetadataMaster::PutRevoke(const std::string& key) {
   Object* o = FindLive(key);
   if (o == nullptr || o->visible) return NotFound("no put of '" + key + "' in flight");
   ++stats_.revoked_puts;
-  EraseObject(*o);
+  RevokeInFlight(*o);
   return Status::Ok();
 }
 
@@ -229,6 +230,7 @@ size_t MetadataMaster::Tick() {
     EraseObject(it->second);
     ++revoked;
   }
+  ReleaseHeld();
   return revoked;
 }
 

@@ -7,9 +7,15 @@
 // Semantics (DESIGN.md "Store semantics"):
 // - Two-phase put: PutStart allocates `replicas` regions on distinct ranks; the client writes them;
 //   PutEnd(checksum) makes the object visible. PutRevoke, or `put_timeout` without PutEnd (noticed
-//   by Tick() or lazily by the next call on that key), frees the regions.
+//   by Tick() or lazily by the next call on that key), frees the regions. A put revoked before its
+//   timeout (PutRevoke, or a rank of it died) may still have writes in flight to its other
+//   regions: they go to no new put or copy until the put's timeout has passed (the writer's
+//   deadline: a client's writes must end within `put_timeout`).
 // - Objects are immutable: PutStart of a visible key is AlreadyExists; of an in-flight key, Busy.
 // - Get and Exists take a lease of `lease` (default 10 s) and refresh the LRU position.
+// - Re-replication (StartCopies) protects its source as a lease does, until the copy completes
+//   or its deadline (`put_timeout` after the order) passes; a failed copy's target region is
+//   held until that deadline, as its write may still land.
 // - A rank whose usage passes `high_watermark` x capacity after an allocation evicts LRU replicas
 //   until at least `evict_fraction` x capacity is freed. Leased, in-flight and hard-pinned objects
 //   are never evicted; soft-pinned ones only after every unpinned one. When an allocation does not
@@ -110,6 +116,9 @@ struct CopyOrder {
   std::string key;
   ReplicaLocation from, to;
   uint64_t checksum = 0;
+  // The copier gives up this long after StartCopies returned: until then the source is kept
+  // and, after a failed copy, the target region is reserved (a late read or write may land).
+  Nanos timeout{0};
 };
 
 class MetadataMaster {
@@ -133,10 +142,11 @@ class MetadataMaster {
 
   // Re-replication after a rank loss: up to `max_orders` visible objects holding fewer DRAM
   // replicas than their put asked for get a region reserved on another live rank (within
-  // capacity, no eviction) and a lease on the source, so neither goes away during the copy.
+  // capacity, no eviction), and the source is protected like a leased object until the copy
+  // completes or its deadline (CopyOrder::timeout) passes, so neither goes away during the copy.
   std::vector<CopyOrder> StartCopies(size_t max_orders);
-  // With `ok` the reserved region becomes a visible replica; otherwise it is freed. NotFound
-  // when the ticket is unknown or the object went away (the region is freed either way).
+  // With `ok` the reserved region becomes a visible replica; otherwise it is freed once the
+  // copy's deadline has passed. NotFound when the ticket is unknown or the object went away.
   Status CompleteCopy(uint64_t ticket, bool ok);
 
   Result<std::vector<ReplicaLocation>> PutStart(const std::string& key, uint64_t size,
@@ -188,7 +198,8 @@ class MetadataMaster {
   // Replaces the sink (null: evictions drop). Call while no eviction is in progress.
   void SetSink(EvictionSink* sink) { sink_ = sink; }
 
-  // Revokes puts whose timeout has passed; returns how many.
+  // Revokes puts whose timeout has passed (returns how many) and frees the regions of revoked
+  // puts and failed copies whose writers' deadlines have passed.
   size_t Tick();
 
   Result<AllocatorStats> SegmentStats(Rank rank) const;
@@ -212,6 +223,7 @@ class MetadataMaster {
     bool soft_pin = false;
     bool hard_pin = false;
     Nanos lease_until{0};
+    Nanos copy_until{0};  // a CopyOrder reads a replica of it until then (or CompleteCopy)
     uint64_t put_id = 0;  // the object's version: names this incarnation of the key
     Nanos put_deadline{0};
     uint32_t pending_spills = 0;
@@ -234,12 +246,17 @@ class MetadataMaster {
     uint64_t object_id = 0;  // the object's put_id: a re-put of the key is another object
     Rank rank;
     Allocation alloc;
+    Nanos deadline{0};  // copies only: the copier's deadline
   };
 
   Object* FindLive(const std::string& key);
   void MaybePromote(Object& o);
   void LinkDram(Object& o, Replica& r);
-  bool Leased(const Object& o) const { return o.lease_until > clock_.Now(); }
+  // A reader holds it: a get's lease, or a copy reading a replica of it (StartCopies).
+  bool Leased(const Object& o) const {
+    const Nanos now = clock_.Now();
+    return o.lease_until > now || o.copy_until > now;
+  }
   void Touch(Object& o);
   void Grant(Object& o);
   ObjectView View(const Object& o) const;
@@ -258,6 +275,12 @@ class MetadataMaster {
   void Unlink(Object& o, Replica& r);
   void FreeReplica(Object& o, Replica& r);
   void EraseObject(Object& o);  // frees DRAM of every replica, then erases
+  // A put revoked before its timeout: its DRAM regions (except on `dead`) are held until the
+  // put's deadline, as its writer may still be writing them; then erases it.
+  void RevokeInFlight(Object& o, std::optional<Rank> dead = std::nullopt);
+  // Frees `alloc` on `rank` once `until` has passed (at once when it has).
+  void HoldUntil(Rank rank, const Allocation& alloc, Nanos until);
+  void ReleaseHeld();  // frees held regions whose time has passed
   void EraseIfEmpty(Object& o);
   void MakeVisible(Object& o);
 
@@ -271,6 +294,8 @@ class MetadataMaster {
   std::unordered_map<uint64_t, Spill> spills_;
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
   std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
+  // Regions a revoked put's writer or a failed copy may still write, by the time they are free.
+  std::multimap<Nanos, std::pair<Rank, Allocation>> held_;
   uint32_t removed_segments_ = 0;
   uint64_t eviction_rounds_ = 0;            // watermark or allocation evictions, over all ranks
   uint64_t next_put_id_ = 1;                // the next version (MasterConfig::first_version)

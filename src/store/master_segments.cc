@@ -82,7 +82,7 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
     Object& o = it->second;
     if (!o.visible) {
       ++stats_.revoked_puts;
-      EraseObject(o);
+      RevokeInFlight(o, rank);  // its writes to live ranks may still be running
       continue;
     }
     for (size_t i = 0; i < o.replicas.size();) {
@@ -99,6 +99,9 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
     }
     EraseIfEmpty(o);
   }
+  for (auto it = held_.begin(); it != held_.end();) {
+    it = it->second.first == rank ? held_.erase(it) : std::next(it);
+  }
   segments_.erase(rank);
   ++removed_segments_;
   ++stats_.removed_ranks;
@@ -107,6 +110,9 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
 
 std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
   std::vector<CopyOrder> orders;
+  ReleaseHeld();
+  // A copy is bounded as a put is: the copier gives up by then (CopyOrder::timeout).
+  const Nanos deadline = clock_.Now() + cfg_.put_timeout;
   for (auto& [key, o] : objects_) {
     if (orders.size() >= max_orders) break;
     if (!o.visible || o.copying) continue;
@@ -128,12 +134,14 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
       auto a = segments_.at(rank).alloc.Allocate(o.size);
       if (!a.ok()) continue;
       const uint64_t ticket = next_ticket_++;
-      copies_[ticket] = Spill{key, o.put_id, rank, *a};
+      copies_[ticket] = Spill{key, o.put_id, rank, *a, deadline};
       orders.push_back(CopyOrder{ticket, key, source->loc,
-                                 ReplicaLocation{rank, Tier::kDram, a->offset, o.size},
-                                 o.checksum});
+                                 ReplicaLocation{rank, Tier::kDram, a->offset, o.size}, o.checksum,
+                                 cfg_.put_timeout});
       o.copying = true;
-      Grant(o);  // the source stays while it is read
+      // The source stays (no eviction, no remove) while it may be read: until CompleteCopy(ok)
+      // or the copier's deadline, however long after the last get's lease that is.
+      o.copy_until = deadline;
       ++stats_.copies_started;
       break;
     }
@@ -151,10 +159,13 @@ Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
   const bool alive = o != objects_.end() && o->second.put_id == c.object_id;
   if (alive) o->second.copying = false;
   if (!ok || !alive || seg == segments_.end()) {
-    if (seg != segments_.end()) (void)seg->second.alloc.Free(c.alloc);
+    // A failed copy may have given up on a write that still lands in the target region; a
+    // failed read may still be reading the source (copy_until stays).
+    if (seg != segments_.end()) HoldUntil(c.rank, c.alloc, ok ? Nanos(0) : c.deadline);
     return alive ? Status::Ok() : NotFound("object '" + c.key + "' went away while copied");
   }
   Object& obj = o->second;
+  obj.copy_until = Nanos(0);  // every read of the copy ended
   Replica r;
   r.loc = ReplicaLocation{c.rank, Tier::kDram, c.alloc.offset, obj.size};
   r.alloc = c.alloc;
@@ -316,6 +327,37 @@ void MetadataMaster::EraseObject(Object& o) {
   if (o.counted_in_flight) --in_flight_now_;
   for (Replica& r : o.replicas) FreeReplica(o, r);
   objects_.erase(objects_.find(o.key));  // by node: the key lives in o, which dies with it
+}
+
+void MetadataMaster::RevokeInFlight(Object& o, std::optional<Rank> dead) {
+  for (Replica& r : o.replicas) {
+    Unlink(o, r);
+    if (r.loc.tier == Tier::kDram && !(dead && r.loc.rank == *dead)) {
+      HoldUntil(r.loc.rank, r.alloc, o.put_deadline);
+    }
+  }
+  o.replicas.clear();  // held, or on the dead rank whose segment goes
+  EraseObject(o);
+}
+
+void MetadataMaster::HoldUntil(Rank rank, const Allocation& alloc, Nanos until) {
+  if (until > clock_.Now()) {
+    held_.emplace(until, std::make_pair(rank, alloc));
+    return;
+  }
+  auto seg = segments_.find(rank);
+  if (seg != segments_.end()) (void)seg->second.alloc.Free(alloc);
+}
+
+void MetadataMaster::ReleaseHeld() {
+  if (held_.empty()) return;
+  const Nanos now = clock_.Now();
+  while (!held_.empty() && held_.begin()->first <= now) {
+    auto [rank, alloc] = held_.begin()->second;
+    held_.erase(held_.begin());
+    auto seg = segments_.find(rank);
+    if (seg != segments_.end()) (void)seg->second.alloc.Free(alloc);
+  }
 }
 
 void MetadataMaster::EraseIfEmpty(Object& o) {

@@ -55,9 +55,10 @@ void Rereplicator::Loop() {
     kicked_ = false;
     while (!stopping_) {
       lock.unlock();
+      const Nanos ordered = clock_.Now();  // before the master starts the copies' deadlines
       auto orders = master_.WithMaster([](MetadataMaster& m) { return m.StartCopies(64); });
       for (const CopyOrder& order : orders) {
-        Status s = Copy(order);
+        Status s = Copy(order, ordered + order.timeout);
         if (!s.ok()) {
           ++failed_;
           log::Warn("re-replication of '{}' to rank {}: {}", order.key, order.to.rank.value,
@@ -75,14 +76,18 @@ void Rereplicator::Loop() {
   }
 }
 
-Status Rereplicator::Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length) {
+Status Rereplicator::Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length,
+                          Nanos deadline) {
+  // Past the order's deadline the master may hand the source and the target to others.
+  const Nanos left = std::min(timeout_, deadline - clock_.Now());
+  if (left <= Nanos(0)) return Timeout("the copy's deadline passed");
   transport::TransferRequest req{op, staging_.data(), peer, remote, length};
   auto batch = transport_.Submit(std::span(&req, 1));
   if (!batch.ok()) return batch.status();
-  return (*batch)->Wait(timeout_);
+  return (*batch)->Wait(left);
 }
 
-Status Rereplicator::Copy(const CopyOrder& order) {
+Status Rereplicator::Copy(const CopyOrder& order, Nanos deadline) {
   auto from = topology_.RemoteAddress(order.from);
   auto to = topology_.RemoteAddress(order.to);
   if (!from.ok()) return from.status();
@@ -95,9 +100,9 @@ Status Rereplicator::Copy(const CopyOrder& order) {
   Status s = Status::Ok();
   for (uint64_t done = 0; done < order.from.length && s.ok();) {
     const size_t piece = std::min<uint64_t>(staging_.size(), order.from.length - done);
-    s = Move(transport::OpKind::kRead, order.from.rank, *from + done, piece);
+    s = Move(transport::OpKind::kRead, order.from.rank, *from + done, piece, deadline);
     if (s.ok()) XXH3_64bits_update(state, staging_.data(), piece);
-    if (s.ok()) s = Move(transport::OpKind::kWrite, order.to.rank, *to + done, piece);
+    if (s.ok()) s = Move(transport::OpKind::kWrite, order.to.rank, *to + done, piece, deadline);
     done += piece;
   }
   const uint64_t sum = XXH3_64bits_digest(state);

@@ -42,13 +42,15 @@ class Rereplicator {
 
  private:
   void Loop();
-  Status Copy(const CopyOrder& order);
-  Status Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length);
+  // Gives up at `deadline` (steady clock), the master's CopyOrder::timeout after the order.
+  Status Copy(const CopyOrder& order, Nanos deadline);
+  Status Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length, Nanos deadline);
 
   transport::Transport& transport_;
   MasterService& master_;
   const StoreTopology& topology_;
   Nanos timeout_;
+  SteadyClock clock_;
   std::vector<std::byte> staging_;
   transport::MemoryRegion region_;
   bool registered_ = false;

@@ -7,10 +7,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "common/checksum.h"
 
 namespace mooncake::store::hdf5 {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -176,10 +179,12 @@ uint64_t Extent(hid_t dset) {
 
 Result<std::unique_ptr<BucketFile>> BucketFile::Create(const std::string& path,
                                                        const BucketAttributes& a,
-                                                       uint64_t data_bytes, uint32_t max_entries) {
+                                                       uint64_t data_bytes, uint32_t max_entries,
+                                                       SyncHook on_sync) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as Status values
   std::unique_ptr<BucketFile> b(new BucketFile());
   b->path_ = path;
+  b->on_sync_ = std::move(on_sync);
   b->data_bytes_ = data_bytes;
   b->max_entries_ = max_entries;
   // /blocks (the one allocation of at least 1 MiB) starts on a 4 KiB page: blocks whose size is
@@ -215,6 +220,7 @@ Result<std::unique_ptr<BucketFile>> BucketFile::Open(const std::string& path) {
   std::unique_ptr<BucketFile> b(new BucketFile());
   b->path_ = path;
   b->read_only_ = true;
+  b->folder_synced_ = true;  // found in the folder: its name is there already
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   hbool_t skip = 1;  // the property h5clear uses: a torn tail must not hide the intact blocks
   (void)H5Pset(fapl.get(), "skip_eof_check", &skip);
@@ -317,6 +323,24 @@ Status BucketFile::Sync(bool fsync, bool flush) {
     return Err("no file descriptor", path_);
   }
   if (fdatasync(*static_cast<int*>(handle)) != 0) return Err("fdatasync failed", path_);
+  if (on_sync_) MC_RETURN_IF_ERROR(on_sync_(SyncKind::kFileData, path_));
+  if (folder_synced_) return Status::Ok();
+  // After the file's own sync: the name then points at durable bytes and slots.
+  MC_RETURN_IF_ERROR(SyncDirectory(fs::path(path_).parent_path().string(), on_sync_));
+  folder_synced_ = true;
+  return Status::Ok();
+}
+
+Status SyncDirectory(const std::string& dir, const SyncHook& on_sync) {
+  const std::string name = dir.empty() ? "." : dir;
+  const int fd = open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return IoError("cannot open folder " + name + " to fsync it: " + std::strerror(errno));
+  const bool ok = fsync(fd) == 0;
+  const int error = errno;
+  close(fd);
+  if (!ok) return IoError("fsync of folder " + name + " failed: " + std::strerror(error));
+  if (on_sync) MC_RETURN_IF_ERROR(on_sync(SyncKind::kDirectory, name));
   return Status::Ok();
 }
 

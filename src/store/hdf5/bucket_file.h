@@ -15,10 +15,13 @@
 //            store_rank, checksum_algorithm ("XXH3_64")
 // Group commit: Stage writes a block's bytes (not yet indexed); Commit then makes every staged
 // block indexed in one go: H5Fflush (the bytes reach the OS), one H5Dwrite of their index slots,
-// H5Fflush, and with fsync one fdatasync. A slot is written only after the bytes it names were
-// flushed, so a killed process never leaves a slot naming bytes the OS did not get; after a power
-// loss the disk may hold a slot whose bytes did not land (the index and the data are synced
-// together): recovery checksums every slot and drops such a block, and it was never acknowledged.
+// H5Fflush, and with fsync one fdatasync; a new file's first such commit then fsyncs the folder,
+// so that the file's name survives a power loss before any block in it is acknowledged (else a
+// power loss may leave an acknowledged block in a file no folder entry names). A slot is written
+// only after the bytes it names were flushed, so a killed process never leaves a slot naming
+// bytes the OS did not get; after a power loss the disk may hold a slot whose bytes did not land
+// (the index and the data are synced together): recovery checksums every slot and drops such a
+// block, and it was never acknowledged.
 //
 // Thread: HDF5 is built thread-safe (one global lock); Append and ReadData may run on different
 // threads. The owner keeps the file alive while any call is running.
@@ -67,9 +70,11 @@ struct IndexEntry {
 
 class BucketFile {
  public:
+  // `on_sync` (may be empty) runs after each fdatasync and folder fsync of Commit.
   static Result<std::unique_ptr<BucketFile>> Create(const std::string& path,
                                                     const BucketAttributes& attrs,
-                                                    uint64_t data_bytes, uint32_t max_entries);
+                                                    uint64_t data_bytes, uint32_t max_entries,
+                                                    SyncHook on_sync = {});
   // Read-only; tolerates a file shorter than HDF5 expects (a torn tail reads as zeros, which
   // fails the checksum of the block it tore).
   static Result<std::unique_ptr<BucketFile>> Open(const std::string& path);
@@ -87,7 +92,8 @@ class BucketFile {
                            std::span<const std::byte> bytes, uint64_t checksum,
                            bool start_writeback);
   // Indexes every staged block: flush of the bytes, one write of their slots, flush of the
-  // index, and with `fsync` one fdatasync (power-loss durable). `on_stage` (may be empty) runs
+  // index, and with `fsync` one fdatasync, then on the file's first commit an fsync of its
+  // folder (power-loss durable: bytes, slots and the file's name). `on_stage` (may be empty) runs
   // after each step (crash tests). After a failure the file takes no more blocks (a half-written
   // index must not be reused) and the staged blocks are lost.
   Status Commit(bool fsync, const std::function<void(CommitStage)>& on_stage);
@@ -129,7 +135,13 @@ class BucketFile {
   uint32_t next_slot_ = 0;        // the next slot Stage hands out
   uint32_t committed_slots_ = 0;  // slots [0, committed_slots_) are written and flushed
   std::vector<IndexEntry> staged_;
-  bool failed_ = false;  // a Commit failed: the index may be half written
+  bool failed_ = false;         // a Commit failed: the index may be half written
+  bool folder_synced_ = false;  // the folder entry naming this file was fsynced
+  SyncHook on_sync_;
 };
+
+// fsync of the folder `dir` (its entries: names of files created or removed in it), then
+// `on_sync` (may be empty) with kDirectory.
+Status SyncDirectory(const std::string& dir, const SyncHook& on_sync);
 
 }  // namespace mooncake::store::hdf5

@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/status.h"
 
 namespace mooncake::store::hdf5 {
 
@@ -14,5 +18,17 @@ enum class CommitStage : uint8_t {
   kIndexFlushed,  // H5Fflush: the slots are in the OS (a killed process keeps them)
   kSynced,        // fdatasync done (fsync on) or skipped: the group is acknowledged next
 };
+
+// The syncs a group commit makes with fsync on, in this order (Hdf5TierOptions::on_sync). The
+// bytes and then the index slots reach the OS first (kBytesFlushed, kIndexFlushed); they share
+// one file, so one fdatasync makes both durable.
+enum class SyncKind : uint8_t {
+  kFileData,   // fdatasync of the bucket file: its block bytes and index slots
+  kDirectory,  // fsync of the tier's folder: a new bucket file's name (its first commit only)
+};
+
+// Runs after each sync with the synced path; a non-OK status fails that sync as the system
+// call's error would (fault injection). Empty: no hook.
+using SyncHook = std::function<Status(SyncKind kind, const std::string& path)>;
 
 }  // namespace mooncake::store::hdf5

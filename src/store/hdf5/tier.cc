@@ -29,8 +29,13 @@ Result<std::unique_ptr<Hdf5Tier>> Hdf5Tier::Open(Hdf5TierOptions opts, RecoveryR
                            std::to_string(opts.bucket_bytes) + " B");
   }
   std::error_code ec;
-  fs::create_directories(opts.dir, ec);
+  const bool created = fs::create_directories(opts.dir, ec);
   if (ec) return IoError("cannot create " + opts.dir + ": " + ec.message());
+  if (created && opts.fsync) {  // the new folder's name, before any block in it is acknowledged
+    fs::path folder = fs::absolute(opts.dir, ec).lexically_normal();
+    if (!folder.has_filename()) folder = folder.parent_path();  // "a/b/" names b
+    MC_RETURN_IF_ERROR(SyncDirectory(folder.parent_path().string(), opts.on_sync));
+  }
   std::unique_ptr<Hdf5Tier> tier(new Hdf5Tier(std::move(opts)));
   RecoveryReport local;
   MC_RETURN_IF_ERROR(tier->Recover(report != nullptr ? report : &local));
@@ -308,7 +313,7 @@ Status Hdf5Tier::RollBucket() {
                          opts_.kv_layout, opts_.block_tokens, opts_.store_rank};
   uint32_t id = next_bucket_++;
   auto file = BucketFile::Create(BucketPath(opts_.dir, id), attrs, opts_.bucket_bytes,
-                                 opts_.bucket_entries);
+                                 opts_.bucket_entries, opts_.on_sync);
   if (!file.ok()) return file.status();
   std::shared_ptr<BucketFile> shared(std::move(file).value());
   // A deleted bucket's tombstones that still matter go first into the new one (older files may

@@ -8,10 +8,11 @@
 //   with the error.
 // - Group commit: the writer takes every queued block (up to `commit_bytes`), writes their
 //   bytes, then H5Fflush, one write of their index slots, H5Fflush, and with `fsync` one
-//   fdatasync (bucket_file.h). Only then are the blocks visible (Read, Lookup) and their `done`
-//   called, in queue order. A crash before that leaves bytes no index slot names, or (power loss
-//   only) a slot whose bytes fail the checksum; neither is ever served. Under light load a group
-//   is one block; a burst of spills shares one flush pair and one fdatasync.
+//   fdatasync, and in a new bucket file's first group an fsync of `dir` (bucket_file.h). Only then
+//   are the blocks visible (Read, Lookup) and their `done` called, in queue order. A crash before
+//   that leaves bytes no index slot names, or (power loss only) a slot whose bytes fail the
+//   checksum; neither is ever served. Under light load a group is one block; a burst of spills
+//   shares one flush pair and one fdatasync.
 // - Capacity: at most capacity / bucket_bytes bucket files. With `evict_lru` (a KV cache),
 //   eviction is LRU at bucket granularity (append-only files cannot free single blocks): the
 //   least recently read or written bucket is deleted and `on_drop` is called for each of its keys
@@ -75,6 +76,9 @@ struct Hdf5TierOptions {
   // Test hook: runs on the writer thread after each step of a group commit (a crash test raises
   // SIGKILL there). May be empty.
   std::function<void(CommitStage stage)> on_commit_stage;
+  // Test seam: runs (writer thread, or Open) after each fdatasync of a bucket file and fsync of
+  // a folder, in order; a non-OK status fails that sync (fault injection). May be empty.
+  SyncHook on_sync;
 };
 
 struct TierStats {

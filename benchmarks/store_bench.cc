@@ -8,7 +8,8 @@
 // case every client puts filler objects worth the store's whole DRAM, so each of the case's
 // objects is evicted and spilled (the master never promotes them back); `ssd` then gets them
 // remotely (the store ranks stage them and the client reads them one-sided) and `ssd_local`
-// has each store rank read the same blocks from its own tier, for the ratio of the two.
+// has each store rank read the same blocks from its own tier, for the ratio of the two, on as
+// many threads as the stager has readers (--ssd-local-threads).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -248,9 +249,10 @@ class Bench {
     return c_.service->WithMaster([](store::MetadataMaster& m) { return m.Stats().ssd_hits; });
   }
 
-  // A store rank reads the case's blocks it holds from its own tier (one thread).
+  // A store rank reads the case's blocks it holds from its own tier (--ssd-local-threads).
   Sample RunLocal(const Case& k) {
-    LocalReads r = ssd_->ReadLocally(CaseKeys(k), k.size, o_.min_time, o_.ssd.cold);
+    LocalReads r =
+        ssd_->ReadLocally(CaseKeys(k), k.size, o_.min_time, o_.ssd.cold, o_.ssd.local_threads);
     Sample s;
     s.calls = r.calls;
     s.keys = r.calls;

@@ -40,7 +40,7 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "no bytes moved, then the same inside the master on one thread of rank 0; ssd: gets of the "
       "case's objects once all were evicted to the SSD tier, read "
       "remotely through the store ranks' staging; ssd_local: each store rank reads the same "
-      "blocks from its own tier, one thread; both need --ssd-dir)")(
+      "blocks from its own tier, on --ssd-local-threads threads; both need --ssd-dir)")(
       "threads", po::value(&o.threads)->default_value(1),
       "calling threads per client (each on its own batches and part of the buffer)")(
       "copy-threads", po::value(&o.cluster.client.copy_threads)->default_value(1),
@@ -69,6 +69,9 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "bucket files per store rank (each case spills about twice --store-dram)")(
       "ssd-readers", po::value(&o.ssd.reader_threads)->default_value(4),
       "SSD reads in flight per store rank for remote gets")(
+      "ssd-local-threads", po::value(&o.ssd.local_threads)->default_value(0),
+      "threads of ssd_local's read per store rank (0: as many as --ssd-readers, so both sides "
+      "read with the same number of threads)")(
       "ssd-cold", po::bool_switch(&o.ssd.cold),
       "drop the tier files' page cache before each ssd / ssd_local pass, and make one pass");
   po::variables_map vm;
@@ -112,6 +115,10 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
   if (o.ssd.reader_threads < 1 || o.ssd.reader_threads > 64) {
     return InvalidArgument("--ssd-readers must be 1..64");
   }
+  if (o.ssd.local_threads < 0 || o.ssd.local_threads > 64) {
+    return InvalidArgument("--ssd-local-threads must be 0..64");
+  }
+  if (o.ssd.local_threads == 0) o.ssd.local_threads = o.ssd.reader_threads;
   // SSD-only objects: the master never promotes them back into DRAM.
   if (!o.ssd.dir.empty()) o.cluster.service.master.promote_after = 0;
   auto dr = ParseBytes(dram), bu = ParseBytes(buffer);

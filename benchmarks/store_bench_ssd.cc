@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "common/log.h"
 
@@ -96,7 +97,7 @@ std::string SsdBench::DropCaches() {
 }
 
 LocalReads SsdBench::ReadLocally(const std::vector<std::string>& keys, size_t size, Nanos min_time,
-                                 bool one_pass) {
+                                 bool one_pass, int threads) {
   LocalReads r;
   if (!tier_) return r;
   std::vector<std::string> mine;
@@ -111,24 +112,41 @@ LocalReads SsdBench::ReadLocally(const std::vector<std::string>& keys, size_t si
   // One slot per block, as the client's buffer has (a promotion too writes each block to its
   // own place in the segment): one reused buffer would stay in cache and flatter the tier.
   std::vector<std::byte> buf(mine.size() * size, std::byte{1});  // pages touched before timing
+  // Thread t reads keys t, t + T, t + 2T, ... (each its own slot), in passes until min_time.
+  const size_t n_threads = std::clamp<size_t>(threads, 1, mine.size());
+  std::vector<LocalReads> parts(n_threads);
   SteadyClock clock;
   const Nanos t0 = clock.Now();
-  for (size_t i = 0;; ++i) {
-    if (i == mine.size()) {
-      if (one_pass || clock.Now() - t0 >= min_time) break;
-      i = 0;
+  auto read_share = [&](size_t t) {
+    LocalReads& p = parts[t];
+    for (size_t i = t;; i += n_threads) {
+      if (i >= mine.size()) {
+        if (one_pass || clock.Now() - t0 >= min_time) break;
+        i = t;
+      }
+      const Nanos c0 = clock.Now();
+      auto n = tier_->Read(mine[i], versions[i], std::span<std::byte>(buf).subspan(i * size, size));
+      p.lat_us.push_back(std::chrono::duration<float, std::micro>(clock.Now() - c0).count());
+      ++p.calls;
+      if (n.ok()) {
+        p.bytes += *n;
+      } else if (p.errors++ == 0) {
+        p.first_error = n.status().ToString();
+      }
     }
-    const Nanos c0 = clock.Now();
-    auto n = tier_->Read(mine[i], versions[i], std::span<std::byte>(buf).subspan(i * size, size));
-    r.lat_us.push_back(std::chrono::duration<float, std::micro>(clock.Now() - c0).count());
-    ++r.calls;
-    if (n.ok()) {
-      r.bytes += *n;
-    } else if (r.errors++ == 0) {
-      r.first_error = n.status().ToString();
-    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n_threads; ++t) pool.emplace_back(read_share, t);
+  read_share(0);
+  for (auto& th : pool) th.join();
+  r.seconds = std::chrono::duration<double>(clock.Now() - t0).count();  // the last one's end
+  for (LocalReads& p : parts) {
+    r.calls += p.calls;
+    r.bytes += p.bytes;
+    r.errors += p.errors;
+    r.lat_us.insert(r.lat_us.end(), p.lat_us.begin(), p.lat_us.end());
+    if (r.first_error.empty()) r.first_error = p.first_error;
   }
-  r.seconds = std::chrono::duration<double>(clock.Now() - t0).count();
   return r;
 }
 

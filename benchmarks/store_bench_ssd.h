@@ -24,7 +24,8 @@ struct SsdBenchOptions {
   std::string dir;                  // empty: no SSD tier
   uint64_t capacity = 16ull << 30;  // bucket files per store rank
   int reader_threads = 4;           // the staging's SSD reads in flight per store rank
-  bool cold = false;                // drop the files' page cache before each SSD pass
+  int local_threads = 0;  // ssd_local's reading threads per store rank (0: reader_threads)
+  bool cold = false;      // drop the files' page cache before each SSD pass
 };
 
 // What a local read pass measured (store_bench turns it into a CSV row).
@@ -49,11 +50,13 @@ class SsdBench {
   // Store rank: syncs its bucket files and drops their pages (posix_fadvise DONTNEED), then the
   // whole page cache when /proc/sys/vm/drop_caches may be written. Returns what it did.
   std::string DropCaches();
-  // Store rank: the tier's own read (Hdf5Tier::Read, checksum verified, one thread) of those
-  // `keys` it holds, each into its own `size`-byte slot of one buffer (the footprint a client's
-  // gets have), in passes until `min_time` (one pass when `one_pass`).
+  // Store rank: the tier's own read (Hdf5Tier::Read, checksum verified) of those `keys` it
+  // holds, each into its own `size`-byte slot of one buffer (the footprint a client's gets
+  // have), on `threads` threads that each read their share of the keys in passes until
+  // `min_time` (one pass when `one_pass`). As many threads as the stager's readers make it a
+  // like-for-like baseline for the remote gets.
   LocalReads ReadLocally(const std::vector<std::string>& keys, size_t size, Nanos min_time,
-                         bool one_pass);
+                         bool one_pass, int threads);
   // Stops the coordinator (master) and the staging (store ranks): before StopStoreCluster.
   void Stop();
 

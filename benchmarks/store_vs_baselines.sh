@@ -14,9 +14,11 @@
 # SSD-only gets (SSD=0 skips them): in each round store_bench with an HDF5 SSD tier on the store
 # rank (--ssd-dir under /tmp, a 512 MiB store): each case's objects are evicted to SSD, then
 # got by the client (the store rank stages them, the client reads them one-sided: "ssd") and
-# read by the store rank from its own tier ("ssd_local", Hdf5Tier::Read, one thread), at 64 KiB,
-# 1 MiB and 16 MiB, batches of 32; once from the page cache and once cold (--ssd-cold: the
-# tier files' pages dropped before each pass, one pass each).
+# read by the store rank from its own tier ("ssd_local", Hdf5Tier::Read), at 64 KiB, 1 MiB and
+# 16 MiB, batches of 32; once from the page cache and once cold (--ssd-cold: the tier files'
+# pages dropped before each pass, one pass each). Both sides read with the same number of
+# threads: the stager's 4 readers against 4 local threads (SSD_LOCAL_THREADS=n sets the local
+# side alone, e.g. 1 for the figures before 2026-11-26).
 # Small objects (SMALL=0 skips them): in each round store_bench put and get of 4 KiB and 64 KiB
 # objects, batches of 32, one client (4096 objects of each size, verified gets), and
 # redis-benchmark SET/GET with pipelining (-P 32) of the same values over as many keys (-r 4096),
@@ -111,7 +113,7 @@ STORE_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 1GiB --sizes 1MiB,4MiB,
             --min-time 1s --tls "$TLS")
 SSD_ARGS=(--stores 1 --store-dram 512MiB --client-buffer 1GiB --sizes 64KiB,1MiB,16MiB
           --batches 32 --min-time 1s --tls "$TLS" --ops put,ssd,ssd_local
-          --ssd-dir "$OUT/ssd")
+          --ssd-dir "$OUT/ssd" --ssd-local-threads "${SSD_LOCAL_THREADS:-0}")
 SMALL_ARGS=(--stores 1 --store-dram 1GiB --client-buffer 256MiB --sizes 4KiB,64KiB --batches 32
             --min-time 1s --tls "$TLS" --ops put,get)
 META_ARGS=(--stores 1 --store-dram 1GiB --sizes 4KiB --batches 128 --min-time 1s --tls "$TLS"

@@ -53,8 +53,7 @@ SYSTEM_HEADERS = [
     (re.compile(r"mpi\.h$"), ("cluster/mpi",)),
     (re.compile(r"(ucp|ucs|uct)/"), ("transport/ucx/",)),
     (re.compile(r"(hdf5\.h|H5\w*\.h)$"), ("store/hdf5/",)),
-    (re.compile(r"(cuda\w*\.h|cuda/|nccl\.h|cublas\w*\.h)"),
-     ("gpu/", "engine/cuda", "transport/nccl/")),
+    (re.compile(r"(cuda\w*\.h|cuda/|nccl\.h|cublas\w*\.h)"), ("gpu/", "engine/cuda")),
     (re.compile(r"httplib\.h$"), ("http/",)),
 ]
 SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>", re.M)

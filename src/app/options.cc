@@ -13,7 +13,7 @@
 #include "common/data_dir.h"
 #include "common/units.h"
 #include "eval/config_file.h"
-#include "transport/nccl/gpu.h"
+#include "gpu/gpu.h"
 
 namespace po = boost::program_options;
 
@@ -509,7 +509,7 @@ int ReadArguments(int argc, char** argv, const po::options_description& all,
       return 0;
     }
     if (vm->count("version")) {
-      std::cout << kVersion << "\n" << transport::gpu::Describe(transport::gpu::Probe()) << "\n";
+      std::cout << kVersion << "\n" << gpu::Describe(gpu::Probe()) << "\n";
       return 0;
     }
     if (vm->count("config")) eval::StoreConfigFile((*vm)["config"].as<std::string>(), all, *vm);

@@ -22,7 +22,7 @@ void FillBlockContent(const BlockContentKey& key, std::span<std::byte> out);
 bool VerifyBlockContent(const BlockContentKey& key, std::span<const std::byte> data);
 
 // The generator's seed for `key`: 64-bit word i of a block is SplitMix64(seed + i). Exposed so
-// a device kernel (transport/nccl) can generate the same bytes where the KV lives.
+// a device kernel (src/gpu) can generate the same bytes where the KV lives.
 uint64_t BlockContentSeed(const BlockContentKey& key);
 
 // Stable 64-bit tag of a model name, for BlockContentKey::model_tag.

@@ -1,10 +1,10 @@
-#include "transport/nccl/gpu.h"
+#include "gpu/gpu.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-namespace mooncake::transport::gpu {
+namespace mooncake::gpu {
 namespace {
 
 TEST(GpuTest, ProbeNeverFailsAndExplainsAMissingGpu) {
@@ -30,4 +30,4 @@ TEST(GpuTest, DeviceFilledBlockMatchesTheHostGenerator) {
 }
 
 }  // namespace
-}  // namespace mooncake::transport::gpu
+}  // namespace mooncake::gpu

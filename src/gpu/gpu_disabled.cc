@@ -1,7 +1,7 @@
 // The serial twin of gpu_cuda.cc, built when CUDA or NCCL is not found.
-#include "transport/nccl/gpu.h"
+#include "gpu/gpu.h"
 
-namespace mooncake::transport::gpu {
+namespace mooncake::gpu {
 
 GpuInfo Probe() {
   GpuInfo info;
@@ -17,4 +17,4 @@ Status VerifyDeviceFill(int, size_t, const BlockContentKey&) {
   return NotSupported("this build has no CUDA");
 }
 
-}  // namespace mooncake::transport::gpu
+}  // namespace mooncake::gpu

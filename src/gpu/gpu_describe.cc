@@ -1,6 +1,6 @@
-#include "transport/nccl/gpu.h"
+#include "gpu/gpu.h"
 
-namespace mooncake::transport::gpu {
+namespace mooncake::gpu {
 
 std::string Describe(const GpuInfo& info) {
   if (!info.cuda_built) return "CUDA/NCCL not built";
@@ -15,4 +15,4 @@ std::string Describe(const GpuInfo& info) {
   return s;
 }
 
-}  // namespace mooncake::transport::gpu
+}  // namespace mooncake::gpu

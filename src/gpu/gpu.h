@@ -1,4 +1,4 @@
-// The GPU side of the data plane: what this build and this node can do with GPUs, and the
+// GPUs, below engine and transport: what this build and this node can do with GPUs, and the
 // device-side fill of KV blocks (the same bytes as common/block_content.h, generated where the
 // KV lives). Built from gpu_cuda.cc + gpu_kernels.cu when CUDA and NCCL are found
 // (MOONCAKE_WITH_CUDA=AUTO|ON), from gpu_disabled.cc otherwise; both return errors as values.
@@ -12,7 +12,7 @@
 #include "common/block_content.h"
 #include "common/status.h"
 
-namespace mooncake::transport::gpu {
+namespace mooncake::gpu {
 
 struct GpuInfo {
   bool cuda_built = false;  // this binary was built with CUDA and NCCL
@@ -34,4 +34,4 @@ Status FillBlockOnDevice(int device, void* device_ptr, size_t bytes, const Block
 // them back and checks them against the host generator.
 Status VerifyDeviceFill(int device, size_t bytes, const BlockContentKey& key);
 
-}  // namespace mooncake::transport::gpu
+}  // namespace mooncake::gpu

@@ -3,10 +3,10 @@
 
 #include <vector>
 
-#include "transport/nccl/gpu.h"
-#include "transport/nccl/gpu_kernels.h"
+#include "gpu/gpu.h"
+#include "gpu/gpu_kernels.h"
 
-namespace mooncake::transport::gpu {
+namespace mooncake::gpu {
 namespace {
 
 Status CudaError(const char* what, cudaError_t e) {
@@ -60,4 +60,4 @@ Status VerifyDeviceFill(int device, size_t bytes, const BlockContentKey& key) {
   return s;
 }
 
-}  // namespace mooncake::transport::gpu
+}  // namespace mooncake::gpu

@@ -2,9 +2,9 @@
 // FillBlockContent does (SplitMix64 of seed + i), so a block filled on a GPU verifies on any rank.
 #include <cstdint>
 
-#include "transport/nccl/gpu_kernels.h"
+#include "gpu/gpu_kernels.h"
 
-namespace mooncake::transport::gpu {
+namespace mooncake::gpu {
 namespace {
 
 __device__ __host__ inline uint64_t SplitMix64(uint64_t x) {
@@ -40,4 +40,4 @@ cudaError_t LaunchFill(void* device_ptr, size_t bytes, uint64_t seed, cudaStream
   return cudaGetLastError();
 }
 
-}  // namespace mooncake::transport::gpu
+}  // namespace mooncake::gpu

@@ -7,7 +7,7 @@
 namespace mooncake::serve {
 
 DecodeRole::DecodeRole(ServeContext& ctx, std::span<std::byte> buffer)
-    : ctx_(ctx), buffer_(buffer), slots_(buffer.size()) {}
+    : ctx_(ctx), buffer_(buffer), slots_(buffer.size()), batcher_(ctx.cost.HbmKvTokenCapacity()) {}
 
 DecodeRole::~DecodeRole() { Stop(); }
 
@@ -115,69 +115,45 @@ void DecodeRole::Arrive(const KvDone& kv) {
     ++stats_.rejected_at_join;
     return;
   }
-  Active a{kv.request,
-           kv.attempt,
-           kv.input_length,
-           kv.output_length,
-           1,
-           ctx_.ToLocal(Nanos(kv.first_token_wall_ns)),
+  Active a{kv.request, kv.attempt, ctx_.ToLocal(Nanos(kv.first_token_wall_ns)),
            trace::TbtAccumulator(kv.output_length - 1)};
-  waiting_.push_back(std::move(a));
-  stats_.waiting_high_water = std::max<uint64_t>(stats_.waiting_high_water, waiting_.size());
-}
-
-void DecodeRole::AdmitWaiting() {
-  const int64_t hbm = ctx_.cost.HbmKvTokenCapacity();
-  while (!waiting_.empty()) {
-    const Active& a = waiting_.front();
-    const int64_t need = int64_t{a.input_length} + a.output_length;
-    // A request larger than HBM still runs alone rather than blocking forever.
-    if (!batch_.empty() && reserved_tokens_ + need > hbm) break;
-    reserved_tokens_ += need;
-    context_tokens_ += int64_t{a.input_length} + a.generated;
-    batch_.push_back(std::move(waiting_.front()));
-    waiting_.pop_front();
-  }
+  // The prefill produced the first token: one generated.
+  batcher_.Enqueue({std::move(a), kv.input_length, kv.output_length, 1});
+  stats_.waiting_high_water =
+      std::max<uint64_t>(stats_.waiting_high_water, batcher_.waiting_size());
 }
 
 void DecodeRole::Step() {
   const Nanos t = ctx_.ModelToWall(std::chrono::duration_cast<Nanos>(
-      ctx_.cost.DecodeStepTime(static_cast<int64_t>(batch_.size()), context_tokens_) *
+      ctx_.cost.DecodeStepTime(static_cast<int64_t>(batcher_.batch_size()),
+                               batcher_.context_tokens()) *
       ctx_.config.model_error));
   next_step_ = std::max(next_step_, ctx_.LocalNow()) + t;
   SleepUntil(next_step_);
   const Nanos now = ctx_.LocalNow();
-  size_t keep = 0;
+  const uint64_t batch = batcher_.batch_size();
   uint64_t finished = 0;
-  for (size_t k = 0; k < batch_.size(); ++k) {
-    Active& a = batch_[k];
+  batcher_.Advance([&](auto& seq, bool done) {
+    Active& a = seq.payload;
     a.tbt.Add(ctx_.WallToModelSeconds(now - a.last_token));
     a.last_token = now;
-    ++a.generated;
-    ++context_tokens_;
-    if (a.generated >= a.output_length) {
-      reserved_tokens_ -= int64_t{a.input_length} + a.output_length;
-      context_tokens_ -= int64_t{a.input_length} + a.generated;
-      DecodeDone done{{},
-                      a.request,
-                      a.attempt,
-                      ctx_.peers.self.value,
-                      a.generated,
-                      a.tbt.Tbt(),
-                      (now + ctx_.clock_offset).count()};
-      Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeDone, done.Encode());
-      if (!s.ok()) Fail(s.WithContext("DecodeDone"));
-      ++finished;
-    } else {
-      batch_[keep++] = std::move(a);
-    }
-  }
+    if (!done) return;
+    DecodeDone msg{{},
+                   a.request,
+                   a.attempt,
+                   ctx_.peers.self.value,
+                   static_cast<int32_t>(seq.generated),
+                   a.tbt.Tbt(),
+                   (now + ctx_.clock_offset).count()};
+    Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeDone, msg.Encode());
+    if (!s.ok()) Fail(s.WithContext("DecodeDone"));
+    ++finished;
+  });
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.tokens += batch_.size();
+  stats_.tokens += batch;
   stats_.steps += 1;
   stats_.requests += finished;
-  stats_.max_batch = std::max<uint64_t>(stats_.max_batch, batch_.size());
-  batch_.resize(keep);
+  stats_.max_batch = std::max<uint64_t>(stats_.max_batch, batch);
 }
 
 void DecodeRole::WorkLoop() {
@@ -185,20 +161,22 @@ void DecodeRole::WorkLoop() {
     std::deque<KvDone> arrived;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (batch_.empty() && waiting_.empty()) {
+      if (batcher_.batch_empty() && batcher_.waiting_empty()) {
         cv_.wait_for(lock, std::chrono::milliseconds(50),
                      [this] { return stopping_ || !arrivals_.empty(); });
       }
-      if (stopping_ && arrivals_.empty() && batch_.empty() && waiting_.empty()) return;
-      if (stopping_ && !batch_.empty()) {
+      if (stopping_ && arrivals_.empty() && batcher_.batch_empty() && batcher_.waiting_empty()) {
+        return;
+      }
+      if (stopping_ && !batcher_.batch_empty()) {
         // Stop came while requests were decoding: they are reported lost by the conductor.
         return;
       }
       arrived.swap(arrivals_);
     }
     for (const KvDone& kv : arrived) Arrive(kv);
-    AdmitWaiting();
-    if (!batch_.empty()) Step();
+    batcher_.AdmitWaiting();
+    if (!batcher_.batch_empty()) Step();
   }
 }
 

@@ -1,9 +1,10 @@
 // A decode rank: receives each admitted request's KV into its registered receive buffer (slots
 // handed out by a SegmentAllocator on KvOffer), verifies every block when KvDone arrives, asks
 // the conductor to admit the request (Scheduler::AdmitToDecode), and runs continuous batching:
-// each step takes the cost model's step time for the current batch / time_scale and gives every
-// request in the batch one token. A request joins the batch only when its KV fits in the
-// modelled HBM (beside the weights), so batches grow and shrink as in the simulator.
+// each step is one Engine::Decode over the batch (the cost model's step time / time_scale today)
+// and gives every request in it one token. A request joins the batch only when its KV fits in
+// the modelled HBM (beside the weights): the simulator's batcher (engine/decode_batcher.h), so
+// batches grow and shrink as in the simulator.
 #pragma once
 
 #include <condition_variable>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "engine/decode_batcher.h"
 #include "serve/messages.h"
 #include "serve/serve_context.h"
 #include "store/segment_allocator.h"
@@ -38,16 +40,15 @@ class DecodeRole {
   DecodeStats stats() const;
 
  private:
+  // A request's own state beside the lengths the batcher accounts with.
   struct Active {
     uint64_t request;
     uint32_t attempt;
-    int32_t input_length, output_length, generated;
     Nanos last_token;  // local clock
     trace::TbtAccumulator tbt;
   };
   void WorkLoop();
   void Arrive(const KvDone& kv);
-  void AdmitWaiting();
   void Step();
   void Fail(const Status& s);
 
@@ -63,9 +64,7 @@ class DecodeRole {
   DecodeStats stats_;
 
   // Owned by the worker thread.
-  std::deque<Active> waiting_;
-  std::vector<Active> batch_;
-  int64_t reserved_tokens_ = 0, context_tokens_ = 0;
+  engine::DecodeBatcher<Active> batcher_;
   Nanos next_step_{0};
   std::thread worker_;
 };

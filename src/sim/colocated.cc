@@ -46,15 +46,15 @@ void Simulator::ArriveColocated(uint32_t r) {
 
 bool Simulator::Fits(const DecodeInstance& inst, const RequestState& s) const {
   // An instance with nothing running takes any request alone rather than block forever.
-  return inst.reserved_tokens + Need(s) <= hbm_tokens_ ||
-         (inst.batch.empty() && inst.prefilling.empty());
+  return inst.decoding.reserved_tokens() + Need(s) <= hbm_tokens_ ||
+         (inst.decoding.batch_empty() && inst.prefilling.empty());
 }
 
 // _schedule_prefills without chunking: whole prompts, first come first served, until one does
 // not fit. Returns whether the step prefills.
 bool Simulator::TakePrefills(DecodeInstance& inst, engine::StepWork* work) {
   int64_t tokens = 0;
-  auto seqs = static_cast<int64_t>(inst.batch.size());
+  auto seqs = static_cast<int64_t>(inst.decoding.batch_size());
   while (!inst.waiting.empty()) {
     const uint32_t r = inst.waiting.front();
     RequestState& s = state_[r];
@@ -65,7 +65,7 @@ bool Simulator::TakePrefills(DecodeInstance& inst, engine::StepWork* work) {
     }
     inst.waiting.pop_front();
     inst.prefilling.push_back(r);
-    inst.reserved_tokens += Need(s);
+    inst.decoding.Reserve(Need(s));
     s.compute_start = events_.now();
     s.prefilled = true;
     s.step_tokens = prompt - s.prefilled_tokens;  // a cached prefix is not recomputed
@@ -81,8 +81,8 @@ bool Simulator::TakePrefills(DecodeInstance& inst, engine::StepWork* work) {
 // _schedule_chunked_prefill: the decodes take one token each, then the prompts in progress and
 // the waiting ones share what is left of the budget, oldest first.
 void Simulator::TakeChunks(DecodeInstance& inst, engine::StepWork* work) {
-  int64_t budget = vllm_.max_num_batched_tokens - static_cast<int64_t>(inst.batch.size());
-  auto seqs = static_cast<int64_t>(inst.batch.size() + inst.prefilling.size());
+  int64_t budget = vllm_.max_num_batched_tokens - static_cast<int64_t>(inst.decoding.batch_size());
+  auto seqs = static_cast<int64_t>(inst.decoding.batch_size() + inst.prefilling.size());
   auto chunk = [&](RequestState& s) {
     s.step_tokens = std::min<int64_t>(budget, s.trace->input_length - s.prefilled_tokens);
     if (s.step_tokens <= 0) return;
@@ -98,7 +98,7 @@ void Simulator::TakeChunks(DecodeInstance& inst, engine::StepWork* work) {
     inst.waiting.pop_front();
     inst.prefilling.push_back(r);
     RequestState& s = state_[r];
-    inst.reserved_tokens += Need(s);
+    inst.decoding.Reserve(Need(s));
     s.compute_start = events_.now();
     s.prefilled = true;
     chunk(s);
@@ -116,8 +116,8 @@ void Simulator::StartColocatedStep(int i) {
     inst.prefill_step = TakePrefills(inst, &work);
   }
   if (!inst.prefill_step) {
-    work.decode_seqs = static_cast<int64_t>(inst.batch.size());
-    work.decode_context_tokens = inst.context_tokens;
+    work.decode_seqs = static_cast<int64_t>(inst.decoding.batch_size());
+    work.decode_context_tokens = inst.decoding.context_tokens();
   }
   if (work.decode_seqs == 0 && work.prefill_tokens == 0) {
     inst.busy = false;
@@ -141,18 +141,17 @@ void Simulator::FirstTokenColocated(int i, uint32_t r) {
   scheduler_.OnPrefillDone(s.trace->id, i, now);
   (void)scheduler_.AdmitToDecode(s.trace->id, i, now);  // baselines run without admission
   if (s.trace->output_length <= 1) {
-    inst.reserved_tokens -= Need(s);
+    inst.decoding.Release(Need(s));
     FinishRequest(r, i);
     return;
   }
-  inst.batch.push_back(r);
-  inst.context_tokens += int64_t{s.trace->input_length} + 1;
+  inst.decoding.JoinReserved({r, s.trace->input_length, s.trace->output_length, s.generated});
 }
 
 void Simulator::OnColocatedStep(int i) {
   DecodeInstance& inst = decode_[i];
   // The decodes of this step first: a prompt finished in it has its first token only.
-  if (!inst.prefill_step && !inst.batch.empty()) AdvanceBatch(i);
+  if (!inst.prefill_step && !inst.decoding.batch_empty()) AdvanceBatch(i);
   size_t keep = 0;
   for (size_t k = 0; k < inst.prefilling.size(); ++k) {
     const uint32_t r = inst.prefilling[k];

@@ -25,7 +25,8 @@ Simulator::Simulator(const SimConfig& config, const VllmLimits& vllm, const engi
     store_ = std::make_unique<StoreSim>(config.store);
   }
   prefill_.resize(sc.prefill_instances);
-  decode_.resize(sc.colocated ? sc.prefill_instances : sc.decode_instances);
+  decode_.assign(sc.colocated ? sc.prefill_instances : sc.decode_instances,
+                 DecodeInstance(hbm_tokens_));
   for (size_t i = 0; i < requests.size(); ++i) {
     RequestState& s = state_[i];
     s.trace = &requests[i];
@@ -202,56 +203,32 @@ void Simulator::OnKvArrived(int d, uint32_t r) {
     return;
   }
   DecodeInstance& inst = decode_[d];
-  inst.waiting.push_back(r);
+  inst.decoding.Enqueue({r, s.trace->input_length, s.trace->output_length, s.generated});
   if (!inst.busy) StartDecodeStep(d);
-}
-
-void Simulator::AdmitWaiting(DecodeInstance& inst) {
-  while (!inst.waiting.empty()) {
-    const RequestState& s = state_[inst.waiting.front()];
-    const int64_t need = int64_t{s.trace->input_length} + s.trace->output_length;
-    // A request larger than HBM still runs alone rather than blocking forever.
-    if (!inst.batch.empty() && inst.reserved_tokens + need > hbm_tokens_) break;
-    inst.batch.push_back(inst.waiting.front());
-    inst.waiting.pop_front();
-    inst.reserved_tokens += need;
-    inst.context_tokens += int64_t{s.trace->input_length} + s.generated;
-  }
 }
 
 void Simulator::StartDecodeStep(int d) {
   DecodeInstance& inst = decode_[d];
-  AdmitWaiting(inst);
-  if (inst.batch.empty()) {
+  inst.decoding.AdmitWaiting();
+  if (inst.decoding.batch_empty()) {
     inst.busy = false;
     return;
   }
   inst.busy = true;
-  const Nanos t =
-      cost_.DecodeStepTime(static_cast<int64_t>(inst.batch.size()), inst.context_tokens);
+  const Nanos t = cost_.DecodeStepTime(static_cast<int64_t>(inst.decoding.batch_size()),
+                                       inst.decoding.context_tokens());
   events_.Push(events_.now() + t, EventKind::kDecodeStep, d, 0);
 }
 
 void Simulator::AdvanceBatch(int d) {
-  DecodeInstance& inst = decode_[d];
   const Nanos now = events_.now();
-  size_t keep = 0;
-  for (size_t k = 0; k < inst.batch.size(); ++k) {
-    const uint32_t r = inst.batch[k];
-    RequestState& s = state_[r];
+  decode_[d].decoding.Advance([&](const auto& seq, bool finished) {
+    RequestState& s = state_[seq.payload];
     s.tbt.Add(NanosToSeconds(now - s.last_token));
     s.last_token = now;
-    ++s.generated;
-    ++inst.context_tokens;
-    if (s.generated >= s.trace->output_length) {
-      inst.reserved_tokens -= int64_t{s.trace->input_length} + s.trace->output_length;
-      inst.context_tokens -= int64_t{s.trace->input_length} + s.generated;
-      FinishRequest(r, d);
-    } else {
-      inst.batch[keep++] = r;
-    }
-  }
-  inst.batch.resize(keep);
+    s.generated = static_cast<int32_t>(seq.generated);
+    if (finished) FinishRequest(seq.payload, d);
+  });
 }
 
 void Simulator::OnDecodeStep(int d) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "conductor/scheduler.h"
+#include "engine/decode_batcher.h"
 #include "sim/event_queue.h"
 #include "sim/simulator.h"
 #include "sim/store_sim.h"
@@ -44,13 +45,15 @@ struct PrefillInstance {
 
 // A decode instance, or a colocated instance (vLLM's waiting and running queues).
 struct DecodeInstance {
-  std::deque<uint32_t> waiting;  // KV arrived (or, colocated: arrived, prompt not started)
-  std::vector<uint32_t> batch;   // decoding, in the order they joined
-  int64_t reserved_tokens = 0;   // input + output of the requests admitted: against HBM
-  int64_t context_tokens = 0;    // input + generated of the batch: step cost
+  explicit DecodeInstance(int64_t hbm_kv_tokens) : decoding(hbm_kv_tokens) {}
+  // Requests whose KV arrived, waiting for HBM and then decoding (the live decode role's
+  // batching, engine/decode_batcher.h). Colocated: joined at their first token.
+  engine::DecodeBatcher<uint32_t> decoding;
   bool busy = false;
-  // Colocated only: prompts started and not finished, in arrival order (vLLM's running
-  // prefills), and whether the step in progress is a prefill-only step (vLLM without chunking).
+  // Colocated only: prompts arrived and not started (vLLM's waiting queue); prompts started and
+  // not finished, in arrival order (vLLM's running prefills); and whether the step in progress is
+  // a prefill-only step (vLLM without chunking).
+  std::deque<uint32_t> waiting;
   std::vector<uint32_t> prefilling;
   bool prefill_step = false;
 };
@@ -75,7 +78,6 @@ class Simulator {
   void StoreCompletedBlocks(int p, RequestState& s, bool all);
   void FinishRequest(uint32_t r, int d);
   void RejectRequest(uint32_t r, conductor::RejectReason reason);
-  void AdmitWaiting(DecodeInstance& inst);
   void AdvanceBatch(int d);
   SimResult Collect();
   // colocated.cc

@@ -17,6 +17,8 @@
 #include "app/store_rank.h"
 #include "common/log.h"
 #include "common/units.h"
+#include "engine/cost_model_engine.h"
+#include "engine/kv_layout.h"
 #include "eval/eval_command.h"
 #include "serve/serve_http.h"
 #include "serve/serve_node.h"
@@ -96,7 +98,7 @@ void StartNode(JobContext& ctx, serve::ServeNode& node, const std::string& run_d
 
 void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
                   SsdJob& ssd) {
-  const serve::KvLayout& layout = node.context().layout;
+  const engine::KvLayout& layout = node.context().layout;
   std::printf(
       "serving %zu requests from %s, policy %s, time scale %.3g, KV block %s moved "
       "for %s modelled\n",
@@ -253,7 +255,6 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   c.time_scale = o.sched.time_scale;
   c.replicas = o.replicas;
   c.prefill_staging = o.prefill_staging;
-  c.model_error = o.model_error;
   c.rpc_timeout = o.rpc_timeout;
   c.phase_timeout = o.phase_timeout;
   c.job_deadline = o.job_deadline;
@@ -271,7 +272,9 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   const JobOptions& o = ctx.options;
   serve::ServeConfig config = ServeConfigFrom(o);
   const engine::CostModel cost(o.sched.model, o.sched.hardware);
-  const serve::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
+  const engine::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
+  // The compute of prefill and decode ranks: today the cost model, engine.model_error x its time.
+  engine::CostModelEngine engine(cost, layout, o.model_error);
   // The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
   // Otherwise only the conductor needs it, from the start: requests.csv grows as requests end.
   std::string run_dir = o.store_ssd ? CollectiveRunDir(ctx) : "";
@@ -284,7 +287,9 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     }
   }
   if (ctx.role() == Role::kConductor) config.run_dir = run_dir;
-  serve::ServeNode node(PartOf(ctx.role()), NodeDeps(ctx), config, cost, layout,
+  serve::ServeNodeDeps deps = NodeDeps(ctx);
+  deps.engine = &engine;
+  serve::ServeNode node(PartOf(ctx.role()), std::move(deps), config, cost, layout,
                         ConductorSetupOf(o, workload));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
     log::Error("rank {} ends: {}", rank, why.ToString());

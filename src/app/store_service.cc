@@ -18,6 +18,8 @@
 #include "common/secret.h"
 #include "common/units.h"
 #include "common/wire_fields.h"
+#include "engine/cost_model.h"
+#include "engine/kv_layout.h"
 #include "serve/master_metrics.h"
 #include "serve/serve_node.h"
 #include "store/net/directory.h"
@@ -284,7 +286,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   serve::ServeConfig config = ServeConfigFrom(o);
   config.job_deadline = std::chrono::hours(24 * 365 * 10);  // a service: the stop ends it
   const engine::CostModel cost(o.sched.model, o.sched.hardware);
-  const serve::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
+  const engine::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
   serve::ConductorSetup setup;
   setup.store_service = true;
   setup.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;

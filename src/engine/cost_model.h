@@ -69,7 +69,7 @@ class CostModel {
 };
 
 // Bytes of one model layer's piece of a KV block as a live run moves and stores it:
-// max(8, real block bytes x kv_scale / layers) rounded down to 8 (serve/kv_layout.h). A block is
+// max(8, real block bytes x kv_scale / layers) rounded down to 8 (engine/kv_layout.h). A block is
 // `layers` such pieces; the simulator sizes the store's objects with it.
 uint64_t ScaledKvPieceBytes(const CostModel& cost, double kv_scale);
 

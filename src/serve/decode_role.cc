@@ -124,12 +124,14 @@ void DecodeRole::Arrive(const KvDone& kv) {
 }
 
 void DecodeRole::Step() {
-  const Nanos t = ctx_.ModelToWall(std::chrono::duration_cast<Nanos>(
-      ctx_.cost.DecodeStepTime(static_cast<int64_t>(batcher_.batch_size()),
-                               batcher_.context_tokens()) *
-      ctx_.config.model_error));
-  next_step_ = std::max(next_step_, ctx_.LocalNow()) + t;
-  SleepUntil(next_step_);
+  step_.clear();
+  for (const auto& seq : batcher_.batch()) step_.push_back({seq.payload.request, seq.Context()});
+  const engine::EngineTime t = ctx_.engine->Decode(step_).time;
+  if (t.modelled) {
+    // Steps follow each other without gaps while the batch is busy, as on a GPU.
+    next_step_ = std::max(next_step_, ctx_.LocalNow()) + ctx_.ModelToWall(t.model);
+    SleepUntil(next_step_);
+  }
   const Nanos now = ctx_.LocalNow();
   const uint64_t batch = batcher_.batch_size();
   uint64_t finished = 0;

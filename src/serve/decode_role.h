@@ -65,6 +65,7 @@ class DecodeRole {
 
   // Owned by the worker thread.
   engine::DecodeBatcher<Active> batcher_;
+  std::vector<engine::DecodeSeq> step_;  // the batch as the engine sees it, reused every step
   Nanos next_step_{0};
   std::thread worker_;
 };

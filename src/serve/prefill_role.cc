@@ -88,8 +88,10 @@ void PrefillRole::LoadLoop() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    Loaded l{task, staging_budget_->Acquire(task->hash_ids.size() * ctx_.layout.block_bytes()), 0,
-             0};
+    Loaded l{
+        task,
+        staging_budget_->Acquire(task->hash_ids.size() * ctx_.layout.block_bytes(), *ctx_.engine),
+        0, 0};
     l.present = LoadPrefix(*task, &l.staging, &l.bytes_loaded);
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -181,7 +183,7 @@ void PrefillRole::Write(WriteJob& job) {
       }
     }
   }
-  std::span<std::byte> staging(job.staging->bytes);
+  std::span<std::byte> staging(job.staging->bytes());
   if (job.store_from < job.to) {
     bool unfinished = false;
     StoreBlocks(task, staging, job.store_from, job.to, &unfinished);
@@ -235,7 +237,7 @@ int PrefillRole::LoadPrefix(const PrefillTask& task, std::shared_ptr<StagingBuff
     int n = std::min<int>(task.prefix_blocks - first, 128);
     std::vector<std::string> keys;
     std::vector<std::span<std::byte>> outs;
-    std::span<std::byte> buffer((*staging)->bytes);
+    std::span<std::byte> buffer((*staging)->bytes());
     for (int b = first; b < first + n; ++b) {
       keys.push_back(ctx_.layout.Key(task.hash_ids[b]));
       outs.push_back(buffer.subspan(b * bb, bb));
@@ -251,7 +253,7 @@ int PrefillRole::LoadPrefix(const PrefillTask& task, std::shared_ptr<StagingBuff
         present = kept;
         break;
       }
-      buffer = std::span<std::byte>((*staging)->bytes);
+      buffer = std::span<std::byte>((*staging)->bytes());
       for (int k = 0; k < n; ++k) outs[k] = buffer.subspan((first + k) * bb, bb);
     }
     for (int k = 0; k < n; ++k) {
@@ -278,19 +280,20 @@ int PrefillRole::RetireStaging(const PrefillTask& task, std::shared_ptr<StagingB
   const uint64_t bb = ctx_.layout.block_bytes();
   std::shared_ptr<StagingBuffer> old = std::move(*staging);
   old->Retire();  // before Acquire: its share must not count against the fresh buffer
-  *staging = staging_budget_->Acquire(old->bytes.size());
-  std::memcpy((*staging)->bytes.data(), old->bytes.data(), copy_blocks * bb);
+  *staging = staging_budget_->Acquire(old->bytes().size(), *ctx_.engine);
+  std::memcpy((*staging)->bytes().data(), old->bytes().data(), copy_blocks * bb);
   ctx_.transport.RetainUntilClosed(std::move(old));
   int kept = 0;
-  while (kept < verify_blocks &&
-         ctx_.layout.Verify(task.hash_ids[kept],
-                            std::span<const std::byte>((*staging)->bytes).subspan(kept * bb, bb))) {
+  while (
+      kept < verify_blocks &&
+      ctx_.layout.Verify(task.hash_ids[kept],
+                         std::span<const std::byte>((*staging)->bytes()).subspan(kept * bb, bb))) {
     ++kept;
   }
   log::Warn(
       "request {}: a prefix read from a stalled store rank was given up in flight; its "
       "staging ({} B) is kept until the transport closes",
-      task.request, (*staging)->bytes.size());
+      task.request, (*staging)->bytes().size());
   return kept;
 }
 
@@ -350,8 +353,8 @@ void PrefillRole::Serve(Loaded loaded) {
   if (present < task.prefix_blocks) done_tokens = int64_t{present} * kTokensPerBlock;
   Enqueue(WriteJob{task_ptr, staging, 0, present, present, false});
 
-  // 2. Chunked compute of the rest, timed by the cost model. Chunk ends are kept exact (they do
-  // not drift with the writer's or the scheduler's jitter).
+  // 2. Chunked compute of the rest by the engine. A modelled engine's time passes here; chunk
+  // ends are kept exact (they do not drift with the writer's or the scheduler's jitter).
   const Nanos compute_start = ctx_.LocalNow();
   const int64_t chunk = ctx_.config.chunk_tokens;
   double compute_model_s = 0;
@@ -360,17 +363,25 @@ void PrefillRole::Serve(Loaded loaded) {
   while (done_tokens < task.input_length) {
     int64_t end =
         chunk > 0 ? std::min<int64_t>(task.input_length, done_tokens + chunk) : task.input_length;
-    const Nanos t = std::chrono::duration_cast<Nanos>(
-        ctx_.cost.PrefillChunkTime(done_tokens, end - done_tokens) * ctx_.config.model_error);
-    compute_model_s += engine::NanosToSeconds(t);
-    chunk_end += ctx_.ModelToWall(t);
     int complete = end >= task.input_length
                        ? blocks
                        : static_cast<int>(std::min<int64_t>(blocks, end / kTokensPerBlock));
-    for (int b = stored_blocks; b < complete; ++b) {
-      ctx_.layout.Fill(task.hash_ids[b], std::span(staging->bytes).subspan(b * bb, bb));
+    engine::PrefillChunk work;
+    work.hash_ids = task.hash_ids;
+    work.input_length = task.input_length;
+    work.prefix_tokens = done_tokens;
+    work.tokens = end - done_tokens;
+    work.first_block = stored_blocks;
+    work.end_block = complete;
+    work.kv = staging->bytes();
+    const engine::EngineTime t = ctx_.engine->Prefill(work);
+    compute_model_s += engine::NanosToSeconds(t.model);
+    if (t.modelled) {
+      chunk_end += ctx_.ModelToWall(t.model);
+      SleepUntil(chunk_end);  // the GPU's time for this chunk
+    } else {
+      chunk_end = ctx_.LocalNow();  // the engine really computed it
     }
-    SleepUntil(chunk_end);  // the GPU's time for this chunk
     if (complete > stored_blocks) {
       Enqueue(WriteJob{task_ptr, staging, stored_blocks, complete, stored_blocks, false});
     }

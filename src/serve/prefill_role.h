@@ -4,8 +4,9 @@
 //     has is recomputed). A loader thread does this ahead of the compute, as a server prefetches
 //     the next request's prefix while the GPU works; the compute then spends only the modelled
 //     transfer time of the fetched part, so the live run's timing is the model's;
-//  2. "compute" chunk by chunk for the cost model's time / time_scale; each finished chunk's
-//     blocks are handed to the writer thread;
+//  2. compute chunk by chunk through the Engine (engine/engine.h; CostModelEngine: its KV bytes
+//     and the cost model's time / time_scale); each finished chunk's blocks are handed to the
+//     writer thread. Staging is allocated through the engine too (where it keeps KV);
 //  3. tell the conductor the first token came (PrefillDone) the moment the compute ends.
 // The writer thread, off the compute path as a GPU's copy engine would be: offers the request's
 // KV to its decode rank (which answers with a slot in its receive buffer), puts the new blocks

@@ -25,10 +25,6 @@ struct ServeConfig {
   // computed, blocks waiting for the writer); the loader waits above it, so a prefill rank's
   // memory stays bounded however fast requests arrive. A single larger request runs alone.
   uint64_t prefill_staging = 256ull << 20;
-  // The ranks' compute takes model_error x the cost model's time, while the conductor predicts
-  // with the cost model itself: 1.0 is a perfect model; 1.25 makes every prefill chunk and
-  // decode step 25 % slower than predicted (engine.model_error).
-  double model_error = 1.0;
   Nanos rpc_timeout = Nanos(2'000'000'000);       // one control-plane call
   Nanos phase_timeout = Nanos(60'000'000'000);    // a transfer, a store call, a stop
   Nanos job_deadline = Nanos(1'800'000'000'000);  // after it, open requests are lost

@@ -1,5 +1,6 @@
 // What every serving role shares: the transport and RPC of this rank, who plays which role, the
-// settings, the cost model, the KV layout, the store client, and the two clocks. Model time (what
+// settings, the cost model (the conductor's predictions, modelled transfers), the KV layout, the
+// engine (prefill and decode compute), the store client, and the two clocks. Model time (what
 // the modelled cluster would take) maps to wall time by time_scale: wall = model / time_scale.
 // Wall times exchanged between ranks are on the conductor's steady clock; `clock_offset`
 // converts (conductor = local + offset).
@@ -11,7 +12,8 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "engine/cost_model.h"
-#include "serve/kv_layout.h"
+#include "engine/engine.h"
+#include "engine/kv_layout.h"
 #include "serve/serve_config.h"
 #include "store/net/client.h"
 #include "transport/rpc.h"
@@ -33,7 +35,8 @@ struct ServeContext {
   ServePeers peers;
   const ServeConfig& config;
   const engine::CostModel& cost;
-  const KvLayout& layout;
+  const engine::KvLayout& layout;
+  engine::Engine* engine = nullptr;     // prefill and decode ranks
   store::StoreClient* store = nullptr;  // prefill and decode ranks
   Nanos clock_offset{0};
 

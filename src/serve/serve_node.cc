@@ -13,13 +13,12 @@
 namespace mooncake::serve {
 
 ServeNode::ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& config,
-                     const engine::CostModel& cost, const KvLayout& layout, ConductorSetup setup)
-    : part_(part), deps_(std::move(deps)), setup_(std::move(setup)), ctx_{deps_.transport,
-                                                                          deps_.rpc,
-                                                                          deps_.peers,
-                                                                          config,
-                                                                          cost,
-                                                                          layout} {}
+                     const engine::CostModel& cost, const engine::KvLayout& layout,
+                     ConductorSetup setup)
+    : part_(part),
+      deps_(std::move(deps)),
+      setup_(std::move(setup)),
+      ctx_{deps_.transport, deps_.rpc, deps_.peers, config, cost, layout, deps_.engine} {}
 
 ServeNode::~ServeNode() {
   if (detector_) deps_.transport.SetPeerFailureHandler(nullptr);
@@ -60,6 +59,10 @@ Status ServeNode::Start() {
     if (!s.ok()) return s;
     if (!setup_.store_service) StartConductor();
   } else if (part_ == ServePart::kPrefill || part_ == ServePart::kDecode) {
+    if (ctx_.engine == nullptr) {
+      return InvalidArgument("rank " + std::to_string(ctx_.peers.self.value) +
+                             ": a prefill or decode rank needs an engine (ServeNodeDeps::engine)");
+    }
     StartClient();
   }
   return Status::Ok();

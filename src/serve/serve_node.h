@@ -22,9 +22,9 @@
 
 #include "conductor/scheduler.h"
 #include "engine/cost_model.h"
+#include "engine/kv_layout.h"
 #include "serve/conductor_role.h"
 #include "serve/decode_role.h"
-#include "serve/kv_layout.h"
 #include "serve/membership.h"
 #include "serve/prefill_role.h"
 #include "serve/rank_report.h"
@@ -45,6 +45,7 @@ struct ServeNodeDeps {
   ServePeers peers;
   store::StoreTopology topology;      // every store rank's DRAM segment
   std::span<std::byte> local_buffer;  // decode: its registered KV receive buffer
+  engine::Engine* engine = nullptr;   // prefill and decode: the compute (outlives the node)
 };
 
 // What only the conductor needs.
@@ -61,7 +62,8 @@ class ServeNode {
  public:
   // `config`, `cost`, `layout` and `conductor.requests` must outlive the node.
   ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& config,
-            const engine::CostModel& cost, const KvLayout& layout, ConductorSetup conductor = {});
+            const engine::CostModel& cost, const engine::KvLayout& layout,
+            ConductorSetup conductor = {});
   ~ServeNode();
   ServeNode(const ServeNode&) = delete;
   ServeNode& operator=(const ServeNode&) = delete;

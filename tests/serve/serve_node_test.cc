@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/cost_model_engine.h"
 #include "serve/serve_node.h"
 #include "serve/workload.h"
 #include "support/paper_cost_model.h"
@@ -32,7 +33,9 @@ Buffer Allocate(size_t bytes) {
 class InProcessJob {
  public:
   InProcessJob(const ServeConfig& config, const std::vector<trace::TraceRequest>& requests)
-      : cost_(testing::Llama70bA800()), layout_(cost_, 1.0 / 8192, "llama3-70b") {
+      : cost_(testing::Llama70bA800()),
+        layout_(cost_, 1.0 / 8192, "llama3-70b"),
+        engine_(cost_, layout_) {
     transports_ = transport::CreateLoopbackCluster(kRanks, &hub_);
     for (auto& t : transports_) rpcs_.push_back(std::make_unique<transport::Rpc>(*t));
     std::vector<std::vector<transport::RemoteDescriptor>> regions(kRanks);
@@ -56,8 +59,8 @@ class InProcessJob {
       std::span<std::byte> local;
       if (r == kDecode) local = std::span<std::byte>(receive_.get(), kReceiveBytes);
       nodes_.push_back(std::make_unique<ServeNode>(
-          parts[r], ServeNodeDeps{*transports_[r], *rpcs_[r], peers, *topology, local}, config,
-          cost_, layout_, r == kConductor ? setup : ConductorSetup{}));
+          parts[r], ServeNodeDeps{*transports_[r], *rpcs_[r], peers, *topology, local, &engine_},
+          config, cost_, layout_, r == kConductor ? setup : ConductorSetup{}));
     }
   }
   ~InProcessJob() {
@@ -66,7 +69,7 @@ class InProcessJob {
   }
 
   ServeNode& node(int rank) { return *nodes_[rank]; }
-  const KvLayout& layout() const { return layout_; }
+  const engine::KvLayout& layout() const { return layout_; }
 
   // The whole job: start every rank, replay on the conductor, stop, collect the reports over
   // the RPC, shut down. Returns every rank's report, and the conductor's sum in `*all`.
@@ -104,25 +107,14 @@ class InProcessJob {
   }
 
   engine::CostModel cost_;
-  KvLayout layout_;
+  engine::KvLayout layout_;
+  engine::CostModelEngine engine_;  // stateless, so the prefill and the decode rank share it
   std::shared_ptr<transport::LoopbackHub> hub_;
   std::vector<std::unique_ptr<transport::Transport>> transports_;
   std::vector<std::unique_ptr<transport::Rpc>> rpcs_;
   Buffer segment_, receive_;
   std::vector<std::unique_ptr<ServeNode>> nodes_;
 };
-
-// A store key names its block: the conductor turns the keys of lost objects back into blocks.
-TEST(KvLayout, HashOfKeyInvertsKeyAndRefusesOtherKeys) {
-  const engine::CostModel cost = testing::Llama70bA800();
-  const KvLayout layout(cost, 1.0 / 8192, "llama3-70b");
-  EXPECT_EQ(layout.HashOfKey(layout.Key(12345)), 12345u);
-  EXPECT_EQ(layout.HashOfKey(layout.Key(0)), 0u);
-  EXPECT_FALSE(layout.HashOfKey("other-model/12"));
-  EXPECT_FALSE(layout.HashOfKey("llama3-70b/"));
-  EXPECT_FALSE(layout.HashOfKey("llama3-70b/12x"));
-  EXPECT_FALSE(layout.HashOfKey("llama3-70b/99999999999999999999999"));
-}
 
 ServeConfig FastConfig() {
   ServeConfig c;

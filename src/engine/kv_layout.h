@@ -10,12 +10,12 @@
 
 #include "engine/cost_model.h"
 
-namespace mooncake::serve {
+namespace mooncake::engine {
 
 class KvLayout {
  public:
   // Piece bytes = max(8, real block bytes x kv_scale / layers) rounded down to 8 bytes.
-  KvLayout(const engine::CostModel& cost, double kv_scale, const std::string& model_name);
+  KvLayout(const CostModel& cost, double kv_scale, const std::string& model_name);
 
   uint64_t block_bytes() const { return piece_bytes_ * layers_; }
   uint64_t piece_bytes() const { return piece_bytes_; }
@@ -39,4 +39,4 @@ class KvLayout {
   std::string model_name_;
 };
 
-}  // namespace mooncake::serve
+}  // namespace mooncake::engine

@@ -1,15 +1,15 @@
-#include "serve/kv_layout.h"
+#include "engine/kv_layout.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "common/block_content.h"
 
-namespace mooncake::serve {
+namespace mooncake::engine {
 
-KvLayout::KvLayout(const engine::CostModel& cost, double kv_scale, const std::string& model_name)
+KvLayout::KvLayout(const CostModel& cost, double kv_scale, const std::string& model_name)
     : layers_(static_cast<uint32_t>(std::max(1, cost.model().layers))),
-      piece_bytes_(engine::ScaledKvPieceBytes(cost, kv_scale)),
+      piece_bytes_(ScaledKvPieceBytes(cost, kv_scale)),
       real_block_bytes_(cost.KvBytesPerBlock()),
       model_tag_(ModelTag(model_name.c_str())),
       model_name_(model_name) {}
@@ -47,4 +47,4 @@ std::optional<uint64_t> KvLayout::HashOfKey(const std::string& key) const {
   return id;
 }
 
-}  // namespace mooncake::serve
+}  // namespace mooncake::engine

@@ -1,0 +1,73 @@
+// The compute of one serving instance behind one seam, so the live roles (src/serve) do not care
+// whether KV is modelled or computed: today's CostModelEngine writes bytes of the right size
+// (engine/kv_layout.h) and predicts the time from the cost model; a transformer engine computes
+// the KV and the next tokens and measures its time.
+//
+// Threads: AllocateKv may be called from any thread (a prefill rank's loader allocates while its
+// worker computes); Prefill and Decode from one thread at a time (the role's worker thread).
+// The cost model cannot fail, so neither call returns a Status yet; an engine that can fail (a
+// device allocation, a kernel) makes them return Result<> when it lands.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/clock.h"
+#include "engine/kv_memory.h"
+
+namespace mooncake::engine {
+
+// What a call took, in model time (the modelled cluster's time; a live run maps it to wall time
+// by time_scale).
+struct EngineTime {
+  Nanos model{0};
+  // true: the engine only predicted the time and returned at once; the caller lets it pass on
+  // its own clock, so a live run is timed by the model. false: the call itself took that long
+  // (measured); the caller waits no more.
+  bool modelled = true;
+};
+
+// A chunk of a prompt to prefill: `tokens` new tokens after the first `prefix_tokens`, whose KV
+// is already in `kv` (a cached prefix read from the store, or the prompt's earlier chunks).
+struct PrefillChunk {
+  std::span<const uint64_t> hash_ids;  // the prompt's blocks (trace hash ids), in order
+  int64_t input_length = 0;            // the prompt's tokens
+  int64_t prefix_tokens = 0;
+  int64_t tokens = 0;
+  // Blocks [first_block, end_block) are complete once the chunk is computed: the engine writes
+  // their KV into `kv`, block b at b * block_bytes().
+  int first_block = 0;
+  int end_block = 0;
+  std::span<std::byte> kv;  // the prompt's KV, memory from AllocateKv
+};
+
+// One sequence of a decode step's batch.
+struct DecodeSeq {
+  uint64_t request = 0;
+  int64_t context_tokens = 0;  // the KV it attends over: input + tokens generated so far
+};
+
+inline constexpr int32_t kNoToken = -1;  // a next token from an engine that models only time
+
+struct DecodeStep {
+  EngineTime time;
+  std::vector<int32_t> next_tokens;  // one per sequence, in batch order
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // KV bytes of one block (trace::kTraceBlockTokens tokens) as this engine lays them out, and
+  // the job moves and stores them.
+  virtual uint64_t block_bytes() const = 0;
+  // `bytes` of memory for KV (a prefill rank's staging), where this engine keeps KV.
+  virtual std::unique_ptr<KvMemory> AllocateKv(uint64_t bytes) = 0;
+  // Computes the chunk and writes its complete blocks' KV.
+  virtual EngineTime Prefill(const PrefillChunk& chunk) = 0;
+  // One decode step: every sequence of `batch` gets its next token.
+  virtual DecodeStep Decode(std::span<const DecodeSeq> batch) = 0;
+};
+
+}  // namespace mooncake::engine

@@ -3,6 +3,7 @@
 // (scaled) KV bytes. No MPI, no UCX: the roles run on their narrow dependencies alone.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -28,6 +29,30 @@ Buffer Allocate(size_t bytes) {
   return Buffer(static_cast<std::byte*>(std::aligned_alloc(4096, bytes)));
 }
 
+// The roles compute only through the engine seam: CostModelEngine's behaviour, with every call
+// counted (atomics: the prefill and the decode rank share it from their own threads).
+class CountingEngine final : public engine::Engine {
+ public:
+  explicit CountingEngine(engine::Engine& inner) : inner_(inner) {}
+  uint64_t block_bytes() const override { return inner_.block_bytes(); }
+  std::unique_ptr<engine::KvMemory> AllocateKv(uint64_t bytes) override {
+    allocated_bytes += bytes;
+    return inner_.AllocateKv(bytes);
+  }
+  engine::EngineTime Prefill(const engine::PrefillChunk& chunk) override {
+    prefill_blocks += static_cast<uint64_t>(chunk.end_block - chunk.first_block);
+    return inner_.Prefill(chunk);
+  }
+  engine::DecodeStep Decode(std::span<const engine::DecodeSeq> batch) override {
+    decode_tokens += batch.size();
+    return inner_.Decode(batch);
+  }
+  std::atomic<uint64_t> allocated_bytes{0}, prefill_blocks{0}, decode_tokens{0};
+
+ private:
+  engine::Engine& inner_;
+};
+
 // Four loopback ranks with the store's segment and the decode rank's receive buffer registered
 // and imported everywhere, as the live job's bootstrap does.
 class InProcessJob {
@@ -35,7 +60,8 @@ class InProcessJob {
   InProcessJob(const ServeConfig& config, const std::vector<trace::TraceRequest>& requests)
       : cost_(testing::Llama70bA800()),
         layout_(cost_, 1.0 / 8192, "llama3-70b"),
-        engine_(cost_, layout_) {
+        engine_(cost_, layout_),
+        counting_(engine_) {
     transports_ = transport::CreateLoopbackCluster(kRanks, &hub_);
     for (auto& t : transports_) rpcs_.push_back(std::make_unique<transport::Rpc>(*t));
     std::vector<std::vector<transport::RemoteDescriptor>> regions(kRanks);
@@ -59,7 +85,7 @@ class InProcessJob {
       std::span<std::byte> local;
       if (r == kDecode) local = std::span<std::byte>(receive_.get(), kReceiveBytes);
       nodes_.push_back(std::make_unique<ServeNode>(
-          parts[r], ServeNodeDeps{*transports_[r], *rpcs_[r], peers, *topology, local, &engine_},
+          parts[r], ServeNodeDeps{*transports_[r], *rpcs_[r], peers, *topology, local, &counting_},
           config, cost_, layout_, r == kConductor ? setup : ConductorSetup{}));
     }
   }
@@ -70,6 +96,7 @@ class InProcessJob {
 
   ServeNode& node(int rank) { return *nodes_[rank]; }
   const engine::KvLayout& layout() const { return layout_; }
+  const CountingEngine& engine() const { return counting_; }
 
   // The whole job: start every rank, replay on the conductor, stop, collect the reports over
   // the RPC, shut down. Returns every rank's report, and the conductor's sum in `*all`.
@@ -109,6 +136,7 @@ class InProcessJob {
   engine::CostModel cost_;
   engine::KvLayout layout_;
   engine::CostModelEngine engine_;  // stateless, so the prefill and the decode rank share it
+  CountingEngine counting_;
   std::shared_ptr<transport::LoopbackHub> hub_;
   std::vector<std::unique_ptr<transport::Transport>> transports_;
   std::vector<std::unique_ptr<transport::Rpc>> rpcs_;
@@ -171,6 +199,43 @@ TEST(ServeNode, TwentySyntheticRequestsEveryBlockVerifiedInOneProcess) {
   // Shared system prompts: later requests read their prefix from the store, verified.
   EXPECT_GT(totals.blocks_loaded, 0u);
   EXPECT_EQ(totals.bytes_to_decode, blocks_of_completed * job.layout().block_bytes());
+}
+
+// The prefill and decode ranks compute through the engine they are given: every computed block
+// was written by Engine::Prefill into staging from Engine::AllocateKv, and every decoded token
+// came from an Engine::Decode step.
+TEST(ServeNode, PrefillAndDecodeRanksComputeThroughTheirEngine) {
+  const auto requests = Synthetic(20);
+  const ServeConfig config = FastConfig();  // the nodes keep a reference
+  InProcessJob job(config, requests);
+  RankReport all;
+  std::vector<RankReport> reports = job.Run(&all);
+  EXPECT_EQ(all.errors, 0u) << all.first_error;
+  const ConductorTotals totals = job.node(kConductor).conductor_role()->totals();
+  const uint64_t computed = totals.bytes_stored / job.layout().block_bytes();
+  EXPECT_GT(computed, 0u);
+  EXPECT_EQ(job.engine().prefill_blocks.load(), computed);
+  EXPECT_GE(job.engine().allocated_bytes.load(),
+            (computed + totals.blocks_loaded) * job.layout().block_bytes());
+  EXPECT_GT(reports[kDecode].tokens, 0u);
+  EXPECT_EQ(job.engine().decode_tokens.load(), reports[kDecode].tokens);
+}
+
+// A prefill or decode rank without an engine is refused at Start, naming what is missing.
+TEST(ServeNode, APrefillRankWithoutAnEngineIsRefusedAtStart) {
+  std::shared_ptr<transport::LoopbackHub> hub;
+  auto transports = transport::CreateLoopbackCluster(1, &hub);
+  transport::Rpc rpc(*transports[0]);
+  const engine::CostModel cost = testing::Llama70bA800();
+  const engine::KvLayout layout(cost, 1.0 / 8192, "llama3-70b");
+  const ServeConfig config = FastConfig();
+  ServeNode node(ServePart::kPrefill,
+                 ServeNodeDeps{*transports[0], rpc, ServePeers{Rank{0}, Rank{0}, {0}, {}}, {}, {}},
+                 config, cost, layout);
+  const Status s = node.Start();
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.ToString().find("ServeNodeDeps::engine"), std::string::npos) << s.ToString();
+  rpc.Stop();
 }
 
 }  // namespace

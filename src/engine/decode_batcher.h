@@ -79,6 +79,8 @@ class DecodeBatcher {
       }
       on_token(s, finished);
       if (!finished) {
+        // Never onto itself: a payload moved onto itself may be left empty (a std::vector
+        // is), which once cleared the live decode role's TBT gaps every step.
         if (keep != k) batch_[keep] = std::move(s);
         ++keep;
       }

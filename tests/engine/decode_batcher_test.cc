@@ -57,6 +57,20 @@ TEST(DecodeBatcherTest, AdvanceGivesOneTokenEachAndRetiresFinishedRequests) {
   EXPECT_EQ(b.context_tokens(), 22 + 21);
 }
 
+// A request that stays keeps its state: the live decode role's per-request TBT gaps used to be
+// cleared whenever no request before it had finished in the step (it moved each entry onto
+// itself, and a std::vector moved onto itself is left empty), so the live TBT was about one step.
+TEST(DecodeBatcherTest, ARequestThatStaysKeepsItsPayload) {
+  DecodeBatcher<std::vector<double>> b(1000);
+  b.Enqueue({{}, 10, 5, 1});
+  b.AdmitWaiting();
+  for (int step = 0; step < 3; ++step) {
+    b.Advance([&](auto& s, bool) { s.payload.push_back(step); });
+  }
+  ASSERT_EQ(b.batch_size(), 1u);
+  EXPECT_EQ(b.batch()[0].payload, (std::vector<double>{0, 1, 2}));
+}
+
 // Colocated instances reserve while prefilling and join with the HBM already reserved.
 TEST(DecodeBatcherTest, JoinReservedCountsContextButNotHbmTwice) {
   Batcher b(100);

@@ -8,7 +8,8 @@
 #   - the same model in PyTorch eager mode (python3-torch, installed when missing), loading the
 #     same seeded weights from a checkpoint engine_bench writes, its logits checked against ours
 #     within 1e-4.
-# Everything runs on one thread, side by side in one run; medians. Last line:
+# Everything runs on one thread, side by side in one run; medians of the thread's CPU time (on a
+# loaded shared machine wall time is mostly waiting for a core). Last line:
 #   engine_speed prefill_vs_sgemm=<r> decode_vs_roofline=<r> vs_torch=<r>
 # (the largest preset's ratios; vs_torch is the lower of the prefill and decode speed-ups).
 # Targets: prefill_vs_sgemm >= 0.6 at 2k-token chunks, decode_vs_roofline >= 0.5,

@@ -15,11 +15,19 @@ MetadataMaster::MetadataMaster(MasterConfig cfg, Clock& clock, EvictionSink* sin
       sink_(sink),
       next_put_id_(std::max<uint64_t>(cfg.first_version, 1)) {}
 
+void MetadataMaster::Object::Reset() {
+  Object fresh;
+  fresh.key.swap(key);  // the key's and the replicas' buffers stay for the next key
+  fresh.replicas.swap(replicas);
+  fresh.replicas.clear();
+  *this = std::move(fresh);
+}
+
 // Returns the object for `key`, after revoking it if it is a put whose timeout has passed.
-MetadataMaster::Object* MetadataMaster::FindLive(const std::string& key) {
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return nullptr;
-  Object& o = it->second;
+MetadataMaster::Object* MetadataMaster::FindLive(std::string_view key, uint64_t hash) {
+  Object* found = objects_.Find(key, hash);
+  if (found == nullptr) return nullptr;
+  Object& o = *found;
   if (!o.visible && o.put_deadline <= clock_.Now()) {
     ++stats_.timed_out_puts;
     ++stats_.revoked_puts;
@@ -31,6 +39,12 @@ MetadataMaster::Object* MetadataMaster::FindLive(const std::string& key) {
 
 Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string& key, uint64_t size,
                                                               const ReplicateConfig& cfg) {
+  return PutStartHashed(key, KeyHash(key), size, cfg);
+}
+
+Result<std::vector<ReplicaLocation>> MetadataMaster::PutStartHashed(const std::string& key,
+                                                                    uint64_t hash, uint64_t size,
+                                                                    const ReplicateConfig& cfg) {
   if (std::string why = KeyProblem(key); !why.empty()) return InvalidArgument("put: " + why);
   if (size == 0) return InvalidArgument("put of '" + key + "' with size 0");
   if (cfg.replicas == 0) return InvalidArgument("put of '" + key + "' with 0 replicas");
@@ -39,21 +53,17 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
                            " replicas on distinct ranks, but only " +
                            std::to_string(segments_.size()) + " store ranks exist");
   }
-  // One hash lookup for a new key (the common case); an existing one is looked at as FindLive
-  // would (a timed-out put is revoked, and the key then starts afresh).
-  auto [it, inserted] = objects_.try_emplace(key);
-  if (!inserted) {
-    Object& old = it->second;
-    if (old.visible) return AlreadyExists("object '" + key + "' exists (objects are immutable)");
-    if (old.put_deadline > clock_.Now()) return Busy("a put of '" + key + "' is in flight");
+  // An existing object is looked at as FindLive would (a timed-out put is revoked, and the key
+  // then starts afresh).
+  if (Object* old = objects_.Find(key, hash); old != nullptr) {
+    if (old->visible) return AlreadyExists("object '" + key + "' exists (objects are immutable)");
+    if (old->put_deadline > clock_.Now()) return Busy("a put of '" + key + "' is in flight");
     ++stats_.timed_out_puts;
     ++stats_.revoked_puts;
-    EraseObject(old);
-    it = objects_.try_emplace(key).first;
+    EraseObject(*old);
   }
-  Object& o = it->second;
+  Object& o = *objects_.Insert(key, hash);
   ReleaseHeld();  // a revoked put's regions whose writer's deadline has passed are free again
-  o.key = key;
   o.size = size;
   o.soft_pin = cfg.soft_pin;
   o.hard_pin = cfg.hard_pin;
@@ -85,18 +95,23 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string&
   o.put_deadline = clock_.Now() + cfg_.put_timeout;
   o.counted_in_flight = true;
   stats_.in_flight_puts_high_water = std::max(stats_.in_flight_puts_high_water, ++in_flight_now_);
-  put_deadlines_.push_back({o.put_deadline, {key, o.put_id}});
+  LinkDeadline(o);
   std::vector<ReplicaLocation> out;
+  out.reserve(o.replicas.size());
   for (const Replica& r : o.replicas) out.push_back(r.loc);
   for (const Replica& r : o.replicas) EnforceWatermark(r.loc.rank, segments_.at(r.loc.rank));
   return out;
 }
 
 Status MetadataMaster::PutEnd(const std::string& key, uint64_t checksum) {
+  return PutEndHashed(key, KeyHash(key), checksum);
+}
+
+Status MetadataMaster::PutEndHashed(const std::string& key, uint64_t hash, uint64_t checksum) {
   // One lookup; a put past its timeout is revoked here, as FindLive would.
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return NotFound("no put of '" + key + "' in flight");
-  Object& o = it->second;
+  Object* found = objects_.Find(key, hash);
+  if (found == nullptr) return NotFound("no put of '" + key + "' in flight");
+  Object& o = *found;
   if (o.visible) return AlreadyExists("object '" + key + "' is already visible");
   if (o.put_deadline <= clock_.Now()) {
     ++stats_.timed_out_puts;
@@ -118,7 +133,11 @@ Status MetadataMaster::PutRevoke(const std::string& key) {
 }
 
 Result<ObjectView> MetadataMaster::Get(const std::string& key) {
-  Object* o = FindLive(key);
+  return GetHashed(key, KeyHash(key));
+}
+
+Result<ObjectView> MetadataMaster::GetHashed(const std::string& key, uint64_t hash) {
+  Object* o = FindLive(key, hash);
   if (o == nullptr || !o->visible) return NotFound("object '" + key + "'");
   if (o->replicas.empty()) return NotFound("object '" + key + "' is being spilled");
   Grant(*o);
@@ -142,9 +161,9 @@ Status MetadataMaster::Exists(const std::string& key) {
 }
 
 Result<uint64_t> MetadataMaster::Version(const std::string& key) const {
-  auto it = objects_.find(key);
-  if (it == objects_.end() || !it->second.visible) return NotFound("object '" + key + "'");
-  return it->second.put_id;
+  const Object* o = Find(key);
+  if (o == nullptr || !o->visible) return NotFound("object '" + key + "'");
+  return o->put_id;
 }
 
 Status MetadataMaster::Remove(const std::string& key) {
@@ -175,11 +194,12 @@ std::vector<Result<std::vector<ReplicaLocation>>> MetadataMaster::BatchPutStart(
     const ReplicateConfig& cfg) {
   std::vector<Result<std::vector<ReplicaLocation>>> out;
   out.reserve(keys.size());
+  HashAndPrefetch(keys);
   for (size_t i = 0; i < keys.size(); ++i) {
     if (i >= sizes.size()) {
       out.push_back(InvalidArgument("batch put-start: fewer sizes than keys"));
     } else {
-      out.push_back(PutStart(keys[i], sizes[i], cfg));
+      out.push_back(PutStartHashed(keys[i], hashes_[i], sizes[i], cfg));
     }
   }
   return out;
@@ -189,9 +209,10 @@ std::vector<Status> MetadataMaster::BatchPutEnd(std::span<const std::string> key
                                                 std::span<const uint64_t> checksums) {
   std::vector<Status> out;
   out.reserve(keys.size());
+  HashAndPrefetch(keys);
   for (size_t i = 0; i < keys.size(); ++i) {
     out.push_back(i < checksums.size()
-                      ? PutEnd(keys[i], checksums[i])
+                      ? PutEndHashed(keys[i], hashes_[i], checksums[i])
                       : InvalidArgument("batch put-end: fewer checksums than keys"));
   }
   return out;
@@ -200,8 +221,19 @@ std::vector<Status> MetadataMaster::BatchPutEnd(std::span<const std::string> key
 std::vector<Result<ObjectView>> MetadataMaster::BatchGet(std::span<const std::string> keys) {
   std::vector<Result<ObjectView>> out;
   out.reserve(keys.size());
-  for (const auto& k : keys) out.push_back(Get(k));
+  HashAndPrefetch(keys);
+  for (size_t i = 0; i < keys.size(); ++i) out.push_back(GetHashed(keys[i], hashes_[i]));
   return out;
+}
+
+// A batch's keys are hashed first and their home slots fetched ahead, so the cache misses of a
+// large table overlap instead of each lookup waiting for its own.
+void MetadataMaster::HashAndPrefetch(std::span<const std::string> keys) {
+  hashes_.resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    hashes_[i] = KeyHash(keys[i]);
+    objects_.Prefetch(hashes_[i]);
+  }
 }
 
 std::vector<uint8_t> MetadataMaster::BatchExists(std::span<const std::string> keys) {
@@ -220,18 +252,35 @@ std::vector<Status> MetadataMaster::BatchRemove(std::span<const std::string> key
 size_t MetadataMaster::Tick() {
   size_t revoked = 0;
   Nanos now = clock_.Now();
-  while (!put_deadlines_.empty() && put_deadlines_.front().first <= now) {
-    auto [key, put_id] = put_deadlines_.front().second;
-    put_deadlines_.pop_front();
-    auto it = objects_.find(key);
-    if (it == objects_.end() || it->second.visible || it->second.put_id != put_id) continue;
+  while (deadlines_front_ != nullptr && deadlines_front_->put_deadline <= now) {
     ++stats_.timed_out_puts;
     ++stats_.revoked_puts;
-    EraseObject(it->second);
+    EraseObject(*deadlines_front_);  // unlinks it
     ++revoked;
   }
   ReleaseHeld();
   return revoked;
+}
+
+void MetadataMaster::LinkDeadline(Object& o) {
+  // Deadlines are the clock plus one timeout, so a new one goes last; a clock set back (tests,
+  // the simulator) walks back to its place.
+  Object* after = deadlines_back_;
+  while (after != nullptr && after->put_deadline > o.put_deadline) after = after->deadline_prev;
+  o.deadline_prev = after;
+  o.deadline_next = after != nullptr ? after->deadline_next : deadlines_front_;
+  (o.deadline_next != nullptr ? o.deadline_next->deadline_prev : deadlines_back_) = &o;
+  (after != nullptr ? after->deadline_next : deadlines_front_) = &o;
+  o.in_deadlines = true;
+}
+
+void MetadataMaster::UnlinkDeadline(Object& o) {
+  if (!o.in_deadlines) return;
+  (o.deadline_prev != nullptr ? o.deadline_prev->deadline_next : deadlines_front_) =
+      o.deadline_next;
+  (o.deadline_next != nullptr ? o.deadline_next->deadline_prev : deadlines_back_) = o.deadline_prev;
+  o.deadline_prev = o.deadline_next = nullptr;
+  o.in_deadlines = false;
 }
 
 MasterStats MetadataMaster::Stats() const {
@@ -239,10 +288,11 @@ MasterStats MetadataMaster::Stats() const {
   s.objects = 0;
   s.in_flight_puts = 0;
   s.ssd_replicas = 0;
-  for (const auto& [k, o] : objects_) {
+  objects_.ForEach([&s](const Object& o) {
     (o.visible ? s.objects : s.in_flight_puts)++;
     for (const Replica& r : o.replicas) s.ssd_replicas += r.loc.tier == Tier::kSsd ? 1 : 0;
-  }
+    return true;
+  });
   return s;
 }
 
@@ -257,6 +307,7 @@ ObjectView MetadataMaster::View(const Object& o) const {
   v.checksum = o.checksum;
   v.version = o.put_id;
   v.lease = cfg_.lease;
+  v.replicas.reserve(o.replicas.size());
   for (const Replica& r : o.replicas) v.replicas.push_back(r.loc);
   return v;
 }

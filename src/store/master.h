@@ -30,18 +30,18 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <list>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/eviction_sink.h"
+#include "store/object_index.h"
 #include "store/segment_allocator.h"
 #include "store/types.h"
 
@@ -207,16 +207,23 @@ class MetadataMaster {
 
  private:
   struct Object;
-  using LruList = std::list<Object*>;
+  using Lru = LruList<Object>;
   struct Replica {
     ReplicaLocation loc;
     Allocation alloc;          // DRAM only
-    LruList::iterator lru_it;  // DRAM and visible and not hard-pinned only
-    bool in_lru = false;
-    bool spilling = false;  // DRAM, handed to the sink: still served, freed by CompleteSpill
+    Lru::Node* lru = nullptr;  // in its segment's list: DRAM and visible and not hard-pinned
+    bool spilling = false;     // DRAM, handed to the sink: still served, freed by CompleteSpill
   };
+  // Lives in objects_ (ObjectTable): its address is stable until erased, and an erased one is
+  // reused by a later key with its key's and replicas' capacity (Reset keeps them).
   struct Object {
     std::string key;
+    uint64_t hash = 0;      // KeyHash(key)
+    uint32_t index_id = 0;  // its id in objects_
+    // The in-flight puts, by put deadline (Tick walks it from the front); null at the ends.
+    Object* deadline_prev = nullptr;
+    Object* deadline_next = nullptr;
+    bool in_deadlines = false;
     uint64_t size = 0;
     uint64_t checksum = 0;
     bool visible = false;
@@ -233,12 +240,13 @@ class MetadataMaster {
     uint32_t target_replicas = 1;    // what its put asked for (re-replication restores it)
     bool counted_in_flight = false;  // in in_flight_now_ (a put started, not yet visible)
     std::vector<Replica> replicas;
+    void Reset();  // everything but key and replicas' capacity to its initial value
   };
   struct Segment {
     explicit Segment(uint64_t capacity) : alloc(capacity) {}
     SegmentAllocator alloc;
-    LruList lru;              // front = most recently used
-    LruList soft_lru;         // soft-pinned objects, evicted after `lru` is exhausted
+    Lru lru;                  // front = most recently used
+    Lru soft_lru;             // soft-pinned objects, evicted after `lru` is exhausted
     uint64_t evicted_at = 0;  // eviction_rounds_ when this rank last evicted (0: never)
   };
   struct Spill {
@@ -249,12 +257,22 @@ class MetadataMaster {
     Nanos deadline{0};  // copies only: the copier's deadline
   };
 
-  Object* FindLive(const std::string& key);
+  // The single-key calls with the key's hash already computed (the batch calls hash ahead).
+  Result<std::vector<ReplicaLocation>> PutStartHashed(const std::string& key, uint64_t hash,
+                                                      uint64_t size, const ReplicateConfig& cfg);
+  Status PutEndHashed(const std::string& key, uint64_t hash, uint64_t checksum);
+  Result<ObjectView> GetHashed(const std::string& key, uint64_t hash);
+  void HashAndPrefetch(std::span<const std::string> keys);  // fills hashes_
+  Object* FindLive(std::string_view key, uint64_t hash);
+  Object* FindLive(std::string_view key) { return FindLive(key, KeyHash(key)); }
+  Object* Find(std::string_view key) const { return objects_.Find(key, KeyHash(key)); }
+  void LinkDeadline(Object& o);  // into the in-flight list, in deadline order
+  void UnlinkDeadline(Object& o);
   void MaybePromote(Object& o);
   void LinkDram(Object& o, Replica& r);
   // A reader holds it: a get's lease, or a copy reading a replica of it (StartCopies).
-  bool Leased(const Object& o) const {
-    const Nanos now = clock_.Now();
+  bool Leased(const Object& o) const { return Leased(o, clock_.Now()); }
+  static bool Leased(const Object& o, Nanos now) {
     return o.lease_until > now || o.copy_until > now;
   }
   void Touch(Object& o);
@@ -287,10 +305,11 @@ class MetadataMaster {
   MasterConfig cfg_;
   Clock& clock_;
   EvictionSink* sink_;
-  std::unordered_map<std::string, Object> objects_;
+  ObjectTable<Object> objects_;
   std::map<Rank, Segment> segments_;
   std::map<Rank, Nanos> suspect_until_;  // MarkSuspect: no new replicas there until then
-  std::deque<std::pair<Nanos, std::pair<std::string, uint64_t>>> put_deadlines_;
+  Object* deadlines_front_ = nullptr;    // in-flight puts, earliest deadline first
+  Object* deadlines_back_ = nullptr;
   std::unordered_map<uint64_t, Spill> spills_;
   std::unordered_map<uint64_t, Spill> promotions_;  // same bookkeeping: the reserved region
   std::unordered_map<uint64_t, Spill> copies_;      // re-replication: the reserved region
@@ -304,6 +323,7 @@ class MetadataMaster {
   uint64_t next_ticket_ = 1;
   MasterStats stats_;
   std::vector<Rank> candidates_;  // PutStart's scratch for Candidates
+  std::vector<uint64_t> hashes_;  // the batch calls' key hashes (HashAndPrefetch)
   bool kept_last_copy_ = false;   // AllocateOn: an eviction kept a last copy (names the NoSpace)
 };
 

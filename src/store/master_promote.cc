@@ -44,14 +44,14 @@ Status MetadataMaster::CompletePromote(uint64_t ticket, bool ok) {
   Spill p = std::move(it->second);
   promotions_.erase(it);
   auto seg = segments_.find(p.rank);
-  auto o = objects_.find(p.key);
-  const bool alive = o != objects_.end() && o->second.put_id == p.object_id;
-  if (alive) o->second.promoting = false;
+  Object* o = Find(p.key);
+  const bool alive = o != nullptr && o->put_id == p.object_id;
+  if (alive) o->promoting = false;
   if (!ok || !alive || seg == segments_.end()) {
     if (seg != segments_.end()) (void)seg->second.alloc.Free(p.alloc);
     return alive ? Status::Ok() : NotFound("object '" + p.key + "' went away while promoted");
   }
-  Object& obj = o->second;
+  Object& obj = *o;
   Replica r;
   r.loc = ReplicaLocation{p.rank, Tier::kDram, p.alloc.offset, obj.size};
   r.alloc = p.alloc;

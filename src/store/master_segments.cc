@@ -34,19 +34,20 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
   if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
   suspect_until_.erase(rank);
   std::vector<std::string> affected;
-  for (auto& [key, o] : objects_) {
+  objects_.ForEach([&](const Object& o) {
     for (const Replica& r : o.replicas) {
       if (r.loc.rank == rank) {
-        affected.push_back(key);
+        affected.push_back(o.key);
         break;
       }
     }
-  }
+    return true;
+  });
   for (auto it = spills_.begin(); it != spills_.end();) {
     if (it->second.rank == rank) {
-      auto o = objects_.find(it->second.key);
-      if (o != objects_.end() && o->second.put_id == it->second.object_id) {
-        --o->second.pending_spills;
+      Object* o = Find(it->second.key);
+      if (o != nullptr && o->put_id == it->second.object_id) {
+        --o->pending_spills;
         affected.push_back(it->second.key);
       }
       it = spills_.erase(it);
@@ -56,9 +57,9 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
   }
   for (auto it = copies_.begin(); it != copies_.end();) {
     if (it->second.rank == rank) {
-      auto o = objects_.find(it->second.key);
-      if (o != objects_.end() && o->second.put_id == it->second.object_id) {
-        o->second.copying = false;
+      Object* o = Find(it->second.key);
+      if (o != nullptr && o->put_id == it->second.object_id) {
+        o->copying = false;
       }
       it = copies_.erase(it);
     } else {
@@ -67,9 +68,9 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
   }
   for (auto it = promotions_.begin(); it != promotions_.end();) {
     if (it->second.rank == rank) {
-      auto o = objects_.find(it->second.key);
-      if (o != objects_.end() && o->second.put_id == it->second.object_id) {
-        o->second.promoting = false;
+      Object* o = Find(it->second.key);
+      if (o != nullptr && o->put_id == it->second.object_id) {
+        o->promoting = false;
       }
       it = promotions_.erase(it);
     } else {
@@ -77,9 +78,9 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
     }
   }
   for (const std::string& key : affected) {
-    auto it = objects_.find(key);
-    if (it == objects_.end()) continue;
-    Object& o = it->second;
+    Object* found = Find(key);
+    if (found == nullptr) continue;
+    Object& o = *found;
     if (!o.visible) {
       ++stats_.revoked_puts;
       RevokeInFlight(o, rank);  // its writes to live ranks may still be running
@@ -113,9 +114,9 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
   ReleaseHeld();
   // A copy is bounded as a put is: the copier gives up by then (CopyOrder::timeout).
   const Nanos deadline = clock_.Now() + cfg_.put_timeout;
-  for (auto& [key, o] : objects_) {
-    if (orders.size() >= max_orders) break;
-    if (!o.visible || o.copying) continue;
+  objects_.ForEach([&](Object& o) {
+    if (orders.size() >= max_orders) return false;
+    if (!o.visible || o.copying) return true;
     const Replica* source = nullptr;
     uint32_t dram = 0;
     for (const Replica& r : o.replicas) {
@@ -123,7 +124,7 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
       ++dram;
       source = &r;
     }
-    if (source == nullptr || dram >= o.target_replicas) continue;
+    if (source == nullptr || dram >= o.target_replicas) return true;
     // Another live rank, emptiest first, with room now: re-replication never evicts.
     std::vector<Rank> candidates;
     Candidates(ReplicateConfig{}, &candidates);
@@ -134,8 +135,8 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
       auto a = segments_.at(rank).alloc.Allocate(o.size);
       if (!a.ok()) continue;
       const uint64_t ticket = next_ticket_++;
-      copies_[ticket] = Spill{key, o.put_id, rank, *a, deadline};
-      orders.push_back(CopyOrder{ticket, key, source->loc,
+      copies_[ticket] = Spill{o.key, o.put_id, rank, *a, deadline};
+      orders.push_back(CopyOrder{ticket, o.key, source->loc,
                                  ReplicaLocation{rank, Tier::kDram, a->offset, o.size}, o.checksum,
                                  cfg_.put_timeout});
       o.copying = true;
@@ -145,7 +146,8 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
       ++stats_.copies_started;
       break;
     }
-  }
+    return true;
+  });
   return orders;
 }
 
@@ -155,16 +157,16 @@ Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
   Spill c = std::move(it->second);
   copies_.erase(it);
   auto seg = segments_.find(c.rank);
-  auto o = objects_.find(c.key);
-  const bool alive = o != objects_.end() && o->second.put_id == c.object_id;
-  if (alive) o->second.copying = false;
+  Object* o = Find(c.key);
+  const bool alive = o != nullptr && o->put_id == c.object_id;
+  if (alive) o->copying = false;
   if (!ok || !alive || seg == segments_.end()) {
     // A failed copy may have given up on a write that still lands in the target region; a
     // failed read may still be reading the source (copy_until stays).
     if (seg != segments_.end()) HoldUntil(c.rank, c.alloc, ok ? Nanos(0) : c.deadline);
     return alive ? Status::Ok() : NotFound("object '" + c.key + "' went away while copied");
   }
-  Object& obj = o->second;
+  Object& obj = *o;
   obj.copy_until = Nanos(0);  // every read of the copy ended
   Replica r;
   r.loc = ReplicaLocation{c.rank, Tier::kDram, c.alloc.offset, obj.size};
@@ -204,7 +206,7 @@ void MetadataMaster::Candidates(const ReplicateConfig& cfg, std::vector<Rank>* c
   // A rank a client found failing gets nothing new while another rank can take it: a put
   // retried after a failed write must not be sent back to the dead rank (the emptiest one, as
   // it takes nothing new) for the whole failure timeout.
-  const Nanos now = clock_.Now();
+  const Nanos now = suspect_until_.empty() ? Nanos{0} : clock_.Now();  // no clock read per put
   auto suspected = [&](Rank r) {
     auto it = suspect_until_.find(r);
     return it != suspect_until_.end() && it->second > now;
@@ -259,10 +261,11 @@ uint64_t MetadataMaster::EvictOne(Rank rank, Segment& seg) {
   // sink's bounds are per rank, so a last copy at least as large as a declined one is skipped
   // without asking (a full tier would make every put ask once per object otherwise).
   uint64_t declined = UINT64_MAX;
-  for (LruList* list : {&seg.lru, &seg.soft_lru}) {
-    for (auto it = list->rbegin(); it != list->rend(); ++it) {
-      Object* o = *it;
-      if (Leased(*o)) continue;  // hard-pinned and in-flight objects are never in a list
+  const Nanos now = clock_.Now();  // once per pass: a pass may walk many leased objects
+  for (Lru* list : {&seg.lru, &seg.soft_lru}) {
+    for (Lru::Node* n = list->Back(); n != nullptr; n = n->prev) {
+      Object* o = n->item;
+      if (Leased(*o, now)) continue;  // hard-pinned and in-flight objects are never in a list
       if (o->size >= declined && KeepsLastCopy(*o)) continue;
       if (uint64_t n = EvictReplica(*o, rank, seg); n > 0) return n;
       declined = std::min(declined, o->size);
@@ -310,10 +313,10 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
 }
 
 void MetadataMaster::Unlink(Object& o, Replica& r) {
-  if (!r.in_lru) return;
+  if (r.lru == nullptr) return;
   Segment& seg = segments_.at(r.loc.rank);
-  (o.soft_pin ? seg.soft_lru : seg.lru).erase(r.lru_it);
-  r.in_lru = false;
+  (o.soft_pin ? seg.soft_lru : seg.lru).Erase(r.lru);
+  r.lru = nullptr;
 }
 
 void MetadataMaster::FreeReplica(Object& o, Replica& r) {
@@ -326,7 +329,8 @@ void MetadataMaster::FreeReplica(Object& o, Replica& r) {
 void MetadataMaster::EraseObject(Object& o) {
   if (o.counted_in_flight) --in_flight_now_;
   for (Replica& r : o.replicas) FreeReplica(o, r);
-  objects_.erase(objects_.find(o.key));  // by node: the key lives in o, which dies with it
+  UnlinkDeadline(o);
+  objects_.Erase(&o);
 }
 
 void MetadataMaster::RevokeInFlight(Object& o, std::optional<Rank> dead) {
@@ -368,23 +372,21 @@ void MetadataMaster::MakeVisible(Object& o) {
   o.visible = true;
   if (o.counted_in_flight) --in_flight_now_;
   o.counted_in_flight = false;
+  UnlinkDeadline(o);
   for (Replica& r : o.replicas) LinkDram(o, r);
 }
 
 void MetadataMaster::LinkDram(Object& o, Replica& r) {
-  if (o.hard_pin || r.loc.tier != Tier::kDram || r.in_lru) return;
-  LruList& list = o.soft_pin ? segments_.at(r.loc.rank).soft_lru : segments_.at(r.loc.rank).lru;
-  list.push_front(&o);
-  r.lru_it = list.begin();
-  r.in_lru = true;
+  if (o.hard_pin || r.loc.tier != Tier::kDram || r.lru != nullptr) return;
+  Lru& list = o.soft_pin ? segments_.at(r.loc.rank).soft_lru : segments_.at(r.loc.rank).lru;
+  r.lru = list.PushFront(&o);
 }
 
 void MetadataMaster::Touch(Object& o) {
   for (Replica& r : o.replicas) {
-    if (!r.in_lru) continue;
+    if (r.lru == nullptr) continue;
     Segment& seg = segments_.at(r.loc.rank);
-    LruList& list = o.soft_pin ? seg.soft_lru : seg.lru;
-    list.splice(list.begin(), list, r.lru_it);
+    (o.soft_pin ? seg.soft_lru : seg.lru).MoveToFront(r.lru);
   }
 }
 
@@ -394,13 +396,13 @@ Status MetadataMaster::CompleteSpill(uint64_t ticket, std::optional<ReplicaLocat
   Spill spill = std::move(it->second);
   spills_.erase(it);
   auto seg = segments_.find(spill.rank);
-  auto o = objects_.find(spill.key);
-  const bool alive = o != objects_.end() && o->second.put_id == spill.object_id;
+  Object* o = Find(spill.key);
+  const bool alive = o != nullptr && o->put_id == spill.object_id;
   if (!alive) {
     if (seg != segments_.end()) (void)seg->second.alloc.Free(spill.alloc);
     return NotFound("object '" + spill.key + "' was removed while it spilled");
   }
-  Object& obj = o->second;
+  Object& obj = *o;
   --obj.pending_spills;
   auto dram = std::find_if(obj.replicas.begin(), obj.replicas.end(), [&](const Replica& x) {
     return x.spilling && x.loc.rank == spill.rank && x.loc.offset == spill.alloc.offset;
@@ -459,8 +461,7 @@ Status MetadataMaster::AddReplica(const std::string& key, uint64_t size, uint64_
     o = nullptr;
   }
   if (o == nullptr) {
-    o = &objects_[key];
-    o->key = key;
+    o = objects_.Insert(key, KeyHash(key));
     o->size = size;
     o->checksum = checksum;
     o->put_id = version != 0 ? version : next_put_id_++;

@@ -195,13 +195,16 @@ void MetadataMaster::Candidates(const ReplicateConfig& cfg, std::vector<Rank>* c
   // every such tie: it alone took the new objects and evicted its own LRU, so the pool behaved as
   // an LRU of one rank's size (8 ranks: hit rate 18 % instead of 35 % on the conversation trace,
   // docs/EVAL.md) while the other ranks kept stale objects.
-  std::stable_sort(out.begin() + preferred, out.end(), [this](Rank a, Rank b) {
+  // Full ties keep rank order (the order `out` has here), as std::stable_sort would, without the
+  // buffer it allocates on every put.
+  std::sort(out.begin() + preferred, out.end(), [this](Rank a, Rank b) {
     const Segment& sa = segments_.at(a);
     const Segment& sb = segments_.at(b);
     if (sa.alloc.free_bytes() != sb.alloc.free_bytes()) {
       return sa.alloc.free_bytes() > sb.alloc.free_bytes();
     }
-    return sa.evicted_at < sb.evicted_at;
+    if (sa.evicted_at != sb.evicted_at) return sa.evicted_at < sb.evicted_at;
+    return a < b;
   });
   // A rank a client found failing gets nothing new while another rank can take it: a put
   // retried after a failed write must not be sent back to the dead rank (the emptiest one, as

@@ -64,7 +64,8 @@ Result<ListenerRecord> Listen(JobContext& ctx) {
     return SecretEquals(credential, std::span<const std::byte>(token));
   });
   if (!port.ok()) return port.status().WithContext("store.listen / store.port");
-  return ListenerRecord{ListenerAddresses(o.store_listen), *port};
+  // Only addresses of the interfaces UCX may use: a connection through another is refused.
+  return ListenerRecord{ListenerAddresses(o.store_listen, ctx.transport.NetDevices()), *port};
 }
 
 std::string UtcNow() {

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "client/attach_addresses.h"
 #include "client/connection_file.h"
 #include "common/log.h"
 #include "common/units.h"
@@ -79,7 +80,7 @@ class Client::Impl {
 
  private:
   Status AttachTo(Rank rank, const std::vector<std::string>& addresses,
-                  const std::vector<std::byte>& credential);
+                  const std::vector<std::byte>& credential, bool* nothing_listens = nullptr);
   Status Enter();
   void Leave();
 
@@ -103,21 +104,9 @@ void Client::Impl::Leave() {
 }
 
 Status Client::Impl::AttachTo(Rank rank, const std::vector<std::string>& addresses,
-                              const std::vector<std::byte>& credential) {
-  Status last = InvalidArgument("rank " + std::to_string(rank.value) + " has no address");
-  for (const std::string& address : addresses) {
-    std::string host;
-    uint16_t port = 0;
-    MC_RETURN_IF_ERROR(
-        SplitHostPort(address, "address of rank " + std::to_string(rank.value), &host, &port));
-    last = transport->Attach(rank, host, port, credential, options.connect_timeout);
-    // A refusal is the job's answer, and a wrong job size will not change at another address.
-    if (last.ok() || last.code() == ErrorCode::kPermissionDenied ||
-        last.code() == ErrorCode::kInvalidArgument) {
-      return last;
-    }
-  }
-  return last;
+                              const std::vector<std::byte>& credential, bool* nothing_listens) {
+  return AttachAtAnyAddress(*transport, rank, addresses, credential, options.connect_timeout,
+                            nothing_listens);
 }
 
 Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions& opts) {
@@ -131,8 +120,9 @@ Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions&
   rpc->SetJobToken(connection.token);
   const std::vector<std::byte> credential = TokenBytes(connection.token);
   const Rank master{connection.master_rank};
-  Status attached = AttachTo(master, connection.master_addresses, credential);
-  if (attached.code() == ErrorCode::kPeerFailure) {
+  bool nothing_listens = false;
+  Status attached = AttachTo(master, connection.master_addresses, credential, &nothing_listens);
+  if (nothing_listens) {
     return PeerFailure(
         "no store job listens at the connection file's addresses (it has "
         "stopped, or the file is stale): " +

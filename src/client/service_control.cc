@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "client/attach_addresses.h"
 #include "client/connection_file.h"
 #include "common/tcp_probe.h"
 #include "store/net/messages.h"
@@ -19,15 +20,10 @@ Status StopStoreService(const std::string& connection_file, Nanos timeout) {
     transport::Rpc rpc(**transport);
     rpc.SetJobToken(info->token);
     const Rank master{info->master_rank};
-    Status attached = Internal("no address");
-    for (const std::string& address : info->master_addresses) {
-      std::string host;
-      uint16_t port = 0;
-      MC_RETURN_IF_ERROR(SplitHostPort(address, "master address", &host, &port));
-      attached = (*transport)->Attach(master, host, port, TokenBytes(info->token), timeout);
-      if (attached.ok() || attached.code() == ErrorCode::kPermissionDenied) break;
-    }
-    if (attached.code() == ErrorCode::kPeerFailure) {
+    bool nothing_listens = false;
+    Status attached = AttachAtAnyAddress(**transport, master, info->master_addresses,
+                                         TokenBytes(info->token), timeout, &nothing_listens);
+    if (nothing_listens) {
       // What the Python client says too (client.cc): the file outlived its job.
       return PeerFailure("the store job behind " + connection_file +
                          " has stopped (nothing listens at its addresses; the file is stale): " +

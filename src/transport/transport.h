@@ -244,6 +244,10 @@ class Transport {
     return NotSupported(backend_name() + " cannot connect to a single rank");
   }
 
+  // The network devices this backend was limited to ("lo", "mlx5_0:1,eth0": UCX_NET_DEVICES or
+  // transport.devices); empty when it may use every device.
+  virtual std::string NetDevices() const { return ""; }
+
   // Human-readable description of how bytes reach `peer` (for ucx: the UCX transports in use).
   virtual std::string DescribePath(Rank peer) const = 0;
 

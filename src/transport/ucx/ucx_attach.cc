@@ -430,6 +430,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   Status listening = ProbeTcpListener(host, port, timeout);
   if (!listening.ok()) return listening.WithContext("rank " + std::to_string(r) + " of the job");
   if (attached_as_.empty()) attached_as_.assign(world_size_, -1);
+  peer_failed_[r] = false;  // a failed try at another address of this rank is not this one's
   {
     std::lock_guard<std::mutex> lock(attach_wait_mutex_);
     attach_waits_[r] = AttachWait{};
@@ -482,6 +483,13 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
     failed = InvalidArgument(where + " belongs to a job of " + std::to_string(result.world_size) +
                              " ranks, not " + std::to_string(world_size_) +
                              ": the connection file is not this job's");
+  } else if (result.status == ErrorCode::kPeerFailure && result.why != UCS_OK) {
+    // UCX took the connection and then failed it: on either side, the connection's local
+    // device may not be one UCX was started with (UCX_NET_DEVICES, transport.devices).
+    failed = PeerFailure("the connection to " + where +
+                         " failed in UCX: " + ucs_status_string(result.why) +
+                         " (is its network device one that UCX_NET_DEVICES leaves out, here or "
+                         "at the listener?)");
   } else if (result.status != ErrorCode::kOk) {
     failed = Status(result.status, "attaching to " + where + " failed (" +
                                        std::string(ErrorCodeName(result.status)) + ")");

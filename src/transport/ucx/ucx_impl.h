@@ -212,6 +212,7 @@ class UcxTransport final : public Transport {
   void BeginCallerProgress() override { callers_waiting_.fetch_add(1, std::memory_order_relaxed); }
   void EndCallerProgress() override { callers_waiting_.fetch_sub(1, std::memory_order_relaxed); }
   std::string DescribePath(Rank peer) const override;
+  std::string NetDevices() const override { return net_devices_; }
   void MarkPeerDead(Rank peer, const std::string& why) override;
   void RetainUntilClosed(std::shared_ptr<void> keepalive) override {
     std::lock_guard<std::mutex> lock(retained_mutex_);
@@ -318,6 +319,7 @@ class UcxTransport final : public Transport {
   UcpContext context_;  // declared before worker_: destroyed after it
   UcpWorker worker_;
   std::vector<std::byte> local_address_;
+  std::string net_devices_;  // UCX_NET_DEVICES as UCX read it; empty for "all"
   EndpointTable eps_;
   std::vector<std::unique_ptr<PeerErrorArg>> error_args_;  // outlive the endpoints
   std::vector<char> use_am_;                               // per peer: AM data path (1) or RMA (0)
@@ -389,6 +391,7 @@ class UcxTransport final : public Transport {
     ErrorCode status = ErrorCode::kOk;
     int32_t rank = -1;
     int32_t world_size = 0;
+    ucs_status_t why = UCS_OK;  // what UCX reported when the endpoint failed before an answer
   };
   std::mutex attach_wait_mutex_;
   std::condition_variable attach_wait_cv_;

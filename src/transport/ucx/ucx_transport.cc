@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -164,6 +165,26 @@ static Status CheckRdmaPin(const std::string& user_tls) {
                          " is empty or missing); use auto to take what the host has, or shm / tcp");
 }
 
+// UCX_NET_DEVICES as UCX read it (from the environment, or transport.devices): UCX has no
+// getter for one field, so it is read off ucp_config_print's "UCX_NET_DEVICES=lo" line. Empty
+// for "all".
+static std::string ConfiguredNetDevices(const ucp_config_t* cfg) {
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  if (out == nullptr) return "";
+  ucp_config_print(cfg, out, nullptr, UCS_CONFIG_PRINT_CONFIG);
+  std::fclose(out);
+  std::string printed(text, size);
+  std::free(text);
+  const std::string key = "UCX_NET_DEVICES=";
+  const size_t at = printed.find(key);
+  if (at == std::string::npos) return "";
+  const size_t end = printed.find('\n', at);
+  std::string value = printed.substr(at + key.size(), end - at - key.size());
+  return value == "all" ? "" : value;
+}
+
 Status UcxTransport::CreateContext() {
   MC_RETURN_IF_ERROR(CheckRdmaPin(config_.tls));
   ucp_config_t* cfg = nullptr;
@@ -192,6 +213,7 @@ Status UcxTransport::CreateContext() {
       (st = ucp_config_modify(cfg, "RX_SEG_SIZE", config_.tcp_rx_seg_size.c_str())) != UCS_OK) {
     log::Warn("UCX RX_SEG_SIZE={} not applied: {}", config_.tcp_rx_seg_size, ucs_status_string(st));
   }
+  net_devices_ = ConfiguredNetDevices(cfg);
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
@@ -593,13 +615,16 @@ void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
   if (closing_ || shutting_down_) return;  // peers closing at shutdown is not a failure
   if (peer < 0 || peer >= world_size_) return;
   {
-    // A process outside the job waiting to attach to `peer`: nothing listens there.
+    // A process outside the job waiting to attach to `peer`: this address did not take the
+    // connection. Attach says why and the caller may try another address, so no warning here.
     std::lock_guard<std::mutex> lock(attach_wait_mutex_);
     auto it = attach_waits_.find(peer);
     if (it != attach_waits_.end() && !it->second.done) {
       it->second.done = true;
       it->second.status = ErrorCode::kPeerFailure;
+      it->second.why = status;
       attach_wait_cv_.notify_all();
+      return;
     }
   }
   log::Warn("endpoint to rank {} failed: {}", peer, ucs_status_string(status));

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -30,7 +31,9 @@ namespace {
 
 using cluster::Role;
 
-// Set by SIGTERM / SIGINT: the service stops in order.
+// Set by SIGTERM / SIGINT / SIGUSR1: the service stops in order. SIGUSR1 is the one mpirun
+// passes on to its ranks and leaves them to act on (Open MPI ends the job itself on SIGTERM and
+// SIGINT, with SIGKILL a second later): launch/mooncake-mpirun turns a TERM or INT into it.
 volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void OnStopSignal(int) { g_stop_signal = 1; }
@@ -41,6 +44,7 @@ void InstallStopSignals() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
 }
 
 // Where one rank accepts processes from outside the job.
@@ -352,8 +356,11 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     node.StopOthers();
     const serve::RankReport all = node.CollectReports(node.Finish());
     const bool kept_all = Summarize(ctx, node, ssd, all, run_dir);
-    node.ShutdownOthers();
     code = all.errors == 0 && kept_all ? 0 : 1;
+    // The outcome is known: written now, not only when the teardown is done, for a launcher
+    // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
+    if (!o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
+    node.ShutdownOthers();
   } else {
     serve::RankReport report = node.Finish();
     if (o.store_ssd) report.ssd = SsdCounters(ssd);

@@ -13,8 +13,10 @@
 #include <netinet/in.h>
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <set>
@@ -142,6 +144,26 @@ Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
   return sa;
 }
 
+// A port given by the user that another socket holds, said in those words: UCX logs its own
+// ERROR line for it and returns "Device is busy". Bound as UCX binds (SO_REUSEADDR), then freed
+// for UCX at once.
+Status CheckPortFree(const sockaddr_in& sa, const std::string& address) {
+  const uint16_t port = ntohs(sa.sin_port);
+  if (port == 0) return Status::Ok();
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Ok();  // UCX will say what is wrong
+  const int one = 1;
+  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const int err = bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0 ? 0 : errno;
+  close(fd);
+  if (err == EADDRINUSE) {
+    return InvalidArgument("cannot listen on " + HostPort(address, port) +
+                           ": address already in use (another process holds port " +
+                           std::to_string(port) + "; pick another, or 0 for a free one)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<uint16_t> UcxTransport::Listen(const ListenConfig& config, AttachCheck check) {
@@ -153,6 +175,7 @@ Result<uint16_t> UcxTransport::Listen(const ListenConfig& config, AttachCheck ch
   if (inet_pton(AF_INET, config.address.c_str(), &sa.sin_addr) != 1) {
     return InvalidArgument("listen address '" + config.address + "' is not an IPv4 address");
   }
+  MC_RETURN_IF_ERROR(CheckPortFree(sa, config.address));
   {
     std::lock_guard<std::mutex> lock(attached_mutex_);
     attach_check_ = std::move(check);

@@ -9,7 +9,7 @@ reported and is above 0; then the job is stopped and summary.json's objects equa
 Prometheus read. A CTest skip (exit 77) when /usr/bin/prometheus is missing.
 
 With `serve` as third argument the serving job instead (4 ranks, the synthetic workload of 120
-requests, --serve.http 0 with a 5 s linger after the summary): Prometheus scrapes the
+requests, --serve.http 0 with a 10 s linger after the summary): Prometheus scrapes the
 conductor's /metrics while it replays, and the last mooncake_requests_total{outcome="completed"}
 it stored equals summary.json's completed count.
 
@@ -91,30 +91,33 @@ def start_prometheus(work, target, log_path):
 def serve_mode(work, env):
     """The serving job scraped while it replays; its last completed count against summary.json."""
     run, job_log, prom_log = work / "run", work / "job.log", work / "prometheus.log"
-    # Prometheus first, on the port the job will take (chosen here), so no scrape is missed.
-    http_port = free_port()
-    prometheus, prom_port = start_prometheus(work, f"127.0.0.1:{http_port}", prom_log)
-    wait_for("Prometheus to answer", lambda: query(prom_port, "up") is not None, 60, prom_log)
-    job = None
+    # The job takes a free port itself (a port chosen here could be taken by another test's job
+    # before it binds it: seen once in CI), and Prometheus starts on the address endpoint.json
+    # gives; the 10 s linger leaves it time to scrape the final numbers.
+    prometheus = job = None
     try:
         with open(job_log, "w") as log:
             job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np",
-                                    "4", "--", "--synthetic.requests", "120", "--serve.http",
-                                    str(http_port), "--serve.http_linger", "5s", "--job.plots",
-                                    "off", "--out", str(run)],
+                                    "4", "--", "--synthetic.requests", "120", "--serve.http", "0",
+                                    "--serve.http_linger", "10s", "--job.plots", "off", "--out",
+                                    str(run)],
                                    stdout=log, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True)
+        wait_for("the job's endpoint.json", lambda: (run / "endpoint.json").exists(), 90, job_log)
+        http_port = json.loads((run / "endpoint.json").read_text())["port"]
+        prometheus, prom_port = start_prometheus(work, f"127.0.0.1:{http_port}", prom_log)
         if job.wait(timeout=180) != 0:
-            fail(f"the serving job exited {job.returncode}", job_log)
+            fail(f"the serving job exited {job.returncode}", job_log, prom_log)
         summary = json.loads((run / "summary.json").read_text())
         completed = summary["requests"]["completed"]
-        seen = query(prom_port, 'max_over_time(mooncake_requests_total{outcome="completed"}[5m])')
+        seen = wait_for("Prometheus to answer",
+                        lambda: query(prom_port, 'max_over_time(mooncake_requests_total'
+                                      '{outcome="completed"}[5m])'), 30, prom_log)
         scrapes = (query(prom_port, "sum_over_time(up[5m])") or {})
-        if not seen:
-            fail("Prometheus stored no mooncake_requests_total", prom_log, job_log)
-        last = list(seen.values())[0]
+        last = list(seen.values())[0] if seen else None
         if last != completed:
-            fail(f"Prometheus's last completed count {last} != summary.json's {completed}")
+            fail(f"Prometheus's last completed count {last} != summary.json's {completed}",
+                 prom_log)
         print(f"prometheus_scrape serve OK: {sum(scrapes.values()):.0f} successful scrapes, "
               f"completed {completed:.0f} in Prometheus and summary.json")
         return 0

@@ -136,6 +136,11 @@ def main():
     run, job_log, prom_log = work / "run", work / "job.log", work / "prometheus.log"
     env = dict(os.environ, MOONCAKE_MPIRUN_ARGS="--mca btl self,vader,tcp --mca btl_tcp_if_include "
                "lo --mca oob_tcp_if_include lo")
+    if MODE == "serve":  # before the store job starts: serve mode runs no store job
+        try:
+            return serve_mode(work, env)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     with open(job_log, "w") as log:
         job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np", "3",
                                 "--", "--job.mode", "store", "--store.dram", "64MiB",
@@ -143,11 +148,6 @@ def main():
                                 "--out", str(run)],
                                stdout=log, stderr=subprocess.STDOUT, env=env,
                                start_new_session=True)
-    if MODE == "serve":
-        try:
-            return serve_mode(work, env)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
     prometheus = None
     try:
         wait_for("the job's connect.json and metrics.json",

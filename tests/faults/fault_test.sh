@@ -34,7 +34,13 @@ if [[ ! -r $trace ]]; then
 fi
 dir=$(mktemp -d)
 trap 'pkill -KILL -f "^$mooncake .*--out $dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
-fail() { echo "FAIL ($mode): $*"; tail -40 "$dir/log"; exit 1; }
+# A sanitizer's report names the cause; CI shows only an excerpt, so it comes first.
+fail() {
+  echo "FAIL ($mode): $*"
+  grep -m3 -E "Sanitizer|Tracer caught|runtime error" "$dir/log"
+  tail -40 "$dir/log"
+  exit 1
+}
 args=(--trace "$trace" --trace.limit 120 --time_scale 4 --out "$dir/run")
 two_decodes="conductor:1 store:3 prefill:2 decode:2"
 case $mode in

@@ -41,6 +41,7 @@ struct RawOptions {
       address_file;
   std::string listen, connect_file, lease, put_timeout, metrics_port, serve_http, serve_http_linger;
   int port = 0;
+  RawEngineOptions engine;
 };
 
 po::options_description General(std::string* config, RawOptions* raw) {
@@ -561,7 +562,8 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       .add(StoreAndJob(&raw))
       .add(Serving(&raw))
       .add(StoreService(&raw))
-      .add(Faults(&raw));
+      .add(Faults(&raw))
+      .add(EngineOptionsDescription(&raw.engine));
   eval::AddSchedulingOptions(all, DataDir("configs"));
   po::options_description synthetic("Synthetic workload (serve, when no trace is given)");
   eval::AddSyntheticOptions(synthetic);
@@ -574,6 +576,7 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
   opts.dry_run = raw.dry_run;
   Status s = Convert(raw, &opts);
   if (s.ok()) s = ConvertShared(vm, &opts);
+  if (s.ok()) s = ConvertEngineOptions(raw.engine, opts.sched.time_scale, &opts.engine);
   if (s.ok() && opts.mode == JobMode::kStore && vm["cluster.failure_timeout"].defaulted()) {
     // A service runs for days on machines that also run other work: a stall of a few seconds
     // must not end it (measured: 1 s was missed under a load of 9 on 2 cores).

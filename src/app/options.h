@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/engine_options.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -77,6 +78,7 @@ struct JobOptions {
   double load_scale = 1.0;   // load.scale: arrival times divided by it (benchmarks/overload.sh)
   Nanos admission_margin = Nanos(25'000'000);  // conductor.admission_margin (wall time)
   double model_error = 1.0;  // engine.model_error: real compute / the cost model's prediction
+  EngineOptions engine;      // engine.kind, engine.model, ... (app/engine_options.h)
   FaultSpec fault_kill, fault_stop;
   // Store service (job.mode = store).
   std::string store_listen = "0.0.0.0";       // IPv4 address the master and store ranks listen on

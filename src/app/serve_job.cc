@@ -12,17 +12,17 @@
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
+#include "app/job_engine.h"
 #include "app/memory_bounds.h"
 #include "app/run_folder.h"
 #include "app/store_rank.h"
 #include "common/log.h"
 #include "common/units.h"
-#include "engine/cost_model_engine.h"
-#include "engine/kv_layout.h"
 #include "eval/eval_command.h"
 #include "serve/serve_http.h"
 #include "serve/serve_node.h"
 #include "serve/summary.h"
+#include "serve/token_check.h"
 #include "store/net/topology.h"
 #include "trace/run_report.h"
 
@@ -83,9 +83,9 @@ void StartNode(JobContext& ctx, serve::ServeNode& node, const std::string& run_d
   Barrier(ctx, "handlers registered");
   if (ctx.options.store_ssd) CollectiveAdmitRecovered(ctx, *ssd);
   if (node.scheduler() && !ssd->recovered_keys.empty()) {
-    size_t indexed =
-        serve::IndexRecoveredBlocks(*node.scheduler(), ssd->recovered_keys,
-                                    ctx.options.sched.model.name, ctx.roles.count(Role::kPrefill));
+    size_t indexed = serve::IndexRecoveredBlocks(*node.scheduler(), ssd->recovered_keys,
+                                                 node.context().layout.model_name(),
+                                                 ctx.roles.count(Role::kPrefill));
     std::printf("conductor: %zu recovered blocks entered the prefix index\n", indexed);
   }
   Status s = node.SyncClock();
@@ -195,10 +195,29 @@ void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
 // The conductor's summary: every live rank's report (over the RPC), the SSD tier's counters,
 // the dead ranks, the run folder.
 int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
-                     const serve::RankReport& all, SsdJob& ssd, const std::string& run_dir) {
+                     const serve::RankReport& all, SsdJob& ssd, const std::string& run_dir,
+                     serve::ReferenceTokens* reference) {
   const JobOptions& o = ctx.options;
   serve::SummaryInputs in;
   if (o.store_ssd) in.ssd_line = SsdSummary(ssd, node.master(), all.ssd, &in.ssd_extra);
+  in.measured_compute = o.engine.reference;
+  if (o.engine.reference) {
+    const serve::ConductorRole& conductor = *node.conductor_role();
+    if (!run_dir.empty()) {
+      Status s = serve::WriteTokens(run_dir, workload.requests, conductor.output_ids());
+      if (!s.ok()) log::Error("{}", s.ToString());
+    }
+    if (reference != nullptr) {
+      in.tokens = reference->Compare(conductor.records(), conductor.output_ids());
+    }
+    // Where the reused prefix blocks came from: the SSD tier's hits (every store read of a
+    // live job is a prefill's prefix read), the rest from DRAM; missing ones were recomputed.
+    const auto totals = conductor.totals();
+    const double from_ssd = in.ssd_extra.count("ssd_hits") ? in.ssd_extra.at("ssd_hits") : 0.0;
+    in.extra["prefix_blocks_from_ssd"] = from_ssd;
+    in.extra["prefix_blocks_from_dram"] = static_cast<double>(totals.blocks_loaded) - from_ssd;
+    in.extra["prefix_blocks_recomputed"] = static_cast<double>(totals.blocks_missing);
+  }
   in.workload = &workload;
   in.ranks = std::to_string(ctx.roles.size()) + " (" + ctx.roles.Summary() + ")";
   in.policy = o.sched.scheduler.policy;
@@ -261,20 +280,29 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   c.progress_interval = o.progress_interval;
   c.membership.heartbeat_interval = o.heartbeat_interval;
   c.membership.failure_timeout = o.failure_timeout;
+  c.fault_swap_kv = o.engine.fault_swap_kv;
   return c;
 }
 
 serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
-  return serve::WorkloadSpec{o.sched.trace_path, o.sched.trace_read, o.synthetic, o.load_scale};
+  return serve::WorkloadSpec{o.sched.trace_path, o.sched.trace_read, o.synthetic, o.load_scale,
+                             o.engine.reference ? o.engine.max_output : 0};
 }
 
 int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lost) {
   const JobOptions& o = ctx.options;
   serve::ServeConfig config = ServeConfigFrom(o);
   const engine::CostModel cost(o.sched.model, o.sched.hardware);
-  const engine::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
-  // The compute of prefill and decode ranks: today the cost model, engine.model_error x its time.
-  engine::CostModelEngine engine(cost, layout, o.model_error);
+  // The compute of prefill and decode ranks (engine.kind): the cost model, engine.model_error x
+  // its time, or the reference transformer. The conductor loads the model to check tokens.
+  const bool computes = ctx.role() == Role::kPrefill || ctx.role() == Role::kDecode ||
+                        (ctx.role() == Role::kConductor && o.engine.check_tokens);
+  auto job_engine = MakeJobEngine(o, cost, computes);
+  if (!job_engine.ok()) {
+    log::Error("{}", job_engine.status().ToString());
+    ctx.mpi.Abort(2);
+  }
+  const engine::KvLayout& layout = *(*job_engine)->layout;
   // The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
   // Otherwise only the conductor needs it, from the start: requests.csv grows as requests end.
   std::string run_dir = o.store_ssd ? CollectiveRunDir(ctx) : "";
@@ -288,7 +316,8 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   }
   if (ctx.role() == Role::kConductor) config.run_dir = run_dir;
   serve::ServeNodeDeps deps = NodeDeps(ctx);
-  deps.engine = &engine;
+  deps.engine = (*job_engine)->engine.get();
+
   serve::ServeNode node(PartOf(ctx.role()), std::move(deps), config, cost, layout,
                         ConductorSetupOf(o, workload));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
@@ -297,17 +326,27 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     std::_Exit(4);
   });
   SsdJob ssd;  // after `node`: its coordinator detaches from the master when destroyed
+  if (o.engine.reference) {
+    ssd.model_preset = layout.model_name();
+    ssd.kv_layout = (*job_engine)->kv_layout_text;
+  }
   StartNode(ctx, node, run_dir, &ssd);
   ArmFaults(o, ctx.rank());
   int code = 0;
   if (ctx.role() == Role::kConductor) {
     PrintSurvivalHint(o);
+    // The reference tokens are computed while the job replays (token_check.h).
+    std::unique_ptr<serve::ReferenceTokens> reference;
+    if (o.engine.reference && o.engine.check_tokens) {
+      reference =
+          std::make_unique<serve::ReferenceTokens>(*(*job_engine)->model, workload.requests);
+    }
     std::unique_ptr<http::HttpServer> endpoint;
     if (o.serve_http >= 0) endpoint = ServeHttp(ctx, node, run_dir);
     RunConductor(ctx, node, workload, ssd);
     const serve::RankReport all = node.CollectReports(node.Finish());
     DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
-    code = ConductorSummary(ctx, node, workload, all, ssd, run_dir);
+    code = ConductorSummary(ctx, node, workload, all, ssd, run_dir, reference.get());
     node.ShutdownOthers();
     if (endpoint) {
       // serve.http_linger: a scraper gets the final numbers (they equal summary.json's).

@@ -56,8 +56,10 @@ Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterServic
   t.queue_bytes = o.store_spill_queue;
   t.evict_lru = !o.store_keep_when_full;  // keep: a full tier refuses spills, deletes nothing
   t.cluster_id = "mooncake";
-  t.model_preset = o.sched.model.name;
-  t.kv_layout = "block of " + std::to_string(o.kv_scale) + " x the model's KV bytes";
+  t.model_preset = job->model_preset.empty() ? o.sched.model.name : job->model_preset;
+  t.kv_layout = job->kv_layout.empty()
+                    ? "block of " + std::to_string(o.kv_scale) + " x the model's KV bytes"
+                    : job->kv_layout;
   t.store_rank = ctx.rank();
   SsdJob* self = job;
   t.on_drop_block = [self](const store::hdf5::SsdBlock& b) {

@@ -25,6 +25,9 @@
 namespace mooncake::app {
 
 struct SsdJob {
+  // What the bucket files' attributes say of the blocks (set before the tier opens; empty: the
+  // cost model's scaled blocks of o.sched.model).
+  std::string model_preset, kv_layout;
   // Store rank. The tier is declared last of the two so it is destroyed first: its destructor
   // may still report LRU drops through the service.
   std::unique_ptr<store::SsdStoreService> service;

@@ -11,7 +11,7 @@ std::unique_ptr<KvMemory> CostModelEngine::AllocateKv(uint64_t bytes) {
   return std::make_unique<HostKvMemory>(bytes);
 }
 
-EngineTime CostModelEngine::Prefill(const PrefillChunk& c) {
+PrefillResult CostModelEngine::Prefill(const PrefillChunk& c) {
   // Truncated to whole nanoseconds after scaling, as the prefill role always did.
   const Nanos t = std::chrono::duration_cast<Nanos>(
       cost_.PrefillChunkTime(c.prefix_tokens, c.tokens) * model_error_);
@@ -19,7 +19,7 @@ EngineTime CostModelEngine::Prefill(const PrefillChunk& c) {
   for (int b = c.first_block; b < c.end_block; ++b) {
     layout_.Fill(c.hash_ids[b], c.kv.subspan(b * bb, bb));
   }
-  return {t, true};
+  return {{t, true}, kNoToken, {}};
 }
 
 DecodeStep CostModelEngine::Decode(std::span<const DecodeSeq> batch) {
@@ -27,7 +27,7 @@ DecodeStep CostModelEngine::Decode(std::span<const DecodeSeq> batch) {
   for (const DecodeSeq& s : batch) context += s.context_tokens;
   const Nanos t = std::chrono::duration_cast<Nanos>(
       cost_.DecodeStepTime(static_cast<int64_t>(batch.size()), context) * model_error_);
-  return {{t, true}, std::vector<int32_t>(batch.size(), kNoToken)};
+  return {{t, true}, std::vector<int32_t>(batch.size(), kNoToken), {}};
 }
 
 }  // namespace mooncake::engine

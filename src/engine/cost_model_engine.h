@@ -19,7 +19,8 @@ class CostModelEngine final : public Engine {
 
   uint64_t block_bytes() const override { return layout_.block_bytes(); }
   std::unique_ptr<KvMemory> AllocateKv(uint64_t bytes) override;
-  EngineTime Prefill(const PrefillChunk& chunk) override;
+  bool models_time() const override { return true; }
+  PrefillResult Prefill(const PrefillChunk& chunk) override;
   DecodeStep Decode(std::span<const DecodeSeq> batch) override;
 
  private:

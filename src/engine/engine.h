@@ -5,16 +5,18 @@
 //
 // Threads: AllocateKv may be called from any thread (a prefill rank's loader allocates while its
 // worker computes); Prefill and Decode from one thread at a time (the role's worker thread).
-// The cost model cannot fail, so neither call returns a Status yet; an engine that can fail (a
-// device allocation, a kernel) makes them return Result<> when it lands.
+// Prefill and Decode do not return a Status: an engine that cannot compute (a bad block read
+// back, a device error) reports it through the result's `error` and the role fails the request.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/status.h"
 #include "engine/kv_memory.h"
 
 namespace mooncake::engine {
@@ -32,6 +34,7 @@ struct EngineTime {
 // A chunk of a prompt to prefill: `tokens` new tokens after the first `prefix_tokens`, whose KV
 // is already in `kv` (a cached prefix read from the store, or the prompt's earlier chunks).
 struct PrefillChunk {
+  uint64_t request = 0;                // an engine that keeps a prompt's state between chunks
   std::span<const uint64_t> hash_ids;  // the prompt's blocks (trace hash ids), in order
   int64_t input_length = 0;            // the prompt's tokens
   int64_t prefix_tokens = 0;
@@ -51,9 +54,18 @@ struct DecodeSeq {
 
 inline constexpr int32_t kNoToken = -1;  // a next token from an engine that models only time
 
+struct PrefillResult {
+  EngineTime time;
+  // The prompt's first generated token when the chunk ended the prompt (an engine that computes
+  // it), else kNoToken.
+  int32_t next_token = kNoToken;
+  std::string error;  // non-empty: the chunk could not be computed
+};
+
 struct DecodeStep {
   EngineTime time;
   std::vector<int32_t> next_tokens;  // one per sequence, in batch order
+  std::string error;                 // non-empty: the step could not be computed
 };
 
 class Engine {
@@ -64,8 +76,21 @@ class Engine {
   virtual uint64_t block_bytes() const = 0;
   // `bytes` of memory for KV (a prefill rank's staging), where this engine keeps KV.
   virtual std::unique_ptr<KvMemory> AllocateKv(uint64_t bytes) = 0;
+  // true: times are predictions the caller lets pass on its clock (the cost model); false: the
+  // engine computes, its calls take their time, and the KV it writes is the model's own.
+  virtual bool models_time() const = 0;
   // Computes the chunk and writes its complete blocks' KV.
-  virtual EngineTime Prefill(const PrefillChunk& chunk) = 0;
+  virtual PrefillResult Prefill(const PrefillChunk& chunk) = 0;
+  // A request joins this decode instance: `kv` holds its prompt's blocks in order (as the
+  // prefill wrote them), `first_token` is the token its prefill generated. An engine that models
+  // only time keeps nothing. Errors name what was wrong with the blocks.
+  virtual Status StartDecode(uint64_t request, std::span<const std::byte> kv, int64_t input_length,
+                             int32_t first_token) {
+    (void)request, (void)kv, (void)input_length, (void)first_token;
+    return Status::Ok();
+  }
+  // The request left the batch (finished or dropped): its state goes.
+  virtual void EndDecode(uint64_t request) { (void)request; }
   // One decode step: every sequence of `batch` gets its next token.
   virtual DecodeStep Decode(std::span<const DecodeSeq> batch) = 0;
 };

@@ -14,6 +14,20 @@ KvLayout::KvLayout(const CostModel& cost, double kv_scale, const std::string& mo
       model_tag_(ModelTag(model_name.c_str())),
       model_name_(model_name) {}
 
+KvLayout::KvLayout(uint32_t layers, uint64_t piece_bytes, uint64_t real_block_bytes,
+                   const std::string& model_name)
+    : layers_(layers),
+      piece_bytes_(piece_bytes),
+      real_block_bytes_(real_block_bytes),
+      model_tag_(ModelTag(model_name.c_str())),
+      model_name_(model_name) {}
+
+KvLayout KvLayout::Computed(uint64_t block_bytes, uint32_t layers, const std::string& model_name) {
+  // One piece per layer, as a modelled block: the layers' KV are contiguous in a block.
+  return KvLayout(std::max(1u, layers), block_bytes / std::max(1u, layers), block_bytes,
+                  model_name);
+}
+
 void KvLayout::Fill(uint64_t hash_id, std::span<std::byte> block) const {
   for (uint32_t l = 0; l < layers_; ++l) {
     FillBlockContent({hash_id, l, model_tag_}, block.subspan(l * piece_bytes_, piece_bytes_));

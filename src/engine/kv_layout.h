@@ -16,6 +16,9 @@ class KvLayout {
  public:
   // Piece bytes = max(8, real block bytes x kv_scale / layers) rounded down to 8 bytes.
   KvLayout(const CostModel& cost, double kv_scale, const std::string& model_name);
+  // The layout of an engine that computes its KV (reference_engine.h): blocks of `block_bytes`,
+  // moved at their real size, keyed under `model_name`. Fill and Verify do not apply.
+  static KvLayout Computed(uint64_t block_bytes, uint32_t layers, const std::string& model_name);
 
   uint64_t block_bytes() const { return piece_bytes_ * layers_; }
   uint64_t piece_bytes() const { return piece_bytes_; }
@@ -28,10 +31,13 @@ class KvLayout {
   bool Verify(uint64_t hash_id, std::span<const std::byte> block) const;
   // The store key of a block: the model and the block's prefix hash.
   std::string Key(uint64_t hash_id) const;
+  const std::string& model_name() const { return model_name_; }
   // The hash id of a Key of this model, or nullopt for any other key.
   std::optional<uint64_t> HashOfKey(const std::string& key) const;
 
  private:
+  KvLayout(uint32_t layers, uint64_t piece_bytes, uint64_t real_block_bytes,
+           const std::string& model_name);
   uint32_t layers_;
   uint64_t piece_bytes_;
   uint64_t real_block_bytes_;

@@ -21,6 +21,7 @@ ConductorRole::ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRe
       prefill_ranks_(ctx.peers.prefill_ranks),
       decode_ranks_(ctx.peers.decode_ranks),
       records_(requests.size()),
+      output_ids_(requests.size()),
       pending_(requests.size()) {
   for (size_t i = 0; i < requests.size(); ++i) {
     trace::RequestRecord& r = records_[i];
@@ -137,6 +138,7 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
   totals_.bytes_stored += d->bytes_stored;
   totals_.bytes_to_decode += d->bytes_to_decode;
   if (t.output_length <= 1) {  // the first token was the last: no decode
+    if (d->first_token >= 0) output_ids_[d->request] = {d->first_token};
     r.e2e_s = r.ttft_s;
     scheduler_.OnDecodeDone(t.id, p.decision.decode, now);
     Resolve(d->request, trace::Outcome::kCompleted, "");
@@ -187,6 +189,7 @@ void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
   trace::RequestRecord& r = records_[d->request];
   scheduler_.OnDecodeDone(requests_[d->request].id, p.decision.decode, ModelNow());
   r.tbt_s = d->tbt_model_s;
+  output_ids_[d->request] = std::move(d->output_ids);
   r.e2e_s = ctx_.WallToModelSeconds(Nanos(d->done_wall_ns) - start_wall_) - r.arrival_s;
   Resolve(d->request, trace::Outcome::kCompleted, "");
 }

@@ -54,6 +54,9 @@ class ConductorRole {
   // deadline passes; a request arriving after the deadline is not dispatched (it is lost).
   void Run();
   const std::vector<trace::RequestRecord>& records() const { return records_; }
+  // Each request's generated tokens (an engine that computes them; else every list is empty),
+  // by request id; read after Run.
+  const std::vector<std::vector<int32_t>>& output_ids() const { return output_ids_; }
   Nanos start_wall() const { return start_wall_; }  // local clock at model time 0
   ConductorTotals totals() const;
   // Ids of the requests that never finished.
@@ -106,6 +109,7 @@ class ConductorRole {
   mutable std::mutex mutex_;  // guards everything below and the scheduler
   std::condition_variable cv_;
   std::vector<trace::RequestRecord> records_;
+  std::vector<std::vector<int32_t>> output_ids_;
   std::vector<Pending> pending_;
   uint64_t resolved_ = 0, completed_ = 0, effective_ = 0;
   ConductorTotals totals_;

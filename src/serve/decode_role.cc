@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/checksum.h"
 #include "common/log.h"
 
 namespace mooncake::serve {
@@ -75,15 +76,19 @@ void DecodeRole::Stop() {
 }
 
 void DecodeRole::Arrive(const KvDone& kv) {
-  // Verify every block where the prefill wrote it, then give the slot back.
+  // Verify every block where the prefill wrote it: against the checksum taken where its KV was
+  // produced, and (modelled KV) against its hash id. A computing engine then copies the KV out
+  // of the slot; the slot goes back.
   const uint64_t bb = ctx_.layout.block_bytes();
   const uint64_t base = reinterpret_cast<uint64_t>(buffer_.data());
+  const bool by_content = ctx_.engine->models_time();
   int verified = 0, corrupt = 0;
   bool in_range =
       kv.remote_addr >= base && kv.remote_addr - base + kv.hash_ids.size() * bb <= buffer_.size();
   for (size_t b = 0; in_range && b < kv.hash_ids.size(); ++b) {
     std::span<const std::byte> block = buffer_.subspan(kv.remote_addr - base + b * bb, bb);
-    if (ctx_.layout.Verify(kv.hash_ids[b], block)) {
+    if (Checksum64(block.data(), bb) == kv.checksums[b] &&
+        (!by_content || ctx_.layout.Verify(kv.hash_ids[b], block))) {
       ++verified;
     } else {
       ++corrupt;
@@ -93,6 +98,16 @@ void DecodeRole::Arrive(const KvDone& kv) {
   if (!in_range) {
     corrupt = static_cast<int>(kv.hash_ids.size());
     log::Error("request {}: KvDone names a slot outside the receive buffer", kv.request);
+  }
+  bool started = true;
+  if (!by_content && corrupt == 0) {
+    Status s = ctx_.engine->StartDecode(
+        kv.request, buffer_.subspan(kv.remote_addr - base, kv.hash_ids.size() * bb),
+        kv.input_length, kv.first_token);
+    if (!s.ok()) {
+      started = false;
+      Fail(s.WithContext("decode of request " + std::to_string(kv.request)));
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -104,9 +119,14 @@ void DecodeRole::Arrive(const KvDone& kv) {
     stats_.blocks_verified += verified;
     stats_.blocks_corrupt += corrupt;
   }
+  if (!started) return;  // never admitted: the conductor reports it lost
   KvArrived arrived{{}, kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
   auto reply =
       ctx_.rpc.Call(ctx_.peers.conductor, kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
+  if (!reply.ok() || !KvArrivedReply::Decode(*reply).ok() ||
+      !KvArrivedReply::Decode(*reply)->admitted) {
+    ctx_.engine->EndDecode(kv.request);
+  }
   if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));
   auto r = KvArrivedReply::Decode(*reply);
   if (!r.ok()) return Fail(r.status());
@@ -115,8 +135,12 @@ void DecodeRole::Arrive(const KvDone& kv) {
     ++stats_.rejected_at_join;
     return;
   }
-  Active a{kv.request, kv.attempt, ctx_.ToLocal(Nanos(kv.first_token_wall_ns)),
-           trace::TbtAccumulator(kv.output_length - 1)};
+  Active a{kv.request,
+           kv.attempt,
+           ctx_.ToLocal(Nanos(kv.first_token_wall_ns)),
+           trace::TbtAccumulator(kv.output_length - 1),
+           {}};
+  if (kv.first_token != engine::kNoToken) a.output_ids.push_back(kv.first_token);
   // The prefill produced the first token: one generated.
   batcher_.Enqueue({std::move(a), kv.input_length, kv.output_length, 1});
   stats_.waiting_high_water =
@@ -126,7 +150,9 @@ void DecodeRole::Arrive(const KvDone& kv) {
 void DecodeRole::Step() {
   step_.clear();
   for (const auto& seq : batcher_.batch()) step_.push_back({seq.payload.request, seq.Context()});
-  const engine::EngineTime t = ctx_.engine->Decode(step_).time;
+  const engine::DecodeStep result = ctx_.engine->Decode(step_);
+  const engine::EngineTime t = result.time;
+  if (!result.error.empty()) Fail(Status(ErrorCode::kInternal, "decode step: " + result.error));
   if (t.modelled) {
     // Steps follow each other without gaps while the batch is busy, as on a GPU.
     next_step_ = std::max(next_step_, ctx_.LocalNow()) + ctx_.ModelToWall(t.model);
@@ -135,18 +161,25 @@ void DecodeRole::Step() {
   const Nanos now = ctx_.LocalNow();
   const uint64_t batch = batcher_.batch_size();
   uint64_t finished = 0;
+  size_t index = 0;
   batcher_.Advance([&](auto& seq, bool done) {
     Active& a = seq.payload;
+    const size_t i = index++;
+    if (i < result.next_tokens.size() && result.next_tokens[i] != engine::kNoToken) {
+      a.output_ids.push_back(result.next_tokens[i]);
+    }
     a.tbt.Add(ctx_.WallToModelSeconds(now - a.last_token));
     a.last_token = now;
     if (!done) return;
+    ctx_.engine->EndDecode(a.request);
     DecodeDone msg{{},
                    a.request,
                    a.attempt,
                    ctx_.peers.self.value,
                    static_cast<int32_t>(seq.generated),
                    a.tbt.Tbt(),
-                   (now + ctx_.clock_offset).count()};
+                   (now + ctx_.clock_offset).count(),
+                   std::move(a.output_ids)};
     Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeDone, msg.Encode());
     if (!s.ok()) Fail(s.WithContext("DecodeDone"));
     ++finished;

@@ -46,6 +46,7 @@ class DecodeRole {
     uint32_t attempt;
     Nanos last_token;  // local clock
     trace::TbtAccumulator tbt;
+    std::vector<int32_t> output_ids;  // from an engine that computes tokens; else empty
   };
   void WorkLoop();
   void Arrive(const KvDone& kv);

@@ -13,6 +13,15 @@ Status PrefillTask::Validate() const {
 
 Status KvDone::Validate() const {
   if (hash_ids.size() > kMaxBlocksPerRequest) return ProtocolError("KvDone: too many blocks");
+  if (checksums.size() != hash_ids.size()) {
+    return ProtocolError("KvDone: " + std::to_string(checksums.size()) + " checksums for " +
+                         std::to_string(hash_ids.size()) + " blocks");
+  }
+  return Status::Ok();
+}
+
+Status DecodeDone::Validate() const {
+  if (output_ids.size() > kMaxOutputTokens) return ProtocolError("DecodeDone: too many tokens");
   return Status::Ok();
 }
 

@@ -37,6 +37,7 @@ enum ServeMsg : uint16_t {
 };
 
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
+inline constexpr uint32_t kMaxOutputTokens = 1u << 24;
 
 struct PrefillTask : WireMessage<PrefillTask> {
   static constexpr const char* kWireName = "PrefillTask";
@@ -88,11 +89,15 @@ struct KvDone : WireMessage<KvDone> {
   int32_t output_length = 0;
   int64_t first_token_wall_ns = 0;  // end of the prefill (the first token), conductor clock
   uint64_t remote_addr = 0;         // the slot the offer returned
+  int32_t first_token = -1;         // the token the prefill generated (-1: a modelled engine)
   std::vector<uint64_t> hash_ids;   // block i is at remote_addr + i * block bytes
+  // Checksum64 of each block, taken where its KV was produced or read back verified (the
+  // decode rank checks what arrived against it); as many as hash_ids.
+  std::vector<uint64_t> checksums;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.prefill_rank, m.input_length, m.output_length,
-          m.first_token_wall_ns, m.remote_addr, m.hash_ids);
+          m.first_token_wall_ns, m.remote_addr, m.first_token, m.hash_ids, m.checksums);
   }
   Status Validate() const;
 };
@@ -108,11 +113,12 @@ struct PrefillDone : WireMessage<PrefillDone> {
   int64_t first_token_wall_ns = 0;
   double compute_model_s = 0;  // modelled GPU time of this prefill
   uint64_t bytes_loaded = 0, bytes_stored = 0, bytes_to_decode = 0;
+  int32_t first_token = -1;  // the token the prefill generated (-1: a modelled engine)
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.prefill_rank, m.blocks_loaded, m.blocks_missing,
           m.blocks_computed, m.first_token_wall_ns, m.compute_model_s, m.bytes_loaded,
-          m.bytes_stored, m.bytes_to_decode);
+          m.bytes_stored, m.bytes_to_decode, m.first_token);
   }
 };
 
@@ -145,10 +151,14 @@ struct DecodeDone : WireMessage<DecodeDone> {
   int32_t tokens = 0;
   double tbt_model_s = 0;
   int64_t done_wall_ns = 0;
+  // Every generated token, the prefill's first included; empty from a modelled engine.
+  std::vector<int32_t> output_ids;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.request, m.attempt, m.decode_rank, m.tokens, m.tbt_model_s, m.done_wall_ns);
+    visit(m.request, m.attempt, m.decode_rank, m.tokens, m.tbt_model_s, m.done_wall_ns,
+          m.output_ids);
   }
+  Status Validate() const;
 };
 
 }  // namespace mooncake::serve

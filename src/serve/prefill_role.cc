@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/checksum.h"
 #include "common/log.h"
 #include "trace/trace_request.h"
 
@@ -184,9 +185,10 @@ void PrefillRole::Write(WriteJob& job) {
     }
   }
   std::span<std::byte> staging(job.staging->bytes());
-  if (job.store_from < job.to) {
+  const int store_to = std::min(job.to, StorableBlocks(task));
+  if (job.store_from < store_to) {
     bool unfinished = false;
-    StoreBlocks(task, staging, job.store_from, job.to, &unfinished);
+    StoreBlocks(task, staging, job.store_from, store_to, &unfinished);
     if (unfinished) {
       job.staging->Retire();
       ctx_.transport.RetainUntilClosed(job.staging);
@@ -224,7 +226,9 @@ void PrefillRole::Write(WriteJob& job) {
   kv.output_length = task.output_length;
   kv.first_token_wall_ns = job.first_token_wall_ns;
   kv.remote_addr = slot_;
+  kv.first_token = job.first_token;
   kv.hash_ids = task.hash_ids;
+  kv.checksums = *job.checksums;
   Status s = ctx_.rpc.Notify(Rank{task.decode_rank}, kMsgKvDone, kv.Encode());
   if (!s.ok()) Fail(s.WithContext("KvDone to decode rank " + std::to_string(task.decode_rank)));
 }
@@ -232,9 +236,13 @@ void PrefillRole::Write(WriteJob& job) {
 int PrefillRole::LoadPrefix(const PrefillTask& task, std::shared_ptr<StagingBuffer>* staging,
                             uint64_t* bytes) {
   const uint64_t bb = ctx_.layout.block_bytes();
+  // Modelled KV is a function of the hash id, checked here; computed KV is checked by the store
+  // client against the checksum taken when it was put.
+  const bool by_content = ctx_.engine->models_time();
+  const int usable = std::min(task.prefix_blocks, StorableBlocks(task));
   int present = 0;
-  for (int first = 0; first < task.prefix_blocks && present == first;) {
-    int n = std::min<int>(task.prefix_blocks - first, 128);
+  for (int first = 0; first < usable && present == first;) {
+    int n = std::min<int>(usable - first, 128);
     std::vector<std::string> keys;
     std::vector<std::span<std::byte>> outs;
     std::span<std::byte> buffer((*staging)->bytes());
@@ -258,8 +266,8 @@ int PrefillRole::LoadPrefix(const PrefillTask& task, std::shared_ptr<StagingBuff
     }
     for (int k = 0; k < n; ++k) {
       int b = first + k;
-      bool ok =
-          results[k].ok() && *results[k] == bb && ctx_.layout.Verify(task.hash_ids[b], outs[k]);
+      bool ok = results[k].ok() && *results[k] == bb &&
+                (!by_content || ctx_.layout.Verify(task.hash_ids[b], outs[k]));
       if (!ok) {
         if (results[k].ok() || results[k].status().code() != ErrorCode::kNotFound) {
           log::Warn("prefix block {} of request {}: {}", task.hash_ids[b], task.request,
@@ -284,8 +292,10 @@ int PrefillRole::RetireStaging(const PrefillTask& task, std::shared_ptr<StagingB
   std::memcpy((*staging)->bytes().data(), old->bytes().data(), copy_blocks * bb);
   ctx_.transport.RetainUntilClosed(std::move(old));
   int kept = 0;
+  // Computed KV cannot be checked against its hash id: what was read before the stall is
+  // given up and read again or recomputed.
   while (
-      kept < verify_blocks &&
+      kept < verify_blocks && ctx_.engine->models_time() &&
       ctx_.layout.Verify(task.hash_ids[kept],
                          std::span<const std::byte>((*staging)->bytes()).subspan(kept * bb, bb))) {
     ++kept;
@@ -336,22 +346,63 @@ uint64_t PrefillRole::StoreBlocks(const PrefillTask& task, std::span<std::byte> 
   return written;
 }
 
+int PrefillRole::StorableBlocks(const PrefillTask& task) const {
+  const int blocks = static_cast<int>(task.hash_ids.size());
+  if (ctx_.engine->models_time()) return blocks;
+  return static_cast<int>(std::min<int64_t>(blocks, task.input_length / kTokensPerBlock));
+}
+
+void PrefillRole::MaybeSwapKv(const PrefillTask& task, std::span<std::byte> staging, int from,
+                              int to) {
+  if (!ctx_.config.fault_swap_kv || swapped_kv_ || to - from < 2) return;
+  swapped_kv_ = true;
+  const uint64_t bb = ctx_.layout.block_bytes();
+  std::swap_ranges(staging.begin() + from * bb, staging.begin() + (from + 1) * bb,
+                   staging.begin() + (from + 1) * bb);
+  log::Warn("fault.swap_kv: request {}: the KV of blocks {} and {} swapped", task.request, from,
+            from + 1);
+}
+
+// A job for the writer: blocks [from, to) to the decode rank, [store_from, to) to the store.
+PrefillRole::WriteJob PrefillRole::BlocksJob(std::shared_ptr<const PrefillTask> task,
+                                             std::shared_ptr<StagingBuffer> staging, int from,
+                                             int to, int store_from) {
+  WriteJob job;
+  job.task = std::move(task);
+  job.staging = std::move(staging);
+  job.from = from;
+  job.to = to;
+  job.store_from = store_from;
+  return job;
+}
+
 void PrefillRole::Serve(Loaded loaded) {
   const std::shared_ptr<const PrefillTask>& task_ptr = loaded.task;
   const PrefillTask& task = *task_ptr;
   const Nanos start = ctx_.LocalNow();
   const int blocks = static_cast<int>(task.hash_ids.size());
   const uint64_t bb = ctx_.layout.block_bytes();
+  const bool modelled = ctx_.engine->models_time();
   auto staging = loaded.staging;
+  auto checksums = std::make_shared<std::vector<uint64_t>>(blocks, 0);
+  std::span<std::byte> kv(staging->bytes());
+  auto take_checksums = [&](int from, int to) {
+    for (int b = from; b < to; ++b) (*checksums)[b] = Checksum64(kv.data() + b * bb, bb);
+  };
 
-  // 1. The reused prefix was read ahead; the fetched part takes its modelled transfer time.
+  // 1. The reused prefix was read ahead; the fetched part takes its modelled transfer time (a
+  // computing engine's fetch was real: it waits no more).
   const uint64_t bytes_loaded = loaded.bytes_loaded;
   const int present = loaded.present;
-  SleepUntil(start + ctx_.ModelToWall(Nanos(task.t_transfer_ns)));
+  if (modelled) SleepUntil(start + ctx_.ModelToWall(Nanos(task.t_transfer_ns)));
   const int missing = task.prefix_blocks - present;
   int64_t done_tokens = std::min<int64_t>(task.prefix_tokens, int64_t{present} * kTokensPerBlock);
   if (present < task.prefix_blocks) done_tokens = int64_t{present} * kTokensPerBlock;
-  Enqueue(WriteJob{task_ptr, staging, 0, present, present, false});
+  // A computing engine needs the last prompt token's logits for the first token: a prompt held
+  // whole by the store still computes its last token.
+  if (!modelled && done_tokens >= task.input_length) done_tokens = task.input_length - 1;
+  take_checksums(0, present);
+  Enqueue(BlocksJob(task_ptr, staging, 0, present, present));
 
   // 2. Chunked compute of the rest by the engine. A modelled engine's time passes here; chunk
   // ends are kept exact (they do not drift with the writer's or the scheduler's jitter).
@@ -359,6 +410,8 @@ void PrefillRole::Serve(Loaded loaded) {
   const int64_t chunk = ctx_.config.chunk_tokens;
   double compute_model_s = 0;
   int stored_blocks = present;
+  int32_t first_token = engine::kNoToken;
+  bool computed = true;
   Nanos chunk_end = compute_start;
   while (done_tokens < task.input_length) {
     int64_t end =
@@ -367,33 +420,46 @@ void PrefillRole::Serve(Loaded loaded) {
                        ? blocks
                        : static_cast<int>(std::min<int64_t>(blocks, end / kTokensPerBlock));
     engine::PrefillChunk work;
+    work.request = task.request;
     work.hash_ids = task.hash_ids;
     work.input_length = task.input_length;
     work.prefix_tokens = done_tokens;
     work.tokens = end - done_tokens;
     work.first_block = stored_blocks;
-    work.end_block = complete;
-    work.kv = staging->bytes();
-    const engine::EngineTime t = ctx_.engine->Prefill(work);
-    compute_model_s += engine::NanosToSeconds(t.model);
-    if (t.modelled) {
-      chunk_end += ctx_.ModelToWall(t.model);
+    work.end_block = std::max(complete, stored_blocks);
+    work.kv = kv;
+    const engine::PrefillResult r = ctx_.engine->Prefill(work);
+    if (!r.error.empty()) {
+      Fail(Status(ErrorCode::kInternal,
+                  "request " + std::to_string(task.request) + ": prefill compute: " + r.error));
+      computed = false;
+      break;
+    }
+    if (r.next_token != engine::kNoToken) first_token = r.next_token;
+    compute_model_s += engine::NanosToSeconds(r.time.model);
+    if (r.time.modelled) {
+      chunk_end += ctx_.ModelToWall(r.time.model);
       SleepUntil(chunk_end);  // the GPU's time for this chunk
     } else {
       chunk_end = ctx_.LocalNow();  // the engine really computed it
     }
     if (complete > stored_blocks) {
-      Enqueue(WriteJob{task_ptr, staging, stored_blocks, complete, stored_blocks, false});
+      take_checksums(stored_blocks, complete);
+      MaybeSwapKv(task, kv, stored_blocks, complete);
+      Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, stored_blocks));
     }
-    stored_blocks = complete;
+    stored_blocks = std::max(complete, stored_blocks);
     done_tokens = end;
   }
+  if (!computed) return;  // nothing reaches the conductor: the request is reported lost
   // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
-  if (stored_blocks < blocks)
-    Enqueue(WriteJob{task_ptr, staging, stored_blocks, blocks, blocks, false});
+  if (stored_blocks < blocks) {
+    take_checksums(stored_blocks, blocks);
+    Enqueue(BlocksJob(task_ptr, staging, stored_blocks, blocks, blocks));
+  }
   // The first token comes when the last chunk really ended: a rank that woke late, a transfer
   // or a queue slower than predicted, all show in the TTFT the conductor records.
-  const Nanos first_token = std::max(chunk_end, ctx_.LocalNow());
+  const Nanos first_token_at = std::max(chunk_end, ctx_.LocalNow());
 
   // 3. The first token: the conductor hears at once.
   PrefillDone done;
@@ -403,11 +469,12 @@ void PrefillRole::Serve(Loaded loaded) {
   done.blocks_loaded = present;
   done.blocks_missing = missing;
   done.blocks_computed = blocks - present;
-  done.first_token_wall_ns = (first_token + ctx_.clock_offset).count();
+  done.first_token_wall_ns = (first_token_at + ctx_.clock_offset).count();
   done.compute_model_s = compute_model_s;
   done.bytes_loaded = bytes_loaded;
   done.bytes_stored = static_cast<uint64_t>(blocks - present) * bb;
   done.bytes_to_decode = task.output_length > 1 ? static_cast<uint64_t>(blocks) * bb : 0;
+  done.first_token = first_token;
   Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, done.Encode());
   if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
   {
@@ -421,9 +488,12 @@ void PrefillRole::Serve(Loaded loaded) {
   // overlaps the compute, and the last layer leaves after it (as the simulator models it).
   const Nanos xfer = ctx_.ModelToWall(ctx_.cost.TransferTime(
       ctx_.cost.KvBytesPerToken() * static_cast<uint64_t>(task.input_length)));
-  const Nanos due =
-      std::max(first_token + xfer / std::max(1u, ctx_.layout.layers()), compute_start + xfer);
-  WriteJob last{task_ptr, staging, blocks, blocks, blocks, true, due, done.first_token_wall_ns};
+  // A computing engine's KV went as it was computed: KvDone follows the writes at once.
+  const Nanos due = !modelled ? Nanos(0)
+                              : std::max(first_token_at + xfer / std::max(1u, ctx_.layout.layers()),
+                                         compute_start + xfer);
+  WriteJob last{task_ptr,  staging,    blocks, blocks, blocks, true, due, done.first_token_wall_ns,
+                checksums, first_token};
   Enqueue(std::move(last));
 }
 

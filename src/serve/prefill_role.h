@@ -57,6 +57,10 @@ class PrefillRole {
     bool last = false;
     Nanos due{0};
     int64_t first_token_wall_ns = 0;
+    // Checksum64 of each block of the request, taken by the worker where the KV was computed or
+    // read back (filled before the job naming those blocks is queued); the last job sends them.
+    std::shared_ptr<std::vector<uint64_t>> checksums;
+    int32_t first_token = engine::kNoToken;
   };
   // A task whose prefix was loaded by the loader thread.
   struct Loaded {
@@ -71,6 +75,9 @@ class PrefillRole {
   void Write(WriteJob& job);
   void Serve(Loaded loaded);
   void Enqueue(WriteJob job);
+  static WriteJob BlocksJob(std::shared_ptr<const PrefillTask> task,
+                            std::shared_ptr<StagingBuffer> staging, int from, int to,
+                            int store_from);
   // Reads prefix blocks [0, task.prefix_blocks) into `*staging`; returns how many leading blocks
   // were present and verified (the rest must be recomputed). When a read was given up while
   // still in flight, `*staging` is replaced by a fresh buffer (RetireStaging).
@@ -86,6 +93,13 @@ class PrefillRole {
   uint64_t StoreBlocks(const PrefillTask& task, std::span<std::byte> staging, int from, int to,
                        bool* unfinished);
   void Fail(const Status& s);
+  // Blocks of the request the store may hold: all of them for a modelled engine; for one that
+  // computes, the prompt's whole blocks (a partial last block's tokens depend on its length, so
+  // its KV is not that of the same hash id in a longer prompt).
+  int StorableBlocks(const PrefillTask& task) const;
+  // fault.swap_kv: the first request with two new blocks gets their KV swapped after their
+  // checksums were taken (and stored so): the decode rank must refuse it.
+  void MaybeSwapKv(const PrefillTask& task, std::span<std::byte> staging, int from, int to);
 
   ServeContext& ctx_;
   mutable std::mutex mutex_;
@@ -110,6 +124,7 @@ class PrefillRole {
   std::vector<PendingWrite> writes_;
   bool stopping_ = false;
   PrefillStats stats_;
+  bool swapped_kv_ = false;  // fault.swap_kv done (worker thread)
   // Shared with every buffer, since the transport may free one after this role is gone.
   std::shared_ptr<StagingBudget> staging_budget_;
   std::thread loader_, worker_, sender_;

@@ -33,6 +33,9 @@ struct ServeConfig {
   // Conductor: the run folder, created before the replay: requests.csv grows in it as requests
   // finish, and a partial summary.json is written at every progress line. Empty: none.
   std::string run_dir;
+  // Prefill ranks: swap the KV of two blocks of one request after their checksums were taken
+  // (fault.swap_kv), so that a run shows it catches KV at the wrong position.
+  bool fault_swap_kv = false;
 };
 
 }  // namespace mooncake::serve

@@ -1,5 +1,6 @@
 #include "serve/summary.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/log.h"
@@ -11,13 +12,20 @@ namespace {
 
 using ull = unsigned long long;
 
+// Blocks that failed verification at a decode rank. Each is counted twice over: in the
+// KvArrived the conductor summed and in the decode rank's final report. The larger of the two
+// (a rank that died sent no report; a KvArrived that never arrived is in the report).
+uint64_t ChecksumFailures(const ConductorTotals& totals, const RankReport& all) {
+  return std::max(totals.blocks_corrupt, all.blocks_corrupt);
+}
+
 // summary.json's counters of the live job, beside the request metrics.
 void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const RankReport& all,
                  const store::StatsResponse& st, const store::MasterStats& ms,
                  const SummaryInputs& in, trace::Summary* s) {
   auto& e = s->extra;
   e["kv_blocks_verified_at_decode"] = static_cast<double>(totals.blocks_verified);
-  e["kv_checksum_failures"] = static_cast<double>(totals.blocks_corrupt + all.blocks_corrupt);
+  e["kv_checksum_failures"] = static_cast<double>(ChecksumFailures(totals, all));
   e["kv_block_bytes_moved"] = static_cast<double>(ctx.layout.block_bytes());
   e["kv_block_bytes_modelled"] = static_cast<double>(ctx.layout.real_block_bytes());
   e["kv_scale"] = in.kv_scale;
@@ -59,6 +67,10 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["open_requests_high_water"] = static_cast<double>(totals.open_requests_high_water);
   for (const auto& [k, v] : in.ssd_extra) e[k] = v;
   for (const auto& [k, v] : in.extra) e[k] = v;
+  if (in.tokens) {
+    e["requests_token_checked"] = static_cast<double>(in.tokens->requests_compared);
+    e["token_mismatches"] = static_cast<double>(in.tokens->token_mismatches);
+  }
 }
 
 void PrintDead(const std::vector<trace::RankLoss>& dead) {
@@ -95,7 +107,7 @@ void PrintTable(const ServeContext& ctx, const ConductorTotals& totals, const Ra
   std::printf(
       "%-28s %llu verified at decode, %llu checksum failures (%s per block moved, %s modelled)\n",
       "kv blocks", static_cast<ull>(totals.blocks_verified),
-      static_cast<ull>(totals.blocks_corrupt + all.blocks_corrupt),
+      static_cast<ull>(ChecksumFailures(totals, all)),
       FormatBytes(ctx.layout.block_bytes()).c_str(),
       FormatBytes(ctx.layout.real_block_bytes()).c_str());
   std::printf(
@@ -104,6 +116,13 @@ void PrintTable(const ServeContext& ctx, const ConductorTotals& totals, const Ra
       "store", static_cast<ull>(totals.blocks_loaded), static_cast<ull>(totals.blocks_missing),
       FormatBytes(totals.bytes_stored).c_str());
   std::printf("%s", in.ssd_line.c_str());
+  if (in.tokens) {
+    std::printf(
+        "%-28s %llu requests compared with the reference, %llu differ%s%s\n", "tokens",
+        static_cast<ull>(in.tokens->requests_compared),
+        static_cast<ull>(in.tokens->token_mismatches),
+        in.tokens->first_mismatch.empty() ? "" : "; first: ", in.tokens->first_mismatch.c_str());
+  }
   if (!in.dead.empty()) {
     std::printf(
         "%-28s %.0f objects re-replicated, %.0f lost with every replica; %llu requests "
@@ -111,8 +130,14 @@ void PrintTable(const ServeContext& ctx, const ConductorTotals& totals, const Ra
         "after rank loss", summary.extra.at("store_objects_rereplicated"),
         summary.extra.at("store_objects_lost"), static_cast<ull>(totals.redispatched));
   }
-  std::printf("%-28s compute slept (exact); transfers paced to the modelled NIC rate (%.0f Gbps)\n",
-              "clocks", ctx.cost.hardware().nic_bytes_per_s * 8 / 1e9);
+  if (in.measured_compute) {
+    std::printf("%-28s compute and transfers measured (the reference engine, real time)\n",
+                "clocks");
+  } else {
+    std::printf(
+        "%-28s compute slept (exact); transfers paced to the modelled NIC rate (%.0f Gbps)\n",
+        "clocks", ctx.cost.hardware().nic_bytes_per_s * 8 / 1e9);
+  }
 }
 
 }  // namespace
@@ -143,8 +168,8 @@ int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInput
                 all.first_error.c_str());
   }
   if (!in.run_dir.empty()) std::printf("%-28s %s\n", "run folder", in.run_dir.c_str());
-  const bool ok =
-      lost.empty() && summary.failed == 0 && totals.blocks_corrupt == 0 && all.blocks_corrupt == 0;
+  const bool ok = lost.empty() && summary.failed == 0 && totals.blocks_corrupt == 0 &&
+                  all.blocks_corrupt == 0 && (!in.tokens || in.tokens->token_mismatches == 0);
   std::printf("%-28s %s\n", "result", ok ? "OK" : "FAILED");
   std::fflush(stdout);
   return ok ? 0 : 1;

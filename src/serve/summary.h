@@ -4,11 +4,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "conductor/policy.h"
 #include "serve/rank_report.h"
 #include "serve/serve_node.h"
+#include "serve/token_check.h"
 #include "serve/workload.h"
 
 namespace mooncake::serve {
@@ -23,6 +25,9 @@ struct SummaryInputs {
   std::string run_dir;                      // the run folder (created), or empty: none
   std::vector<DeadRank> dead;               // ranks declared dead during the run
   std::map<std::string, double> extra;      // more counters for summary.json's extra
+  // The reference engine's token check (engine.check_tokens): a mismatch fails the run.
+  std::optional<TokenCheckResult> tokens;
+  bool measured_compute = false;  // engine.kind = reference: compute took its real time
 };
 
 // Conductor only. `all` is the sum of every rank's report (this one's included).

@@ -21,6 +21,9 @@ Result<Workload> LoadWorkload(const WorkloadSpec& spec) {
   // divide the arrival times (rounded to the trace's millisecond).
   for (size_t i = 0; i < w.requests.size(); ++i) {
     w.requests[i].id = RequestId{i};
+    if (spec.max_output > 0 && w.requests[i].output_length > spec.max_output) {
+      w.requests[i].output_length = static_cast<int32_t>(spec.max_output);
+    }
     if (spec.load_scale != 1.0) {
       w.requests[i].timestamp_ms = std::llround(w.requests[i].timestamp_ms / spec.load_scale);
     }

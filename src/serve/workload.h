@@ -25,6 +25,9 @@ struct WorkloadSpec {
   trace::TraceReadOptions trace_read;
   trace::SyntheticConfig synthetic;
   double load_scale = 1.0;  // arrival times divided by it (as `mooncake eval --load.scale`)
+  // Output lengths capped to this (engine.max_output under the reference engine, whose decode
+  // really computes every token); 0: as the workload says.
+  int64_t max_output = 0;
 };
 
 Result<Workload> LoadWorkload(const WorkloadSpec& spec);

@@ -42,7 +42,7 @@ TEST_F(CostModelEngineTest, PrefillWritesTheCompletedBlocksAndTakesTheModelledTi
   chunk.first_block = 1;
   chunk.end_block = 3;
   chunk.kv = kv;
-  const EngineTime t = engine.Prefill(chunk);
+  const EngineTime t = engine.Prefill(chunk).time;
   EXPECT_TRUE(t.modelled);
   EXPECT_EQ(t.model, std::chrono::duration_cast<Nanos>(cost_.PrefillChunkTime(512, 1024) * 1.25));
   auto block = [&](int b) { return std::span<const std::byte>(kv).subspan(b * bb, bb); };

@@ -150,6 +150,7 @@ void ServeSeeds() {
   done.input_length = 1500;
   done.remote_addr = 0x7f0000001000;
   done.hash_ids = {10, 11, 12};
+  done.checksums = {0x1111, 0x2222, 0x3333};
   Write(t, "kv_done", done.Encode(), 3);
   serve::PrefillDone pd;
   pd.request = 42;

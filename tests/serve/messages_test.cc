@@ -66,11 +66,33 @@ TEST(ServeMessages, TruncatedTrailingAndInconsistentInputIsRefused) {
   EXPECT_NE(r.status().message().find("inconsistent"), std::string::npos);
 }
 
+TEST(ServeMessages, KvDoneCarriesOneChecksumPerBlock) {
+  KvDone kv;
+  kv.hash_ids = {1, 2, 3};
+  kv.checksums = {7, 8, 9};
+  kv.first_token = 41;
+  auto back = KvDone::Decode(kv.Encode());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->checksums, kv.checksums);
+  EXPECT_EQ(back->first_token, 41);
+  kv.checksums.pop_back();
+  auto r = KvDone::Decode(kv.Encode());
+  EXPECT_EQ(r.status().code(), ErrorCode::kProtocolError);
+  EXPECT_NE(r.status().message().find("2 checksums for 3 blocks"), std::string::npos);
+
+  DecodeDone d;
+  d.output_ids = {5, 6, 7};
+  auto dd = DecodeDone::Decode(d.Encode());
+  ASSERT_TRUE(dd.ok());
+  EXPECT_EQ(dd->output_ids, d.output_ids);
+}
+
 TEST(ServeMessages, ACountLargerThanTheMessageIsRefusedBeforeAllocating) {
   KvDone kv;
   kv.hash_ids = {1, 2};
+  kv.checksums = {3, 4};
   auto bytes = kv.Encode();
-  // hash_ids is last: its 4-byte count, then two 8-byte ids. Claim four billion ids in a
+  // checksums is last: its 4-byte count, then two 8-byte values. Claim four billion in a
   // message of a few dozen bytes.
   const size_t count_at = bytes.size() - 2 * sizeof(uint64_t) - sizeof(uint32_t);
   const uint32_t huge = 0xffffffffu;

@@ -39,7 +39,8 @@ class CountingEngine final : public engine::Engine {
     allocated_bytes += bytes;
     return inner_.AllocateKv(bytes);
   }
-  engine::EngineTime Prefill(const engine::PrefillChunk& chunk) override {
+  bool models_time() const override { return inner_.models_time(); }
+  engine::PrefillResult Prefill(const engine::PrefillChunk& chunk) override {
     prefill_blocks += static_cast<uint64_t>(chunk.end_block - chunk.first_block);
     return inner_.Prefill(chunk);
   }

@@ -1,0 +1,68 @@
+#include "app/engine_options.h"
+
+#include <fmt/format.h>
+
+namespace mooncake::app {
+
+namespace po = boost::program_options;
+
+po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
+  po::options_description d("Engine (serve: what computes the KV and the tokens)");
+  d.add_options()(
+      "engine.kind", po::value<std::string>(&raw->kind)->default_value("cost"),
+      "cost: ranks take the cost model's time and move KV bytes derived from each block's "
+      "hash id; reference: the reference transformer computes real KV and tokens, in real time "
+      "(needs --time_scale 1)")(
+      "engine.model", po::value<std::string>(&raw->model)->default_value("tiny"),
+      "reference engine: a preset (tiny, mini, small) or a Hugging Face LLaMA checkpoint folder, "
+      "as mooncake generate --model")(
+      "engine.seed", po::value<uint64_t>(&raw->seed)->default_value(0),
+      "reference engine: the seed of a preset's weights (as mooncake generate --seed)")(
+      "engine.max_output", po::value<int64_t>(&raw->max_output)->default_value(32),
+      "reference engine: output tokens per request at most (each request's output_length is "
+      "capped to it; 0 = no cap, up to 100000)")(
+      "engine.check_tokens", po::value<std::string>(&raw->check_tokens)->default_value("on"),
+      "reference engine, on: the conductor computes each request's tokens in one process (as "
+      "mooncake generate) and summary.json counts token_mismatches; off")(
+      "fault.swap_kv", po::value<std::string>(&raw->swap_kv)->default_value("off"),
+      "test hook, on: a prefill rank swaps the KV of two blocks of one request after their "
+      "checksums were taken; the run must report it and exit non-zero");
+  return d;
+}
+
+namespace {
+
+Status OnOff(const char* name, const std::string& word, bool* out) {
+  if (word != "on" && word != "off") {
+    return InvalidArgument(fmt::format("{} = '{}' (allowed: on, off)", name, word));
+  }
+  *out = word == "on";
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, EngineOptions* out) {
+  if (raw.kind != "cost" && raw.kind != "reference") {
+    return InvalidArgument(fmt::format("engine.kind = '{}' (allowed: cost, reference)", raw.kind));
+  }
+  out->reference = raw.kind == "reference";
+  if (raw.model.empty()) return InvalidArgument("engine.model = '' (a preset or a folder)");
+  out->model = raw.model;
+  out->seed = raw.seed;
+  if (raw.max_output < 0 || raw.max_output > 100000) {
+    return OutOfRange(fmt::format("engine.max_output = {} (allowed 0 to 100000)", raw.max_output));
+  }
+  out->max_output = raw.max_output;
+  MC_RETURN_IF_ERROR(OnOff("engine.check_tokens", raw.check_tokens, &out->check_tokens));
+  MC_RETURN_IF_ERROR(OnOff("fault.swap_kv", raw.swap_kv, &out->fault_swap_kv));
+  if (out->reference && time_scale != 1.0) {
+    return InvalidArgument(
+        fmt::format("engine.kind = reference computes in real time: time_scale must be 1, not {} "
+                    "(load.scale speeds up the arrivals instead)",
+                    time_scale));
+  }
+  return Status::Ok();
+}
+
+}  // namespace mooncake::app

@@ -1,0 +1,48 @@
+#include "app/job_engine.h"
+
+#include <fmt/format.h>
+
+#include "engine/cost_model_engine.h"
+#include "engine/reference_engine.h"
+#include "model/checkpoint.h"
+#include "trace/trace_request.h"
+
+namespace mooncake::app {
+
+Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engine::CostModel& cost,
+                                                 bool load_model) {
+  auto job = std::make_unique<JobEngine>();
+  if (!o.engine.reference) {
+    job->layout.emplace(cost, o.kv_scale, o.sched.model.name);
+    job->engine = std::make_unique<engine::CostModelEngine>(cost, *job->layout, o.model_error);
+    return job;
+  }
+  // The layout needs only the model's shape; its weights are loaded where they compute. A
+  // preset's shape is cheap to build, a checkpoint's is read from its config.json, so every
+  // rank loads the model: a rank whose copy failed says so before the replay.
+  auto loaded = model::LoadModel(o.engine.model, o.engine.seed);
+  if (!loaded.ok()) return loaded.status().WithContext("engine.model = " + o.engine.model);
+  auto transformer = model::Transformer::Create(std::move(*loaded));
+  if (!transformer.ok()) {
+    return transformer.status().WithContext("engine.model = " + o.engine.model);
+  }
+  const model::KvShape shape = transformer->KvShapeFor(trace::kTraceBlockTokens);
+  std::string name = transformer->config().name;
+  if (auto slash = name.find_last_of('/'); slash != std::string::npos && slash + 1 < name.size()) {
+    name = name.substr(slash + 1);  // a checkpoint folder: its last component
+  }
+  // Keys of another model or seed never match: KV is only reused by the same weights.
+  job->layout.emplace(
+      engine::KvLayout::Computed(shape.BlockBytes(), static_cast<uint32_t>(shape.layers),
+                                 fmt::format("ref-{}-seed{}", name, o.engine.seed)));
+  job->kv_layout_text = fmt::format(
+      "float32 [layer][K=0,V=1][kv_head][head_dim][token]: layers {}, kv_heads {}, head_dim {}, "
+      "tokens per block {}",
+      shape.layers, shape.kv_heads, shape.head_dim, shape.block_tokens);
+  if (!load_model) return job;
+  job->model.emplace(std::move(*transformer));
+  job->engine = std::make_unique<engine::ReferenceEngine>(*job->model);
+  return job;
+}
+
+}  // namespace mooncake::app

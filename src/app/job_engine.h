@@ -1,0 +1,32 @@
+// The compute of a serving job's prefill and decode ranks, chosen by engine.kind: the cost
+// model (KV bytes from hash ids, modelled time) or the reference transformer (real KV and
+// tokens, measured time), with the KV layout the job moves and stores.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "app/options.h"
+#include "engine/cost_model.h"
+#include "engine/engine.h"
+#include "engine/kv_layout.h"
+#include "model/transformer.h"
+
+namespace mooncake::app {
+
+struct JobEngine {
+  std::optional<model::Transformer> model;  // engine.kind = reference
+  std::optional<engine::KvLayout> layout;
+  std::unique_ptr<engine::Engine> engine;
+  // The reference engine's block layout in words, for the HDF5 files' kv_layout attribute, so a
+  // block read back from SSD is self-describing; empty for the cost model.
+  std::string kv_layout_text;
+};
+
+// Every rank builds the same layout (the store keys and block sizes must agree); the model is
+// loaded where `load_model` (prefill, decode, and the conductor when it checks tokens). Errors
+// name engine.model.
+Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engine::CostModel& cost,
+                                                 bool load_model);
+
+}  // namespace mooncake::app

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Disaggregated generation with the reference engine gives exactly the tokens of one process
+# (issue 29, docs/MODEL.md): a 6-rank job over a 40-request synthetic trace with shared prefixes,
+# tiny preset, every request's output_ids equal to `mooncake generate`'s on the same trace, and
+# token_mismatches = 0 in summary.json. Modes:
+#   ssd        the HDF5 tier on with a 4 MiB DRAM: prefix blocks loaded from DRAM, loaded from SSD
+#              and recomputed (the store dropped them) all counted above zero
+#   store_kill store.replicas = 2 and store rank 1 SIGKILLed mid-run: lost 0, still no mismatch
+#   swap_kv    fault.swap_kv: a prefill rank swaps two blocks' KV after their checksums were
+#              taken; the run reports checksum failures and exits non-zero
+# Usage: token_identity_test.sh MODE MOONCAKE LAUNCHER MPIRUN [extra mpirun args...]
+set -u
+mode=$1 mooncake=$2 launcher=$3 mpirun=$4
+shift 4
+dir=$(mktemp -d "${TMPDIR:-/tmp}"/token_identity_XXXXXX)
+trap 'pkill -KILL -f "^$mooncake .*--out $dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
+fail() {
+  echo "FAIL ($mode): $*"
+  grep -m3 -E "Sanitizer|Tracer caught|runtime error" "$dir/log" 2>/dev/null
+  tail -30 "$dir/log" 2>/dev/null
+  exit 1
+}
+cd "$dir" || exit 1
+# The workload as a trace file, so that `mooncake generate` reads the same requests.
+"$mooncake" eval --synthetic.requests 40 --synthetic.rate 4 --synthetic.new_tokens 600 \
+  --synthetic.max_input 4096 --synthetic.write "$dir/synthetic.jsonl" --plots 0 --out "$dir/eval" \
+  >"$dir/eval.log" 2>&1 || fail "mooncake eval --synthetic.write exited $?"
+
+args=(--engine.kind reference --engine.model tiny --engine.max_output 32 --time_scale 1
+  --trace "$dir/synthetic.jsonl" --job.plots off --cluster.failure_timeout 3s --out "$dir/run")
+roles="conductor:1 store:1 prefill:2 decode:2"
+case $mode in
+  ssd) args+=(--store.ssd on --store.dram 4MiB --store.spill_queue 2MiB) ;;
+  store_kill)
+    roles="conductor:1 store:2 prefill:2 decode:1"
+    args+=(--store.replicas 2 --fault.kill 1@4s)
+    ;;
+  swap_kv) args+=(--fault.swap_kv on) ;;
+  *) fail "unknown mode" ;;
+esac
+MOONCAKE_MPIRUN_ARGS="$*" timeout 200 "$launcher" --mpirun "$mpirun" --bin "$mooncake" \
+  --roles "$roles" --spread none -- "${args[@]}" >"$dir/log" 2>&1
+rc=$?
+grep -E "requests  total|^store |ssd tier|^tokens|kv blocks|DEAD RANK|result" "$dir/log"
+json=$dir/run/summary.json
+[[ -f $json ]] || fail "no summary.json (launcher exit $rc)"
+num() { /usr/bin/python3 -c "import json,sys; print(int(json.load(open('$json'))['extra']['$1']))"; }
+if [[ $mode == swap_kv ]]; then
+  ((rc != 0)) || fail "the run exited 0 although KV was swapped"
+  (($(num kv_checksum_failures) > 0)) || fail "no checksum failure reported"
+  echo "PASS (swap_kv): exit $rc, $(num kv_checksum_failures) checksum failures"
+  exit 0
+fi
+((rc == 0)) || fail "launch/mooncake-mpirun exited $rc"
+grep -q "lost 0  failed 0" "$dir/log" || fail "requests lost or failed"
+(($(num token_mismatches) == 0)) || fail "token_mismatches = $(num token_mismatches)"
+(($(num requests_token_checked) > 0)) || fail "no request's tokens were checked"
+if [[ $mode == ssd ]]; then
+  for c in prefix_blocks_from_dram prefix_blocks_from_ssd prefix_blocks_recomputed; do
+    (($(num $c) > 0)) || fail "$c = 0 (expected above zero)"
+  done
+fi
+# Independently of the job's own check: tokens.jsonl against `mooncake generate` (once: it
+# computes every request again).
+[[ $mode == ssd ]] || { echo "PASS ($mode)"; exit 0; }
+"$mooncake" generate --model tiny --trace "$dir/synthetic.jsonl" --max-tokens 32 \
+  >"$dir/generate.jsonl" || fail "mooncake generate exited $?"
+/usr/bin/python3 - "$dir/run/tokens.jsonl" "$dir/generate.jsonl" <<'PY' || fail "tokens differ"
+import json, sys
+job = {r["request"]: r["output_ids"] for r in map(json.loads, open(sys.argv[1]))}
+ref = {r["request"]: r["output_ids"] for r in map(json.loads, open(sys.argv[2]))}
+bad = [k for k in job if job[k] != ref.get(k)]
+print(f"tokens.jsonl: {len(job)} requests, {len(bad)} differ from mooncake generate")
+sys.exit(1 if bad or not job else 0)
+PY
+echo "PASS ($mode)"

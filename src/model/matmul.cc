@@ -33,6 +33,10 @@ void Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t ou
 }
 
 std::string MatmulBackend() {
+  // Before any matmul BLIS's kernel table is not built, and with BLIS_ARCH_TYPE set
+  // bli_arch_query_id() would abort ("Accessed uninitialized context in gks"); bli_init() builds
+  // it once and is a no-op after.
+  bli_init();
   return std::string("BLIS ") + bli_info_get_version_str() + " (" +
          bli_arch_string(bli_arch_query_id()) + ")";
 }

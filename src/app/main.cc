@@ -1,9 +1,11 @@
 // mooncake: one binary, N ranks under mpirun or srun; `mooncake eval` for trace evaluation,
 // `mooncake p2p` to distribute files, `mooncake store` for the store's offline tools,
-// `mooncake generate` for the reference model's greedy output.
+// `mooncake generate` for the reference model's greedy output, `mooncake calibrate` to fit a
+// hardware preset to it.
 // main only wires (STYLE.md habit 10): pick the command, parse options, hand over.
 #include <cstring>
 
+#include "app/calibrate_command.h"
 #include "app/eval_wiring.h"
 #include "app/generate_command.h"
 #include "app/options.h"
@@ -20,6 +22,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "generate") == 0) {
     return mooncake::app::RunGenerate(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "calibrate") == 0) {
+    return mooncake::app::RunCalibrate(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "store") == 0) {
     return mooncake::app::RunStoreCommand(argc - 1, argv + 1);

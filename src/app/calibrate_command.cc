@@ -228,8 +228,9 @@ int RunCalibrate(int argc, char** argv) {
     std::cerr << "mooncake calibrate: " << points.status().ToString() << "\n";
     return 1;
   }
-  host.matmul_flops_per_s = engine::MeasureMatmulFlopsPerSecond(3);
-  host.memory_bytes_per_s = engine::MeasureReadBytesPerSecond((quick ? 32 : 256) * kMiB, 3);
+  host.matmul_flops_per_s = engine::MeasureMatmulFlopsPerSecond(3, grid.clock);
+  host.memory_bytes_per_s =
+      engine::MeasureReadBytesPerSecond((quick ? 32 : 256) * kMiB, 3, grid.clock);
   if (host.nic_bytes_per_s == 0) host.nic_bytes_per_s = host.memory_bytes_per_s;
   auto fit = engine::FitRates(*model_spec, *points);
   if (!fit.ok()) {
@@ -256,10 +257,12 @@ int RunCalibrate(int argc, char** argv) {
       host.matmul_flops_per_s / 1e9, fit->bytes_per_s / 1e9, host.memory_bytes_per_s / 1e9);
   const std::string ini = engine::HardwareIniText(hw, *fit, points->size(), comment);
   std::cerr << fmt::format(
-      "calibrate: fit over {} points: error p50 {:.1f} %, p90 {:.1f} %, max {:.1f} %; effective "
-      "{:.3g} GFLOP/s, {:.3g} GB/s\n",
+      "calibrate: fit over {} points: error p50 {:.1f} %, p90 {:.1f} %, max {:.1f} % (prefill "
+      "p50 {:.1f} % p90 {:.1f} %, decode p50 {:.1f} % p90 {:.1f} %); effective {:.3g} GFLOP/s, "
+      "{:.3g} GB/s\n",
       points->size(), fit->error.p50 * 100, fit->error.p90 * 100, fit->error.max * 100,
-      fit->flops_per_s / 1e9, fit->bytes_per_s / 1e9);
+      fit->prefill_error.p50 * 100, fit->prefill_error.p90 * 100, fit->decode_error.p50 * 100,
+      fit->decode_error.p90 * 100, fit->flops_per_s / 1e9, fit->bytes_per_s / 1e9);
   if (model_file.is_open()) {
     model_file << engine::ModelIniText(
         *model_spec, fmt::format("The reference model {} as the cost model sees it "

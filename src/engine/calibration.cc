@@ -134,7 +134,14 @@ Result<RateFit> FitRates(const ModelSpec& model, std::span<const CalibrationPoin
   RateFit fit;
   fit.flops_per_s = std::pow(10.0, lf);
   fit.bytes_per_s = std::pow(10.0, lb);
-  fit.error = RelativeErrors(CostModel(model, RatesOnly(fit.flops_per_s, fit.bytes_per_s)), points);
+  const CostModel fitted(model, RatesOnly(fit.flops_per_s, fit.bytes_per_s));
+  fit.error = RelativeErrors(fitted, points);
+  std::vector<CalibrationPoint> prefill, decode;
+  for (const CalibrationPoint& p : points) {
+    (p.kind == CalibrationPoint::Kind::kPrefill ? prefill : decode).push_back(p);
+  }
+  fit.prefill_error = RelativeErrors(fitted, prefill);
+  fit.decode_error = RelativeErrors(fitted, decode);
   return fit;
 }
 
@@ -172,9 +179,11 @@ std::string HardwareIniText(const HardwareSpec& hw, const RateFit& fit, size_t p
   out += fmt::format(
       "\n# The fit: |predicted - measured| / measured over the measured passes.\n"
       "[calibration]\npoints = {}\nerror_p50 = {}\nerror_p90 = {}\nerror_max = {}\n"
-      "effective_tflops = {}\neffective_gb_per_s = {}\n",
+      "prefill_error_p50 = {}\nprefill_error_p90 = {}\ndecode_error_p50 = {}\n"
+      "decode_error_p90 = {}\neffective_tflops = {}\neffective_gb_per_s = {}\n",
       points, Num(fit.error.p50), Num(fit.error.p90), Num(fit.error.max),
-      Num(fit.flops_per_s / 1e12), Num(fit.bytes_per_s / 1e9));
+      Num(fit.prefill_error.p50), Num(fit.prefill_error.p90), Num(fit.decode_error.p50),
+      Num(fit.decode_error.p90), Num(fit.flops_per_s / 1e12), Num(fit.bytes_per_s / 1e9));
   return out;
 }
 

@@ -40,7 +40,9 @@ FitError RelativeErrors(const CostModel& cost, std::span<const CalibrationPoint>
 struct RateFit {
   double flops_per_s = 0;  // peak_flops x mfu
   double bytes_per_s = 0;  // hbm_bytes_per_s x mbu
-  FitError error;
+  FitError error;          // over all points
+  FitError prefill_error;  // over the prefill points alone (zeros without any)
+  FitError decode_error;   // over the decode points alone
 };
 
 // The rates that minimise the mean |log(predicted / measured)| over the points (a search on a

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 #include <numeric>
 
@@ -12,12 +11,6 @@
 
 namespace mooncake::engine {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
-
-double SecondsSince(SteadyClock::time_point start) {
-  return std::chrono::duration<double>(SteadyClock::now() - start).count();
-}
 
 double NowSeconds(CalibrationClock clock) {
   timespec t{};
@@ -160,25 +153,25 @@ Result<std::vector<CalibrationPoint>> MeasureReference(const model::Transformer&
   return points;
 }
 
-double MeasureMatmulFlopsPerSecond(int repeats) {
+double MeasureMatmulFlopsPerSecond(int repeats, CalibrationClock clock) {
   constexpr int64_t kRows = 512, kIn = 1024, kOut = 1024;
   std::vector<float> x(kRows * kIn, 0.5f), w(kOut * kIn, 0.25f), y(kRows * kOut);
   double best = 0;
   for (int r = 0; r < std::max(1, repeats); ++r) {
-    const auto start = SteadyClock::now();
+    const double start = NowSeconds(clock);
     model::Linear(x.data(), kRows, kIn, w.data(), kOut, y.data());
-    best = std::max(best, 2.0 * kRows * kIn * kOut / SecondsSince(start));
+    best = std::max(best, 2.0 * kRows * kIn * kOut / (NowSeconds(clock) - start));
   }
   return best;
 }
 
-double MeasureReadBytesPerSecond(size_t bytes, int repeats) {
+double MeasureReadBytesPerSecond(size_t bytes, int repeats, CalibrationClock clock) {
   std::vector<uint64_t> data(std::max<size_t>(1, bytes / sizeof(uint64_t)));
   std::iota(data.begin(), data.end(), uint64_t{1});
   double best = 0;
   volatile uint64_t sink = 0;
   for (int r = 0; r < std::max(1, repeats); ++r) {
-    const auto start = SteadyClock::now();
+    const double start = NowSeconds(clock);
     // Four independent sums, so the read is not bound by one addition's latency.
     uint64_t s[4] = {0, 0, 0, 0};
     size_t i = 0;
@@ -190,8 +183,8 @@ double MeasureReadBytesPerSecond(size_t bytes, int repeats) {
     }
     for (; i < data.size(); ++i) s[0] += data[i];
     sink = sink + s[0] + s[1] + s[2] + s[3];
-    best =
-        std::max(best, static_cast<double>(data.size() * sizeof(uint64_t)) / SecondsSince(start));
+    best = std::max(
+        best, static_cast<double>(data.size() * sizeof(uint64_t)) / (NowSeconds(clock) - start));
   }
   return best;
 }

@@ -52,11 +52,11 @@ Result<std::vector<CalibrationPoint>> MeasureReference(const model::Transformer&
                                                        const CalibrationGrid& grid,
                                                        const CalibrationProgress& progress);
 
-// The fastest of `repeats` matmuls model::Linear(512 x 1024 by 1024 x 1024), FLOP/s: the
-// engine's own matmul speed, the peak that mfu is a share of.
-double MeasureMatmulFlopsPerSecond(int repeats);
+// The fastest of `repeats` matmuls model::Linear(512 x 1024 by 1024 x 1024), FLOP/s, timed by
+// `clock`: the engine's own matmul speed, the peak that mfu is a share of.
+double MeasureMatmulFlopsPerSecond(int repeats, CalibrationClock clock);
 
-// The fastest of `repeats` streaming reads of `bytes`, bytes/s.
-double MeasureReadBytesPerSecond(size_t bytes, int repeats);
+// The fastest of `repeats` streaming reads of `bytes`, bytes/s, timed by `clock`.
+double MeasureReadBytesPerSecond(size_t bytes, int repeats, CalibrationClock clock);
 
 }  // namespace mooncake::engine

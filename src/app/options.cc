@@ -555,7 +555,9 @@ ParseOutcome ParseJobOptions(int argc, char** argv) {
       "       mpirun -np N mooncake p2p --source PATH --dest DIR   (distribute files, see "
       "mooncake p2p --help)\n"
       "       mooncake generate --model DIR|PRESET ...   (the reference model's greedy output, "
-      "see mooncake generate --help)\n\nOptions");
+      "see mooncake generate --help)\n"
+      "       mooncake calibrate --model DIR|PRESET ...  (a hardware preset fitted to the "
+      "reference model's measured times, see mooncake calibrate --help)\n\nOptions");
   all.add(General(&opts.config_file, &raw))
       .add(Cluster(&raw))
       .add(Transport(&raw))

@@ -1,6 +1,6 @@
 // `mooncake calibrate --quick` on the tiny preset, in process: it writes a hardware preset that
-// HardwareFromIni loads, whose reported fit error is finite and within a loose bound, and which,
-// with configs/models/tiny.ini, gives the cost model the fitted error again.
+// HardwareFromIni loads, whose reported fit error is finite and within a loose bound, and which
+// makes a cost model with configs/models/tiny.ini.
 #include "app/calibrate_command.h"
 
 #include <gtest/gtest.h>

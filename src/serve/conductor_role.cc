@@ -111,6 +111,13 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!Current(d->request, d->attempt)) return;
+  if (d->failed) {
+    // The prefill's engine could not compute it (the rank logged why).
+    scheduler_.OnPrefillDone(requests_[d->request].id, pending_[d->request].decision.prefill,
+                             ModelNow());
+    Resolve(d->request, trace::Outcome::kFailed, "prefill_error");
+    return;
+  }
   Pending& p = pending_[d->request];
   trace::RequestRecord& r = records_[d->request];
   const trace::TraceRequest& t = requests_[d->request];

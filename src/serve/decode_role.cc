@@ -119,7 +119,9 @@ void DecodeRole::Arrive(const KvDone& kv) {
     stats_.blocks_verified += verified;
     stats_.blocks_corrupt += corrupt;
   }
-  if (!started) return;  // never admitted: the conductor reports it lost
+  // KV the engine could not take is as unusable as a corrupt block: the conductor resolves the
+  // request (lost, kv_checksum) instead of waiting for it until the job deadline.
+  if (!started) corrupt = std::max<int>(corrupt, static_cast<int>(kv.hash_ids.size()));
   KvArrived arrived{{}, kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
   auto reply =
       ctx_.rpc.Call(ctx_.peers.conductor, kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);

@@ -114,11 +114,12 @@ struct PrefillDone : WireMessage<PrefillDone> {
   double compute_model_s = 0;  // modelled GPU time of this prefill
   uint64_t bytes_loaded = 0, bytes_stored = 0, bytes_to_decode = 0;
   int32_t first_token = -1;  // the token the prefill generated (-1: a modelled engine)
+  uint8_t failed = 0;        // 1: the engine could not compute the prompt (the request fails)
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.prefill_rank, m.blocks_loaded, m.blocks_missing,
           m.blocks_computed, m.first_token_wall_ns, m.compute_model_s, m.bytes_loaded,
-          m.bytes_stored, m.bytes_to_decode, m.first_token);
+          m.bytes_stored, m.bytes_to_decode, m.first_token, m.failed);
   }
 };
 

@@ -451,7 +451,17 @@ void PrefillRole::Serve(Loaded loaded) {
     stored_blocks = std::max(complete, stored_blocks);
     done_tokens = end;
   }
-  if (!computed) return;  // nothing reaches the conductor: the request is reported lost
+  if (!computed) {
+    // The conductor fails the request now rather than waiting for it until the job deadline.
+    PrefillDone failed;
+    failed.request = task.request;
+    failed.attempt = task.attempt;
+    failed.prefill_rank = ctx_.peers.self.value;
+    failed.failed = 1;
+    Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, failed.Encode());
+    if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
+    return;
+  }
   // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
   if (stored_blocks < blocks) {
     take_checksums(stored_blocks, blocks);

@@ -20,7 +20,7 @@ MOONCAKE_BUILD_PACKAGES=(
 # What the full test suite and the benchmarks' baselines need in addition.
 MOONCAKE_TEST_PACKAGES=(
   slurm-wlm slurmctld slurmd slurm-client munge
-  redis-server redis-tools fio clang-format prometheus
+  redis-server redis-tools fio clang-format prometheus curl
   clang libclang-rt-14-dev
   python3-pytest python3-numpy python3-redis python3-hiredis
 )

@@ -27,6 +27,8 @@ Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engi
     return transformer.status().WithContext("engine.model = " + o.engine.model);
   }
   const model::KvShape shape = transformer->KvShapeFor(trace::kTraceBlockTokens);
+  job->vocab_size = transformer->config().vocab_size;
+  job->eos_token_id = transformer->config().eos_token_id;
   std::string name = transformer->config().name;
   if (auto slash = name.find_last_of('/'); slash != std::string::npos && slash + 1 < name.size()) {
     name = name.substr(slash + 1);  // a checkpoint folder: its last component

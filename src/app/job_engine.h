@@ -21,6 +21,10 @@ struct JobEngine {
   // The reference engine's block layout in words, for the HDF5 files' kv_layout attribute, so a
   // block read back from SSD is self-describing; empty for the cost model.
   std::string kv_layout_text;
+  // The reference model's vocabulary and end-of-sequence token (HTTP completions check prompts
+  // against them); 0 and -1 for the cost model.
+  int32_t vocab_size = 0;
+  int32_t eos_token_id = -1;
 };
 
 // Every rank builds the same layout (the store keys and block sizes must agree); the model is

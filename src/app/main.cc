@@ -1,7 +1,7 @@
 // mooncake: one binary, N ranks under mpirun or srun; `mooncake eval` for trace evaluation,
 // `mooncake p2p` to distribute files, `mooncake store` for the store's offline tools,
 // `mooncake generate` for the reference model's greedy output, `mooncake calibrate` to fit a
-// hardware preset to it.
+// hardware preset to it, `mooncake serve stop` to end a serving job.
 // main only wires (STYLE.md habit 10): pick the command, parse options, hand over.
 #include <cstring>
 
@@ -11,6 +11,7 @@
 #include "app/options.h"
 #include "app/p2p_wiring.h"
 #include "app/run.h"
+#include "app/serve_command.h"
 #include "app/store_command.h"
 
 int main(int argc, char** argv) {
@@ -25,6 +26,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "calibrate") == 0) {
     return mooncake::app::RunCalibrate(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
+    return mooncake::app::RunServeCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "store") == 0) {
     return mooncake::app::RunStoreCommand(argc - 1, argv + 1);

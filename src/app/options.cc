@@ -39,7 +39,8 @@ struct RawOptions {
   int silent_rank = -1;
   std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file,
       address_file;
-  std::string listen, connect_file, lease, put_timeout, metrics_port, serve_http, serve_http_linger;
+  std::string listen, connect_file, lease, put_timeout, metrics_port, serve_http, serve_http_linger,
+      serve_drain;
   int port = 0;
   RawEngineOptions engine;
 };
@@ -201,9 +202,12 @@ po::options_description Serving(RawOptions* raw) {
       "/usr/bin/python3 with matplotlib); off")(
       "serve.http",
       po::value<std::string>(&raw->serve_http)->default_value("off")->value_name("PORT"),
-      "off, or a TCP port where the conductor serves GET /metrics (Prometheus), /health and "
-      "/v1/models while the job runs (0: any free port; the address goes to <run "
-      "folder>/endpoint.json)")(
+      "off, or a TCP port where the conductor serves POST /v1/completions (OpenAI-compatible, "
+      "token-id prompts), GET /metrics (Prometheus), /health and /v1/models while the job runs "
+      "(0: any free port; the address goes to <run folder>/endpoint.json). With no trace the "
+      "job serves HTTP alone until `mooncake serve stop` or job.deadline")(
+      "serve.drain", po::value<std::string>(&raw->serve_drain)->default_value("60s"),
+      "once stopped, requests in flight are waited for this long (0s..1h)")(
       "serve.http_linger", po::value<std::string>(&raw->serve_http_linger)->default_value("0s"),
       "the endpoint stays up this long after the summary is written, so that a scraper reads "
       "the final numbers (0s..1h)");
@@ -388,6 +392,8 @@ Status StoreServiceOptions(const RawOptions& raw, JobOptions* o) {
   o->connect_file = raw.connect_file;
   MC_RETURN_IF_ERROR(PortOption("store.metrics_port", raw.metrics_port, &o->metrics_port));
   MC_RETURN_IF_ERROR(PortOption("serve.http", raw.serve_http, &o->serve_http));
+  MC_RETURN_IF_ERROR(DurationOption("serve.drain", raw.serve_drain, Nanos(0),
+                                    Nanos(3'600'000'000'000), &o->serve_drain));
   MC_RETURN_IF_ERROR(DurationOption("serve.http_linger", raw.serve_http_linger, Nanos(0),
                                     Nanos(3'600'000'000'000), &o->serve_http_linger));
   MC_RETURN_IF_ERROR(DurationOption("store.lease", raw.lease, Nanos(10'000'000),

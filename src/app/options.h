@@ -88,6 +88,7 @@ struct JobOptions {
   Nanos store_put_timeout = Nanos(30'000'000'000);  // a put not ended by then is revoked
   int metrics_port = -1;  // store.metrics_port: /metrics on rank 0 (-1: off, 0: any free port)
   int serve_http = -1;    // serve.http: the conductor's /metrics, /health, /v1/models (-1: off)
+  Nanos serve_drain{60'000'000'000};  // serve.drain: requests in flight waited for once stopped
   Nanos serve_http_linger{0};  // serve.http_linger: the endpoint stays up this long after the end
 };
 

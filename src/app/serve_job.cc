@@ -1,7 +1,13 @@
 #include "app/serve_job.h"
 
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <csignal>
@@ -155,13 +161,33 @@ void ArmFaults(const JobOptions& o, int rank) {
 
 // The conductor's HTTP endpoint (serve.http): started, its address printed and written to
 // <run folder>/endpoint.json; a port that cannot be had ends the job (exit 2).
+// A stop token from /dev/urandom: only who can read endpoint.json (mode 0600) can stop the job.
+std::string NewStopToken() {
+  std::string token;
+  if (std::FILE* f = std::fopen("/dev/urandom", "rb")) {
+    unsigned char bytes[16];
+    if (std::fread(bytes, 1, sizeof bytes, f) == sizeof bytes) {
+      for (unsigned char b : bytes) token += fmt::format("{:02x}", b);
+    }
+    std::fclose(f);
+  }
+  return token;
+}
+
 std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& node,
-                                            const std::string& run_dir) {
+                                            const std::string& run_dir, const JobEngine& engine) {
   const JobOptions& o = ctx.options;
   serve::ServeHttpOptions options;
   options.port = o.serve_http;
-  options.model_name = o.sched.model.name;
+  options.model_name = o.engine.reference ? engine.layout->model_name() : o.sched.model.name;
   options.time_scale = o.sched.time_scale;
+  options.limits.vocab_size = engine.vocab_size;
+  if (o.engine.max_output > 0) options.limits.max_tokens = o.engine.max_output;
+  options.limits.default_max_tokens = std::min<int64_t>(16, options.limits.max_tokens);
+  options.eos_token_id = engine.eos_token_id;
+  options.synthetic_tokens = !o.engine.reference;
+  options.stop_token = NewStopToken();
+  options.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.job_deadline);
   auto server = serve::StartServeHttp(options, node);
   if (!server.ok()) {
     log::Error("serve.http = {}: {}", o.serve_http, server.status().message());
@@ -171,13 +197,20 @@ std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& n
   const int port = (*server)->port();
   const std::string url = "http://" + host + ":" + std::to_string(port);
   if (!run_dir.empty()) {
-    const nlohmann::json j = {{"url", url}, {"host", host}, {"port", port}};
-    if (std::FILE* f = std::fopen((run_dir + "/endpoint.json").c_str(), "w")) {
-      std::fputs((j.dump() + "\n").c_str(), f);
-      std::fclose(f);
+    const nlohmann::json j = {
+        {"url", url}, {"host", host}, {"port", port}, {"stop_token", options.stop_token}};
+    const std::string path = run_dir + "/endpoint.json";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const std::string text = j.dump() + "\n";
+    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      log::Error("{}: cannot write: {}", path, std::strerror(errno));
     }
+    if (fd >= 0) ::close(fd);
   }
-  std::printf("http: %s (GET /metrics, /health, /v1/models)\n", url.c_str());
+  std::printf(
+      "http: %s (POST /v1/completions; GET /metrics, /health, /v1/models; stop with mooncake "
+      "serve stop %s/endpoint.json)\n",
+      url.c_str(), run_dir.c_str());
   std::fflush(stdout);
   return std::move(*server);
 }
@@ -204,7 +237,7 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
   if (o.engine.reference) {
     const serve::ConductorRole& conductor = *node.conductor_role();
     if (!run_dir.empty()) {
-      Status s = serve::WriteTokens(run_dir, workload.requests, conductor.output_ids());
+      Status s = serve::WriteTokens(run_dir, conductor.AllRequests(), conductor.output_ids());
       if (!s.ok()) log::Error("{}", s.ToString());
     }
     if (reference != nullptr) {
@@ -285,8 +318,11 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
 }
 
 serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
-  return serve::WorkloadSpec{o.sched.trace_path, o.sched.trace_read, o.synthetic, o.load_scale,
-                             o.engine.reference ? o.engine.max_output : 0};
+  serve::WorkloadSpec spec{o.sched.trace_path, o.sched.trace_read, o.synthetic, o.load_scale,
+                           o.engine.reference ? o.engine.max_output : 0};
+  // serve.http with no trace: the requests come over HTTP only.
+  spec.none = o.sched.trace_path.empty() && o.serve_http >= 0;
+  return spec;
 }
 
 int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lost) {
@@ -342,7 +378,11 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
           std::make_unique<serve::ReferenceTokens>(*(*job_engine)->model, workload.requests);
     }
     std::unique_ptr<http::HttpServer> endpoint;
-    if (o.serve_http >= 0) endpoint = ServeHttp(ctx, node, run_dir);
+    if (o.serve_http >= 0) {
+      // With no trace the job serves HTTP alone, until `mooncake serve stop` or the deadline.
+      node.conductor_role()->ServeUntilStopped(o.sched.trace_path.empty(), o.serve_drain);
+      endpoint = ServeHttp(ctx, node, run_dir, **job_engine);
+    }
     RunConductor(ctx, node, workload, ssd);
     const serve::RankReport all = node.CollectReports(node.Finish());
     DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it

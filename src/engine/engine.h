@@ -44,6 +44,8 @@ struct PrefillChunk {
   int first_block = 0;
   int end_block = 0;
   std::span<std::byte> kv;  // the prompt's KV, memory from AllocateKv
+  // The prompt's tokens when a client gave them (HTTP); empty: derived from hash_ids.
+  std::span<const int32_t> prompt_ids;
 };
 
 // One sequence of a decode step's batch.

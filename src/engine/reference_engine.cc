@@ -24,16 +24,34 @@ std::unique_ptr<KvMemory> ReferenceEngine::AllocateKv(uint64_t bytes) {
   return std::make_unique<HostKvMemory>(bytes);
 }
 
+// A client's tokens as given (checked against the vocabulary), else the trace's from hash ids.
+Result<std::vector<int32_t>> ReferenceEngine::PromptOf(const PrefillChunk& c) const {
+  const int32_t vocab = model_.config().vocab_size;
+  if (c.prompt_ids.empty()) {
+    std::vector<BlockHash> ids;
+    ids.reserve(c.hash_ids.size());
+    for (uint64_t h : c.hash_ids) ids.push_back(BlockHash{h});
+    return model::PromptTokens(ids, c.input_length, shape_.block_tokens, vocab);
+  }
+  if (static_cast<int64_t>(c.prompt_ids.size()) != c.input_length) {
+    return InvalidArgument(fmt::format("request {}: {} prompt tokens for an input of {}", c.request,
+                                       c.prompt_ids.size(), c.input_length));
+  }
+  for (int32_t t : c.prompt_ids) {
+    if (t < 0 || t >= vocab) {
+      return InvalidArgument(fmt::format("request {}: prompt token {} outside the vocabulary of {}",
+                                         c.request, t, vocab));
+    }
+  }
+  return std::vector<int32_t>(c.prompt_ids.begin(), c.prompt_ids.end());
+}
+
 Status ReferenceEngine::Resume(const PrefillChunk& c, int64_t* from_token) {
   if (prompt_ && prompt_->request == c.request && prompt_->cache.tokens() == c.prefix_tokens) {
     *from_token = c.prefix_tokens;
     return Status::Ok();
   }
-  std::vector<BlockHash> ids;
-  ids.reserve(c.hash_ids.size());
-  for (uint64_t h : c.hash_ids) ids.push_back(BlockHash{h});
-  auto tokens =
-      model::PromptTokens(ids, c.input_length, shape_.block_tokens, model_.config().vocab_size);
+  auto tokens = PromptOf(c);
   if (!tokens.ok()) return tokens.status();
   prompt_.emplace(Prompt{c.request, std::move(*tokens), model::KvCache(shape_)});
   // The whole blocks of the prefix come from `kv` (read from the store, or written by earlier

@@ -3,7 +3,8 @@
 // from the blocks they received, so a disaggregated run gives the tokens `mooncake generate`
 // gives in one process (docs/MODEL.md "The serving job with the reference engine").
 //
-// Prompts come from the trace's hash ids (model/trace_tokens.h); KV blocks are the model's
+// Prompts come from the trace's hash ids (model/trace_tokens.h), or are a client's tokens as
+// given (HTTP completions); KV blocks are the model's
 // float32 blocks of trace::kTraceBlockTokens tokens (model/kv_cache.h), the unit the job moves
 // and stores. Times are measured wall time (models_time() is false).
 //
@@ -49,6 +50,7 @@ class ReferenceEngine final : public Engine {
   // Rebuilds `prompt_` for the chunk when it is not the continuation of the last one: the KV of
   // the whole blocks before the chunk is taken from `chunk.kv`, the rest of the prefix recomputed.
   Status Resume(const PrefillChunk& chunk, int64_t* from_token);
+  Result<std::vector<int32_t>> PromptOf(const PrefillChunk& chunk) const;
 
   const model::Transformer& model_;
   model::KvShape shape_;

@@ -85,9 +85,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
                              " is not served (GET, POST)");
     }
   }
-  // Unmatched requests: 405 on a known path (another method), 404 otherwise.
+  // Unmatched requests: 405 on a known path (another method), 404 otherwise. cpp-httplib calls
+  // this for every status >= 400, a handler's own answers too: those have a body, left as is.
   s.set_error_handler([paths](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404 && paths.count(req.path) > 0) res.status = 405;
+    if (res.body.empty() && res.status == 404 && paths.count(req.path) > 0) res.status = 405;
     if (res.body.empty()) {
       const char* what = res.status == 404   ? "not found"
                          : res.status == 405 ? "method not allowed"

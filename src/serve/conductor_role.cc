@@ -43,7 +43,7 @@ Nanos ConductorRole::ModelNow() const {
 ConductorRole::Snapshot ConductorRole::TakeSnapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   Snapshot s;
-  s.requests = requests_.size();
+  s.requests = pending_.size();
   for (size_t i = 0; i < pending_.size(); ++i) {
     if (pending_[i].resolved) {
       s.resolved.push_back(records_[i]);
@@ -105,11 +105,11 @@ void ConductorRole::Start() {
 
 void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
   auto d = PrefillDone::Decode(bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!d.ok() || d->request >= pending_.size()) {
     log::Error("bad PrefillDone from rank {}", from.value);
     return;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
   if (!Current(d->request, d->attempt)) return;
   if (d->failed) {
     // The prefill's engine could not compute it (the rank logged why).
@@ -120,7 +120,7 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
   }
   Pending& p = pending_[d->request];
   trace::RequestRecord& r = records_[d->request];
-  const trace::TraceRequest& t = requests_[d->request];
+  const trace::TraceRequest& t = RequestAt(d->request);
   const int inst = p.decision.prefill;
   const Nanos now = ModelNow();
   std::span<const BlockHash> ids(t.hash_ids);
@@ -155,11 +155,11 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
 void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
                                 transport::Responder responder) {
   auto a = KvArrived::Decode(bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!a.ok() || a->request >= pending_.size()) {
     responder.Fail(ProtocolError("bad KvArrived from rank " + std::to_string(from.value)));
     return;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
   totals_.blocks_verified += a->blocks_verified;
   totals_.blocks_corrupt += a->blocks_corrupt;
   if (!Current(a->request, a->attempt)) {
@@ -172,7 +172,7 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
   // check, as docs/FAULTS.md says, so a fault never shows up as a rejection.
   RejectReason reason = a->blocks_corrupt > 0
                             ? RejectReason::kDecodeOverload
-                            : scheduler_.AdmitToDecode(requests_[a->request].id, p.decision.decode,
+                            : scheduler_.AdmitToDecode(RequestAt(a->request).id, p.decision.decode,
                                                        ModelNow(), /*admission=*/p.attempt == 0);
   KvArrivedReply reply;
   reply.admitted = reason == RejectReason::kNone ? 1 : 0;
@@ -186,15 +186,15 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
 
 void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
   auto d = DecodeDone::Decode(bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!d.ok() || d->request >= pending_.size()) {
     log::Error("bad DecodeDone from rank {}", from.value);
     return;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
   if (!Current(d->request, d->attempt)) return;
   Pending& p = pending_[d->request];
   trace::RequestRecord& r = records_[d->request];
-  scheduler_.OnDecodeDone(requests_[d->request].id, p.decision.decode, ModelNow());
+  scheduler_.OnDecodeDone(RequestAt(d->request).id, p.decision.decode, ModelNow());
   r.tbt_s = d->tbt_model_s;
   output_ids_[d->request] = std::move(d->output_ids);
   r.e2e_s = ctx_.WallToModelSeconds(Nanos(d->done_wall_ns) - start_wall_) - r.arrival_s;
@@ -214,7 +214,7 @@ double ConductorRole::WallSecondsLeft(Nanos wall_elapsed) const {
   const double replay_left =
       static_cast<double>((ctx_.ModelToWall(last_arrival) - wall_elapsed).count()) / 1e9;
   const double rate = static_cast<double>(resolved_) / secs;
-  const double open_left = static_cast<double>(requests_.size() - resolved_) / rate;
+  const double open_left = static_cast<double>(pending_.size() - resolved_) / rate;
   return std::max({replay_left, open_left, 0.0});
 }
 
@@ -227,7 +227,7 @@ void ConductorRole::PrintProgress(Nanos wall_elapsed) {
   std::printf(
       "progress: %llu/%zu requests done (%llu completed), %.1f req/s wall, SLO met by "
       "%.1f%% of completed, model time %.1f s, %s\n",
-      static_cast<unsigned long long>(resolved_), requests_.size(),
+      static_cast<unsigned long long>(resolved_), pending_.size(),
       static_cast<unsigned long long>(completed_),
       secs > 0 ? static_cast<double>(resolved_) / secs : 0.0, attainment,
       engine::NanosToSeconds(ModelNow()), left_text.c_str());
@@ -243,20 +243,123 @@ void ConductorRole::Run() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     WritePartialSummary();  // from the start: a job killed early still leaves one
+    accepting_ = true;
   }
   for (size_t i = 0; i < requests_.size(); ++i) {
     const Nanos arrival_model = std::chrono::milliseconds(requests_[i].timestamp_ms);
     const Nanos due = start_wall_ + ctx_.ModelToWall(arrival_model);
     if (due >= deadline) break;
+    {
+      // Sleeps until the arrival, woken early by a stop.
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait_until(lock, std::chrono::steady_clock::now() + (due - ctx_.LocalNow()),
+                     [&] { return stop_requested_; });
+      if (stop_requested_) break;
+    }
     SleepUntil(due);
     std::optional<PrefillTask> task = Decide(i, arrival_model);
-    if (task) Dispatch(*task, pending_[i].decision.prefill);
+    if (task) {
+      int prefill = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        prefill = pending_[i].decision.prefill;
+      }
+      Dispatch(*task, prefill);
+    }
   }
   std::unique_lock<std::mutex> lock(mutex_);
-  while (resolved_ < requests_.size() && ctx_.LocalNow() < deadline) {
+  // Serving: the replay's requests still open, or (serve until stopped) no stop asked for yet.
+  while (ctx_.LocalNow() < deadline && !stop_requested_ &&
+         (until_stopped_ || resolved_ < requests_.size())) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     MaybePrintProgress();
   }
+  // Draining: nothing new is taken; what was admitted is waited for.
+  accepting_ = false;
+  const Nanos drain_end =
+      stop_requested_ || until_stopped_ ? std::min(deadline, ctx_.LocalNow() + drain_) : deadline;
+  while (Open() && ctx_.LocalNow() < drain_end) {
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+    MaybePrintProgress();
+  }
+}
+
+// Caller holds mutex_. A request dispatched and not resolved, or a replayed one not yet
+// resolved (without a stop, the replay's requests are all waited for).
+bool ConductorRole::Open() const {
+  if (!stop_requested_ && resolved_ < requests_.size() && !until_stopped_) return true;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].dispatched && !pending_[i].resolved) return true;
+  }
+  return false;
+}
+
+void ConductorRole::RequestStop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stop_requested_ = true;
+  accepting_ = false;
+  cv_.notify_all();
+}
+
+const trace::TraceRequest& ConductorRole::RequestAt(size_t i) const {
+  return i < requests_.size() ? requests_[i] : online_[i - requests_.size()];
+}
+
+std::vector<trace::TraceRequest> ConductorRole::AllRequests() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<trace::TraceRequest> all(requests_.begin(), requests_.end());
+  all.insert(all.end(), online_.begin(), online_.end());
+  return all;
+}
+
+Result<uint64_t> ConductorRole::Submit(std::vector<int32_t> prompt_ids, int32_t max_tokens,
+                                       std::vector<BlockHash> hash_ids) {
+  std::optional<PrefillTask> task;
+  uint64_t id = 0;
+  int prefill = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!accepting_) {
+      return Status(ErrorCode::kBusy, stop_requested_ || start_wall_.count() != 0
+                                          ? "the job is stopping"
+                                          : "the job is not serving yet");
+    }
+    id = pending_.size();
+    trace::TraceRequest t;
+    t.id = RequestId{id};
+    const Nanos arrival_model = ModelNow();
+    t.timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(arrival_model).count();
+    t.input_length = static_cast<int32_t>(prompt_ids.size());
+    t.output_length = max_tokens;
+    t.hash_ids = std::move(hash_ids);
+    t.prompt_ids = std::move(prompt_ids);
+    trace::RequestRecord r;
+    r.id = t.id;
+    r.arrival_s = engine::NanosToSeconds(arrival_model);
+    r.input_tokens = t.input_length;
+    r.output_tokens = t.output_length;
+    r.blocks = static_cast<int32_t>(t.hash_ids.size());
+    r.outcome = trace::Outcome::kLost;
+    online_.push_back(std::move(t));
+    records_.push_back(r);
+    output_ids_.emplace_back();
+    pending_.emplace_back();
+    task = DecideLocked(id, arrival_model);
+    if (task) prefill = pending_[id].decision.prefill;
+  }
+  if (task) Dispatch(*task, prefill);
+  return id;
+}
+
+ConductorRole::OnlineResult ConductorRole::Await(uint64_t id, Nanos timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  OnlineResult out;
+  if (id >= pending_.size()) return out;
+  cv_.wait_for(lock, timeout, [&] { return pending_[id].resolved; });
+  out.resolved = pending_[id].resolved;
+  out.record = records_[id];
+  out.output_ids = output_ids_[id];
+  return out;
 }
 
 // Caller holds mutex_.
@@ -268,8 +371,12 @@ void ConductorRole::MaybePrintProgress() {
 }
 
 std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) {
-  const trace::TraceRequest& t = requests_[i];
   std::lock_guard<std::mutex> lock(mutex_);
+  return DecideLocked(i, arrival_model);
+}
+
+std::optional<PrefillTask> ConductorRole::DecideLocked(size_t i, Nanos arrival_model) {
+  const trace::TraceRequest& t = RequestAt(i);
   MaybePrintProgress();
   pending_[i].arrival_model = arrival_model;
   conductor::Request req{t.id, arrival_model, t.input_length, t.output_length, t.hash_ids};
@@ -295,7 +402,7 @@ std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) 
 }
 
 PrefillTask ConductorRole::TaskFor(size_t i, const conductor::Decision& d) {
-  const trace::TraceRequest& t = requests_[i];
+  const trace::TraceRequest& t = RequestAt(i);
   Pending& p = pending_[i];
   p.decision = d;
   p.dispatched = true;
@@ -314,6 +421,7 @@ PrefillTask ConductorRole::TaskFor(size_t i, const conductor::Decision& d) {
   task.t_transfer_ns = d.t_transfer.count();
   task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(p.arrival_model)).count();
   for (BlockHash h : t.hash_ids) task.hash_ids.push_back(h.value);
+  task.prompt_ids = t.prompt_ids;
   return task;
 }
 
@@ -359,7 +467,7 @@ void ConductorRole::OnBlocksLost(std::span<const BlockHash> blocks) {
 
 std::optional<PrefillTask> ConductorRole::Redispatch(size_t i, const std::string& reason) {
   Pending& p = pending_[i];
-  const trace::TraceRequest& t = requests_[i];
+  const trace::TraceRequest& t = RequestAt(i);
   scheduler_.Abandon(t.id);
   if (p.attempt >= 1) {
     Resolve(i, trace::Outcome::kFailed, reason + "_twice");

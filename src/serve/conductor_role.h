@@ -4,6 +4,10 @@
 // reports (PrefillDone, KvArrived, DecodeDone) into the scheduler's notifications and into one
 // RequestRecord per request. Every request ends completed, rejected (by reason) or lost (not
 // finished by the job deadline), never silently dropped.
+//
+// Online requests (HTTP completions, serve_http.h) are one more source: Submit decides them at
+// once through the same scheduler (admission, Algorithm 1, early rejection) and numbers them
+// after the workload's requests; Await waits for one to resolve.
 #pragma once
 
 #include <condition_variable>
@@ -52,7 +56,30 @@ class ConductorRole {
   void OnBlocksLost(std::span<const BlockHash> blocks);
   // Replays the requests at their arrival times and waits until each is resolved or the job
   // deadline passes; a request arriving after the deadline is not dispatched (it is lost).
+  // With ServeUntilStopped, it then keeps serving online requests until RequestStop. Once the
+  // replay is over or a stop is asked for, no online request is taken; those in flight are
+  // waited for up to `drain` (and the job deadline).
   void Run();
+  // Call before Run.
+  void ServeUntilStopped(bool on, Nanos drain) {
+    until_stopped_ = on;
+    drain_ = drain;
+  }
+  // Ends the replay (requests not yet dispatched stay lost) and the serving; any thread.
+  void RequestStop();
+  // A client's request: its prompt tokens, the tokens to generate, and the block hash ids of
+  // its prompt (completions.h). The id, or kBusy while the job is not taking requests.
+  Result<uint64_t> Submit(std::vector<int32_t> prompt_ids, int32_t max_tokens,
+                          std::vector<BlockHash> hash_ids);
+  struct OnlineResult {
+    bool resolved = false;  // false: still open when the wait ended
+    trace::RequestRecord record;
+    std::vector<int32_t> output_ids;
+  };
+  // Waits for request `id` (from Submit) to resolve, at most `timeout`; any thread.
+  OnlineResult Await(uint64_t id, Nanos timeout);
+  // Every request, the workload's and then the online ones, by id; read after Run.
+  std::vector<trace::TraceRequest> AllRequests() const;
   const std::vector<trace::RequestRecord>& records() const { return records_; }
   // Each request's generated tokens (an engine that computes them; else every list is empty),
   // by request id; read after Run.
@@ -88,10 +115,14 @@ class ConductorRole {
   Nanos ModelNow() const;                            // model time since the replay started
   double WallSecondsLeft(Nanos wall_elapsed) const;  // caller holds mutex_
   void PrintProgress(Nanos wall_elapsed);
-  void MaybePrintProgress();  // caller holds mutex_
+  void MaybePrintProgress();                               // caller holds mutex_
+  const trace::TraceRequest& RequestAt(size_t i) const;    // caller holds mutex_ (online ones)
+  size_t RequestCount() const { return pending_.size(); }  // caller holds mutex_
+  bool Open() const;                                       // caller holds mutex_
   // Asks the scheduler about request i at its arrival: the task for the chosen prefill
   // instance, or nothing when the request was rejected (resolved here).
   std::optional<PrefillTask> Decide(size_t i, Nanos arrival_model);
+  std::optional<PrefillTask> DecideLocked(size_t i, Nanos arrival_model);  // holds mutex_
   // Caller holds mutex_. The task of request i for decision `d` (recorded as its current one).
   PrefillTask TaskFor(size_t i, const conductor::Decision& d);
   // Caller holds mutex_. Re-decides request i once, after the rank that held it died.
@@ -102,7 +133,9 @@ class ConductorRole {
   void Dispatch(const PrefillTask& task, int prefill);
 
   ServeContext& ctx_;
-  const std::vector<trace::TraceRequest>& requests_;
+  const std::vector<trace::TraceRequest>& requests_;  // the workload's (fixed)
+  bool until_stopped_ = false;
+  Nanos drain_{0};
   conductor::Scheduler& scheduler_;
   std::vector<int> prefill_ranks_, decode_ranks_;
 
@@ -111,6 +144,9 @@ class ConductorRole {
   std::vector<trace::RequestRecord> records_;
   std::vector<std::vector<int32_t>> output_ids_;
   std::vector<Pending> pending_;
+  std::vector<trace::TraceRequest> online_;  // request requests_.size() + k is online_[k]
+  bool accepting_ = false;                   // Submit takes requests
+  bool stop_requested_ = false;
   uint64_t resolved_ = 0, completed_ = 0, effective_ = 0;
   ConductorTotals totals_;
   Nanos start_wall_{0};  // conductor clock at model time 0

@@ -8,6 +8,10 @@ Status PrefillTask::Validate() const {
       prefix_blocks > static_cast<int32_t>(hash_ids.size()) || input_length < 0) {
     return ProtocolError("PrefillTask with inconsistent prefix lengths");
   }
+  if (!prompt_ids.empty() && static_cast<int64_t>(prompt_ids.size()) != input_length) {
+    return ProtocolError("PrefillTask: " + std::to_string(prompt_ids.size()) +
+                         " prompt tokens for an input of " + std::to_string(input_length));
+  }
   return Status::Ok();
 }
 

@@ -52,12 +52,14 @@ struct PrefillTask : WireMessage<PrefillTask> {
   int64_t t_transfer_ns = 0;  // modelled fetch time (model ns): the fetch is paced to it
   int64_t arrival_wall_ns = 0;
   std::vector<uint64_t> hash_ids;
+  // The prompt's tokens when a client gave them (HTTP); empty: from hash_ids (trace_tokens.h).
+  std::vector<int32_t> prompt_ids;
 
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.input_length, m.output_length, m.decode_rank,
           m.local_prefix_blocks, m.prefix_blocks, m.prefix_tokens, m.t_transfer_ns,
-          m.arrival_wall_ns, m.hash_ids);
+          m.arrival_wall_ns, m.hash_ids, m.prompt_ids);
   }
   Status Validate() const;
 };

@@ -422,6 +422,7 @@ void PrefillRole::Serve(Loaded loaded) {
     engine::PrefillChunk work;
     work.request = task.request;
     work.hash_ids = task.hash_ids;
+    work.prompt_ids = task.prompt_ids;
     work.input_length = task.input_length;
     work.prefix_tokens = done_tokens;
     work.tokens = end - done_tokens;

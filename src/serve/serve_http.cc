@@ -2,10 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <map>
+#include <mutex>
+#include <utility>
 
+#include "serve/conductor_role.h"
 #include "serve/master_metrics.h"
 #include "serve/serve_node.h"
+#include "trace/trace_request.h"
 
 namespace mooncake::serve {
 
@@ -38,6 +43,133 @@ void AddHistograms(http::PrometheusText& t, const char* name, const char* help,
   }
   t.Histogram(name, help, bounds, model.counts, model.sum, {{"clock", "model"}});
   t.Histogram(name, help, bounds, wall.counts, wall.sum, {{"clock", "wall"}});
+}
+
+// Responses by path and status, for /metrics: bad input is counted, not only answered.
+struct HttpCounts {
+  void Add(const std::string& path, int status) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++counts[{path, status}];
+  }
+  void Append(http::PrometheusText& t) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [key, n] : counts) {
+      t.Counter("mooncake_http_responses_total", "HTTP responses, by path and status code.",
+                static_cast<double>(n),
+                {{"path", key.first}, {"code", std::to_string(key.second)}});
+    }
+  }
+  std::mutex mutex;
+  std::map<std::pair<std::string, int>, uint64_t> counts;
+};
+
+http::Response Json(int status, std::string body) {
+  return http::Response{status, "application/json", std::move(body), {}};
+}
+
+http::Response Error(int status, const std::string& message, const std::string& type) {
+  http::Response r = Json(status, ErrorBody(message, type, status));
+  if (status == 429 || status == 503) r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+// The body of a resolved completion: one JSON object, or server-sent events (one per token,
+// the last with the finish reason and usage, then [DONE]).
+http::Response CompletionBody(const ServeHttpOptions& o, const CompletionRequest& req, uint64_t id,
+                              const std::vector<int32_t>& output_ids) {
+  std::string finish;
+  const std::vector<int32_t> tokens =
+      ClientTokens(output_ids, req.ignore_eos || o.eos_token_id < 0, o.eos_token_id, &finish);
+  const std::string cid = "cmpl-" + std::to_string(id);
+  const auto created = static_cast<int64_t>(std::time(nullptr));
+  const std::string model = req.model.empty() ? o.model_name : req.model;
+  const nlohmann::json usage = {{"prompt_tokens", req.prompt_ids.size()},
+                                {"completion_tokens", tokens.size()},
+                                {"total_tokens", req.prompt_ids.size() + tokens.size()}};
+  auto chunk = [&](const std::vector<int32_t>& ids, const nlohmann::json& reason) {
+    nlohmann::json c = {{"index", 0},
+                        {"text", ""},
+                        {"token_ids", ids},
+                        {"logprobs", nullptr},
+                        {"finish_reason", reason}};
+    nlohmann::json j = {{"id", cid},
+                        {"object", "text_completion"},
+                        {"created", created},
+                        {"model", model},
+                        {"choices", {c}}};
+    if (o.synthetic_tokens) j["synthetic_tokens"] = true;
+    return j;
+  };
+  if (!req.stream) {
+    nlohmann::json j = chunk(tokens, finish);
+    j["usage"] = usage;
+    return Json(200, j.dump() + "\n");
+  }
+  std::string events;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    events += "data: " + chunk({tokens[i]}, nullptr).dump() + "\n\n";
+  }
+  nlohmann::json last = chunk({}, finish);
+  last["usage"] = usage;
+  events += "data: " + last.dump() + "\n\ndata: [DONE]\n\n";
+  return http::Response{
+      200, "text/event-stream", std::move(events), {{"Cache-Control", "no-cache"}}};
+}
+
+http::Response Complete(const ServeHttpOptions& o, ServeNode& node, const http::Request& request) {
+  auto req = ParseCompletionRequest(request.body, o.limits);
+  if (!req.ok()) return Error(400, req.status().message(), "invalid_request_error");
+  if (!req->model.empty() && req->model != o.model_name) {
+    return Error(
+        404, "model " + req->model + " is not served here (GET /v1/models: " + o.model_name + ")",
+        "invalid_request_error");
+  }
+  ConductorRole* conductor = node.conductor_role();
+  if (conductor == nullptr) return Error(503, "the job is not ready", "unavailable");
+  std::vector<BlockHash> hashes = PromptBlockHashes(req->prompt_ids, trace::kTraceBlockTokens);
+  auto id = conductor->Submit(req->prompt_ids, req->max_tokens, std::move(hashes));
+  if (!id.ok()) return Error(503, id.status().message(), "unavailable");
+  const ConductorRole::OnlineResult r = conductor->Await(*id, o.request_timeout);
+  if (!r.resolved) {
+    return Error(504, "request " + std::to_string(*id) + " did not finish within the timeout",
+                 "timeout");
+  }
+  switch (r.record.outcome) {
+    case trace::Outcome::kCompleted:
+      return CompletionBody(o, *req, *id, r.output_ids);
+    case trace::Outcome::kRejected:
+      return Error(429, "rejected by the scheduler (" + r.record.reject_reason + "): retry later",
+                   "overloaded");
+    default:
+      return Error(503,
+                   "request " + std::to_string(*id) + " " + trace::OutcomeName(r.record.outcome) +
+                       (r.record.reject_reason.empty() ? "" : " (" + r.record.reject_reason + ")"),
+                   "unavailable");
+  }
+}
+
+http::Response Stop(const ServeHttpOptions& o, ServeNode& node, const http::Request& request) {
+  const nlohmann::json j = nlohmann::json::parse(request.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("token") || !j["token"].is_string()) {
+    return Error(400, "the body must be {\"token\": ...} from endpoint.json",
+                 "invalid_request_error");
+  }
+  if (o.stop_token.empty() || j["token"].get<std::string>() != o.stop_token) {
+    return Error(403, "wrong stop token", "permission_error");
+  }
+  ConductorRole* conductor = node.conductor_role();
+  if (conductor == nullptr) return Error(503, "the job is not ready", "unavailable");
+  conductor->RequestStop();
+  return Json(202, "{\"stopping\": true}\n");
+}
+
+// Counts each response by path and status.
+http::Handler Counted(std::shared_ptr<HttpCounts> counts, std::string path, http::Handler h) {
+  return [counts, path, h = std::move(h)](const http::Request& r) {
+    http::Response out = h(r);
+    counts->Add(path, out.status);
+    return out;
+  };
 }
 
 }  // namespace
@@ -104,10 +236,13 @@ Result<std::unique_ptr<http::HttpServer>> StartServeHttp(const ServeHttpOptions&
   http::ServerOptions server;
   server.host = options.host;
   server.port = options.port;
+  server.threads = options.threads;
   const double time_scale = options.time_scale;
-  auto metrics = [&node, time_scale](const http::Request&) {
+  auto counts = std::make_shared<HttpCounts>();
+  auto metrics = [&node, time_scale, counts](const http::Request&) {
     http::PrometheusText text;
     AppendServingMetrics(node, time_scale, &text);
+    counts->Append(text);
     return http::Response{200, http::PrometheusText::kContentType, text.Text(), {}};
   };
   auto health = [&node](const http::Request&) {
@@ -123,9 +258,14 @@ Result<std::unique_ptr<http::HttpServer>> StartServeHttp(const ServeHttpOptions&
   auto list_models = [models](const http::Request&) {
     return http::Response{200, "application/json", models, {}};
   };
-  return http::HttpServer::Start(server, {{"GET", "/metrics", metrics},
-                                          {"GET", "/health", health},
-                                          {"GET", "/v1/models", list_models}});
+  auto complete = [options, &node](const http::Request& r) { return Complete(options, node, r); };
+  auto stop = [options, &node](const http::Request& r) { return Stop(options, node, r); };
+  return http::HttpServer::Start(
+      server, {{"GET", "/metrics", metrics},
+               {"GET", "/health", health},
+               {"GET", "/v1/models", list_models},
+               {"POST", "/v1/completions", Counted(counts, "/v1/completions", complete)},
+               {"POST", "/admin/stop", Counted(counts, "/admin/stop", stop)}});
 }
 
 }  // namespace mooncake::serve

@@ -4,14 +4,21 @@
 // resolved so far by outcome and reject reason, TTFT and TBT histograms in model and wall time,
 // prefix blocks reused, requests in flight, dead ranks, and the store's metadata master), GET
 // /health and GET /v1/models. Metrics are collected at each scrape from the conductor's records.
-// Completions over HTTP (POST /v1/completions) are not served yet.
+// POST /v1/completions (completions.h) hands a client's request to the conductor (the same
+// scheduler as the trace's requests) and answers when it resolves: 200 with the tokens, 429 with
+// Retry-After when the scheduler rejected it, 400 for a bad body, 503 while the job is not
+// taking requests. With "stream": true the tokens come as server-sent events, sent when the
+// decode rank reports the request done (not yet one by one as generated). POST /admin/stop
+// (the stop token of endpoint.json in the body) ends the serving: `mooncake serve stop`.
 
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "common/status.h"
 #include "http/http_server.h"
 #include "http/prometheus_text.h"
+#include "serve/completions.h"
 
 namespace mooncake::serve {
 
@@ -26,6 +33,12 @@ struct ServeHttpOptions {
   int port = 0;            // 0: any free port
   std::string model_name;  // /v1/models' id
   double time_scale = 1.0;
+  CompletionLimits limits;
+  int32_t eos_token_id = -1;      // -1: none (the cost model's synthetic tokens)
+  bool synthetic_tokens = false;  // the cost model: the response says its tokens are not real
+  std::string stop_token;         // POST /admin/stop must carry it
+  std::chrono::milliseconds request_timeout{600'000};  // a completion waited for at most
+  int threads = 64;  // connections served at once (a completion holds one while it runs)
 };
 
 // Starts the endpoint; the node (a conductor, started) must outlive the returned server.

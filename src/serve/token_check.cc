@@ -47,7 +47,8 @@ TokenCheckResult ReferenceTokens::Compare(const std::vector<trace::RequestRecord
                                           const std::vector<std::vector<int32_t>>& output_ids) {
   if (thread_.joinable()) thread_.join();
   TokenCheckResult result;
-  for (size_t i = 0; i < records.size() && i < output_ids.size(); ++i) {
+  // Online requests (numbered after the workload's) have no reference here.
+  for (size_t i = 0; i < records.size() && i < output_ids.size() && i < expected_.size(); ++i) {
     if (records[i].outcome != trace::Outcome::kCompleted) continue;
     const std::vector<int32_t>& got = output_ids[i];
     const std::vector<int32_t>& want = expected_[i];

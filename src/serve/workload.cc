@@ -6,6 +6,10 @@ namespace mooncake::serve {
 
 Result<Workload> LoadWorkload(const WorkloadSpec& spec) {
   Workload w;
+  if (spec.none) {
+    w.source = "HTTP requests only";
+    return w;
+  }
   if (!spec.trace_path.empty()) {
     auto requests = trace::ReadTrace(spec.trace_path, spec.trace_read, &w.stats);
     if (!requests.ok()) return requests.status();

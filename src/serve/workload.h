@@ -28,6 +28,8 @@ struct WorkloadSpec {
   // Output lengths capped to this (engine.max_output under the reference engine, whose decode
   // really computes every token); 0: as the workload says.
   int64_t max_output = 0;
+  // No workload at all: the requests come from elsewhere (serve.http with no trace).
+  bool none = false;
 };
 
 Result<Workload> LoadWorkload(const WorkloadSpec& spec);

@@ -18,6 +18,9 @@ struct TraceRequest {
   int32_t output_length = 0;        // generated tokens
   std::vector<BlockHash> hash_ids;  // one per 512-token block; the last may be partial
   int64_t line = 0;                 // 1-based source line (0 for generated requests)
+  // The prompt's tokens when a client gave them (HTTP completions); empty for trace requests,
+  // whose tokens follow from hash_ids (model/trace_tokens.h).
+  std::vector<int32_t> prompt_ids;
 };
 
 }  // namespace mooncake::trace

@@ -27,6 +27,18 @@ PrefillTask SampleTask() {
   return t;
 }
 
+TEST(ServeMessages, AClientsPromptTokensMakeTheRoundTripAndMustMatchTheInput) {
+  PrefillTask t;
+  t.input_length = 3;
+  t.hash_ids = {1ull << 63};
+  t.prompt_ids = {4, 5, 6};
+  auto back = PrefillTask::Decode(t.Encode());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->prompt_ids, t.prompt_ids);
+  t.input_length = 4;
+  EXPECT_FALSE(PrefillTask::Decode(t.Encode()).ok());
+}
+
 TEST(ServeMessages, EveryFieldMakesTheRoundTrip) {
   const PrefillTask t = SampleTask();
   auto back = PrefillTask::Decode(t.Encode());

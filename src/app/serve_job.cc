@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
@@ -215,6 +217,49 @@ std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& n
   return std::move(*server);
 }
 
+// serve.http: SIGUSR1 (what launch/mooncake-mpirun turns a TERM or INT into, as mpirun passes it
+// on to every rank and leaves the rest to them), and SIGTERM / SIGINT sent to the conductor
+// itself, stop the serving as `mooncake serve stop` does. The other ranks ignore SIGUSR1: the
+// conductor stops them in order.
+volatile std::sig_atomic_t g_serve_stop_signal = 0;
+
+extern "C" void OnServeStopSignal(int) { g_serve_stop_signal = 1; }
+
+void InstallServeStopSignals(bool conductor) {
+  struct sigaction sa {};
+  sa.sa_handler = conductor ? OnServeStopSignal : SIG_IGN;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, nullptr);
+  if (!conductor) return;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// Turns a stop signal into the conductor's stop (a signal handler may only set the flag).
+class StopSignalWatch {
+ public:
+  explicit StopSignalWatch(serve::ConductorRole& conductor)
+      : thread_([this, &conductor] {
+          while (!done_.load()) {
+            if (g_serve_stop_signal != 0) {
+              std::printf("stop signal: no new requests; draining those in flight\n");
+              std::fflush(stdout);
+              conductor.RequestStop();
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          }
+        }) {}
+  ~StopSignalWatch() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 // run.json (what produced the folder) and, with job.plots, the plots (requests.csv is complete).
 void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
   if (run_dir.empty()) return;
@@ -354,6 +399,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   serve::ServeNodeDeps deps = NodeDeps(ctx);
   deps.engine = (*job_engine)->engine.get();
 
+  if (o.serve_http >= 0) InstallServeStopSignals(ctx.role() == Role::kConductor);
   serve::ServeNode node(PartOf(ctx.role()), std::move(deps), config, cost, layout,
                         ConductorSetupOf(o, workload));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
@@ -383,7 +429,10 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
       node.conductor_role()->ServeUntilStopped(o.sched.trace_path.empty(), o.serve_drain);
       endpoint = ServeHttp(ctx, node, run_dir, **job_engine);
     }
+    std::optional<StopSignalWatch> stop_signals;
+    if (o.serve_http >= 0) stop_signals.emplace(*node.conductor_role());
     RunConductor(ctx, node, workload, ssd);
+    stop_signals.reset();
     const serve::RankReport all = node.CollectReports(node.Finish());
     DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
     code = ConductorSummary(ctx, node, workload, all, ssd, run_dir, reference.get());

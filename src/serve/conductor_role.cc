@@ -243,7 +243,7 @@ void ConductorRole::Run() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     WritePartialSummary();  // from the start: a job killed early still leaves one
-    accepting_ = true;
+    accepting_ = !stop_requested_;
   }
   for (size_t i = 0; i < requests_.size(); ++i) {
     const Nanos arrival_model = std::chrono::milliseconds(requests_[i].timestamp_ms);

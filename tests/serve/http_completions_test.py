@@ -13,7 +13,8 @@ Modes:
                max_tokens 0 / negative / huge / a string, a prompt longer than allowed, temperature
                != 0, n != 1, text prompts, an unknown model, a client that disconnects before
                its streamed answer: each a 400 (404 for the model) naming what is wrong, counted in
-               /metrics; a good request sent meanwhile still gets the reference's tokens.
+               /metrics; a good request sent meanwhile still gets the reference's tokens; then a
+               SIGTERM to launch/mooncake-mpirun ends the job in order (exit 0, run folder).
 
 Usage: http_completions_test.py MODE MOONCAKE LAUNCHER MPIRUN [extra mpirun args...]
 """
@@ -126,17 +127,21 @@ def metric(url, name, labels):
     return 0.0
 
 
-def stop(job, endpoint):
-    stopper = subprocess.run([MOONCAKE, "serve", "stop", endpoint], capture_output=True,
-                             text=True, timeout=200)
-    if stopper.returncode != 0:
-        fail(f"mooncake serve stop exited {stopper.returncode}: {stopper.stderr.strip()}")
+def stop(job, endpoint, how="mooncake serve stop"):
+    """Stops the job with `mooncake serve stop` or (how = "SIGTERM") a TERM to the launcher."""
+    if how == "SIGTERM":
+        job.send_signal(signal.SIGTERM)
+    else:
+        stopper = subprocess.run([MOONCAKE, "serve", "stop", endpoint], capture_output=True,
+                                 text=True, timeout=200)
+        if stopper.returncode != 0:
+            fail(f"mooncake serve stop exited {stopper.returncode}: {stopper.stderr.strip()}")
     try:
         rc = job.wait(timeout=120)
     except subprocess.TimeoutExpired:
-        fail("the job did not end within 120 s of mooncake serve stop")
+        fail(f"the job did not end within 120 s of {how}")
     if rc != 0:
-        fail(f"the job exited {rc} after mooncake serve stop")
+        fail(f"the job exited {rc} after {how}")
     summary = os.path.join(RUN, "summary.json")
     if not os.path.exists(summary):
         fail("no summary.json in the run folder")
@@ -266,9 +271,10 @@ def bad_input():
     if counted != len(cases):
         fail(f"/metrics counts {counted} responses 400, {len(cases)} were sent")
     print(f"ok: /metrics counts {int(counted)} responses 400")
-    summary = stop(job, endpoint)
-    if summary["requests"].get("lost", 0) != 0:
-        fail(f"requests lost: {summary['requests']}")
+    summary = stop(job, endpoint, how="SIGTERM")
+    if summary["requests"].get("lost", 0) != 0 or summary["requests"].get("completed") != 3:
+        fail(f"summary.json after SIGTERM: {summary['requests']} (3 completed expected)")
+    print(f"ok: SIGTERM to the launcher: exit 0, summary.json {json.dumps(summary['requests'])}")
 
 
 try:

@@ -244,6 +244,7 @@ void ConductorRole::Run() {
     std::lock_guard<std::mutex> lock(mutex_);
     WritePartialSummary();  // from the start: a job killed early still leaves one
     accepting_ = !stop_requested_;
+    cv_.notify_all();  // a Submit that came before the replay began
   }
   for (size_t i = 0; i < requests_.size(); ++i) {
     const Nanos arrival_model = std::chrono::milliseconds(requests_[i].timestamp_ms);
@@ -276,6 +277,7 @@ void ConductorRole::Run() {
   }
   // Draining: nothing new is taken; what was admitted is waited for.
   accepting_ = false;
+  serving_over_ = true;
   const Nanos drain_end =
       stop_requested_ || until_stopped_ ? std::min(deadline, ctx_.LocalNow() + drain_) : deadline;
   while (Open() && ctx_.LocalNow() < drain_end) {
@@ -318,9 +320,12 @@ Result<uint64_t> ConductorRole::Submit(std::vector<int32_t> prompt_ids, int32_t 
   uint64_t id = 0;
   int prefill = 0;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    // A request that comes between the endpoint's start and the replay's waits for the latter.
+    cv_.wait_for(lock, std::chrono::seconds(30),
+                 [&] { return accepting_ || stop_requested_ || serving_over_; });
     if (!accepting_) {
-      return Status(ErrorCode::kBusy, stop_requested_ || start_wall_.count() != 0
+      return Status(ErrorCode::kBusy, stop_requested_ || serving_over_
                                           ? "the job is stopping"
                                           : "the job is not serving yet");
     }

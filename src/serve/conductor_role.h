@@ -147,6 +147,7 @@ class ConductorRole {
   std::vector<trace::TraceRequest> online_;  // request requests_.size() + k is online_[k]
   bool accepting_ = false;                   // Submit takes requests
   bool stop_requested_ = false;
+  bool serving_over_ = false;  // Run is draining or done
   uint64_t resolved_ = 0, completed_ = 0, effective_ = 0;
   ConductorTotals totals_;
   Nanos start_wall_{0};  // conductor clock at model time 0

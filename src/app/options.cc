@@ -205,7 +205,8 @@ po::options_description Serving(RawOptions* raw) {
       "off, or a TCP port where the conductor serves POST /v1/completions (OpenAI-compatible, "
       "token-id prompts), GET /metrics (Prometheus), /health and /v1/models while the job runs "
       "(0: any free port; the address goes to <run folder>/endpoint.json). With no trace the "
-      "job serves HTTP alone until `mooncake serve stop` or job.deadline")(
+      "job serves HTTP alone until `mooncake serve stop` or job.deadline (a synthetic.* option "
+      "still asks for the synthetic workload)")(
       "serve.drain", po::value<std::string>(&raw->serve_drain)->default_value("60s"),
       "once stopped, requests in flight are waited for this long (0s..1h)")(
       "serve.http_linger", po::value<std::string>(&raw->serve_http_linger)->default_value("0s"),
@@ -538,6 +539,10 @@ Status ConvertShared(const po::variables_map& vm, JobOptions* opts) {
   auto synthetic = eval::SyntheticFromVariables(vm, opts->sched.seed);
   if (!synthetic.ok()) return synthetic.status();
   opts->synthetic = *synthetic;
+  // An explicit synthetic.* option asks for the synthetic workload even beside serve.http.
+  for (const auto& [name, value] : vm) {
+    if (name.rfind("synthetic.", 0) == 0 && !value.defaulted()) opts->synthetic_given = true;
+  }
   opts->load_scale = vm["load.scale"].as<double>();
   if (!(opts->load_scale > 0) || opts->load_scale > 1e6) {
     return InvalidArgument(fmt::format("load.scale = {}: allowed (0, 1e6]", opts->load_scale));

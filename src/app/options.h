@@ -52,6 +52,7 @@ struct JobOptions {
   // Serving (job.mode = serve). Scheduling keys are shared with `mooncake eval`.
   eval::SchedulingSettings sched;
   trace::SyntheticConfig synthetic;
+  bool synthetic_given = false;             // a synthetic.* option was set (not only defaulted)
   double kv_scale = 1.0 / 8192;             // bytes moved = kv_scale x the model's real KV bytes
   int replicas = 1;                         // store replicas of each KV block
   uint64_t decode_buffer = 64ull << 20;     // KV receive buffer of each decode rank (bytes)

@@ -365,8 +365,8 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
 serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
   serve::WorkloadSpec spec{o.sched.trace_path, o.sched.trace_read, o.synthetic, o.load_scale,
                            o.engine.reference ? o.engine.max_output : 0};
-  // serve.http with no trace: the requests come over HTTP only.
-  spec.none = o.sched.trace_path.empty() && o.serve_http >= 0;
+  // serve.http with no trace and no synthetic.* option: the requests come over HTTP only.
+  spec.none = o.sched.trace_path.empty() && !o.synthetic_given && o.serve_http >= 0;
   return spec;
 }
 
@@ -426,7 +426,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     std::unique_ptr<http::HttpServer> endpoint;
     if (o.serve_http >= 0) {
       // With no trace the job serves HTTP alone, until `mooncake serve stop` or the deadline.
-      node.conductor_role()->ServeUntilStopped(o.sched.trace_path.empty(), o.serve_drain);
+      node.conductor_role()->ServeUntilStopped(workload.requests.empty(), o.serve_drain);
       endpoint = ServeHttp(ctx, node, run_dir, **job_engine);
     }
     std::optional<StopSignalWatch> stop_signals;

@@ -33,6 +33,8 @@ class WireWriter {
   void PutString(std::string_view s) {
     PutBytes(std::as_bytes(std::span<const char>(s.data(), s.size())));
   }
+  // Room for `bytes` more without reallocating (a writer that knows its message's size).
+  void Reserve(size_t bytes) { buf_.reserve(buf_.size() + bytes); }
   const std::vector<std::byte>& bytes() const { return buf_; }
   std::vector<std::byte> Take() { return std::move(buf_); }
 

@@ -79,6 +79,14 @@ TEST(StoreMessagesTest, KeysRequestRoundTrips) {
   ExpectRejectsTruncationAndTrailing<KeysRequest>(bytes);
 }
 
+// The client encodes its keys straight from the caller's span: the same bytes as the message.
+TEST(StoreMessagesTest, EncodeKeysGivesTheBytesOfKeysRequest) {
+  for (const KeysRequest& m : {KeysRequest{}, KeysRequest{{"k"}},
+                               KeysRequest{{"", "k1", std::string(300, 'q'), "x\0y"}}}) {
+    EXPECT_EQ(EncodeKeys(m.keys), Encode(m)) << m.keys.size() << " keys";
+  }
+}
+
 TEST(StoreMessagesTest, StatusResponseRoundTripsAndRejectsUnknownCodes) {
   StatusResponse m{{ToEntry(Status::Ok()), ToEntry(NotFound("object 'k'"))}};
   auto bytes = Encode(m);

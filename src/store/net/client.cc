@@ -17,6 +17,7 @@ Result<std::vector<std::byte>> StoreClient::Call(StoreMsg type, std::span<const 
                                                  const Deadline& d) {
   Nanos left = d.Remaining(clock_);
   if (left <= Nanos(0)) return Timeout("store call's deadline passed before its rpc");
+  master_calls_->fetch_add(1, std::memory_order_relaxed);
   auto r = rpc_.Call(master_, static_cast<uint16_t>(type), request, left);
   if (!r.ok()) return r.status().WithContext("store master");
   return r;
@@ -24,8 +25,7 @@ Result<std::vector<std::byte>> StoreClient::Call(StoreMsg type, std::span<const 
 
 std::vector<Status> StoreClient::KeysCall(StoreMsg type, std::span<const std::string> keys,
                                           const Deadline& d) {
-  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
-  auto reply = Call(type, Encode(req), d);
+  auto reply = Call(type, EncodeKeys(keys), d);
   StatusResponse resp;
   Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
   if (s.ok() && resp.entries.size() != keys.size()) {
@@ -231,8 +231,7 @@ Result<std::vector<uint8_t>> StoreClient::BatchExists(std::span<const std::strin
   if (std::string why = KeysProblem(keys); !why.empty()) {
     return InvalidArgument("exists: " + why);
   }
-  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
-  auto reply = Call(StoreMsg::kExists, Encode(req), Start());
+  auto reply = Call(StoreMsg::kExists, EncodeKeys(keys), Start());
   if (!reply.ok()) return reply.status();
   ExistsResponse resp;
   MC_RETURN_IF_ERROR(Decode(*reply, &resp));

@@ -30,6 +30,7 @@
 // the staging regions of store ranks it imported, is behind a mutex).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -105,6 +106,9 @@ class StoreClient {
   Result<StatsResponse> MasterStats();
 
   const StoreTopology& topology() const { return topology_; }
+  // RPCs this client has sent to the master (every phase, retry and revoke): what a call cost
+  // in round trips (a batch get of any number of keys up to kMaxBatchKeys is one).
+  uint64_t master_calls() const { return master_calls_->load(std::memory_order_relaxed); }
 
  private:
   struct Deadline {
@@ -114,6 +118,16 @@ class StoreClient {
   Deadline Start() const { return Deadline{clock_.Now() + cfg_.timeout}; }
   // The master's answer to a get of `key` alone (size, checksum, replicas; a lease is taken).
   Result<ObjectView> Lookup(const std::string& key);
+  // The master's answer to a get of `keys` (one RPC; a lease is taken on every key found),
+  // one entry per key.
+  Result<GetResponse> LookupBatch(std::span<const std::string> keys, const Deadline& d);
+  // Reads every key `resp` found into outs[i] (DRAM replicas in rounds, then SSD-only ones),
+  // verifying checksums; `sent` is when the lookup left (leases run from then). Defined in
+  // client_get.cc.
+  std::vector<Result<size_t>> ReadFound(std::span<const std::string> keys,
+                                        std::span<const std::span<std::byte>> outs,
+                                        const GetResponse& resp, Nanos sent, const Deadline& d,
+                                        bool* abandoned);
   Result<std::vector<std::byte>> Call(StoreMsg type, std::span<const std::byte> request,
                                       const Deadline& d);
   std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);
@@ -176,6 +190,7 @@ class StoreClient {
   StoreClientConfig cfg_;
   SteadyClock clock_;
   std::shared_ptr<StagingImports> staging_ = std::make_shared<StagingImports>();  // movable
+  std::shared_ptr<std::atomic<uint64_t>> master_calls_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 }  // namespace mooncake::store

@@ -11,29 +11,36 @@
 namespace mooncake::store {
 
 namespace {
-std::vector<ReplicaLocation> DramReplicas(const ObjectView& v) {
-  std::vector<ReplicaLocation> out;
-  for (const auto& r : v.replicas) {
-    if (r.tier == Tier::kDram) out.push_back(r);
+// The first DRAM replica of `v` at or after index *next (advancing *next past it), or null.
+// A key's cursor moves one DRAM replica per round, without a copy of its replica list.
+const ReplicaLocation* NextDramReplica(const ObjectView& v, uint32_t* next) {
+  while (*next < v.replicas.size()) {
+    const ReplicaLocation& r = v.replicas[(*next)++];
+    if (r.tier == Tier::kDram) return &r;
   }
-  return out;
+  return nullptr;
+}
+
+bool HasDramReplica(const ObjectView& v) {
+  for (const auto& r : v.replicas) {
+    if (r.tier == Tier::kDram) return true;
+  }
+  return false;
 }
 
 // Sorts the master's answer: keys it refused keep its status; keys with DRAM replicas go to
 // `pending` (read in rounds), keys on SSD only to `ssd_pending`; a buffer too small is refused.
 void SortGets(std::span<const std::string> keys, std::span<const std::span<std::byte>> outs,
-              const GetResponse& resp, std::vector<Status>* status,
-              std::vector<std::vector<ReplicaLocation>>* replicas, std::vector<size_t>* pending,
+              const GetResponse& resp, std::vector<Status>* status, std::vector<size_t>* pending,
               std::vector<size_t>* ssd_pending) {
   for (size_t i = 0; i < keys.size(); ++i) {
     const GetEntry& e = resp.entries[i];
-    (*status)[i] = FromEntry(e.status);
-    if (!(*status)[i].ok()) continue;
-    (*replicas)[i] = DramReplicas(e.view);
-    if (outs[i].size() < e.view.size) {
+    if (e.status.code != ErrorCode::kOk) {
+      (*status)[i] = FromEntry(e.status);
+    } else if (outs[i].size() < e.view.size) {
       (*status)[i] = InvalidArgument("buffer of " + std::to_string(outs[i].size()) + " B for '" +
                                      keys[i] + "' of " + std::to_string(e.view.size) + " B");
-    } else if ((*replicas)[i].empty()) {
+    } else if (!HasDramReplica(e.view)) {
       // SSD-resident only: read through the store rank holding it (client_ssd.cc).
       (*status)[i] = NotFound("object '" + keys[i] + "' has no DRAM replica");
       ssd_pending->push_back(i);
@@ -59,26 +66,23 @@ Result<ObjectView> StoreClient::Lookup(const std::string& key) {
   if (std::string why = KeysProblem(std::span(&key, 1)); !why.empty()) {
     return InvalidArgument("get: " + why);
   }
-  KeysRequest req{{key}};
-  auto reply = Call(StoreMsg::kGet, Encode(req), Start());
+  auto resp = LookupBatch(std::span(&key, 1), Start());
+  if (!resp.ok()) return resp.status();
+  MC_RETURN_IF_ERROR(FromEntry(resp->entries[0].status));
+  return std::move(resp->entries[0].view);
+}
+
+Result<GetResponse> StoreClient::LookupBatch(std::span<const std::string> keys, const Deadline& d) {
+  auto reply = Call(StoreMsg::kGet, EncodeKeys(keys), d);
   if (!reply.ok()) return reply.status();
   GetResponse resp;
   MC_RETURN_IF_ERROR(Decode(*reply, &resp));
-  if (resp.entries.size() != 1) return ProtocolError("get answer has wrong length");
-  MC_RETURN_IF_ERROR(FromEntry(resp.entries[0].status));
-  return std::move(resp.entries[0].view);
+  if (resp.entries.size() != keys.size()) return ProtocolError("get answer has wrong length");
+  return resp;
 }
 
 Result<std::vector<std::byte>> StoreClient::GetValue(const std::string& key) {
-  // The size is not known before the master answers: ask, size the buffer, then read (objects
-  // are immutable, so only a remove and re-put in between can change it: InvalidArgument then).
-  auto view = Lookup(key);
-  if (!view.ok()) return view.status();
-  std::vector<std::byte> buf(view->size);
-  auto n = Get(key, buf);
-  if (!n.ok()) return n.status();
-  buf.resize(*n);
-  return buf;
+  return std::move(BatchGetValues(std::span(&key, 1))[0]);
 }
 
 Result<uint64_t> StoreClient::GetSize(const std::string& key) {
@@ -90,48 +94,42 @@ Result<uint64_t> StoreClient::GetSize(const std::string& key) {
 std::vector<Result<std::vector<std::byte>>> StoreClient::BatchGetValues(
     std::span<const std::string> keys) {
   using Value = Result<std::vector<std::byte>>;
+  const Deadline d = Start();
   const size_t n = keys.size();
   if (n > kMaxBatchKeys) return std::vector<Value>(n, InvalidArgument("batch get: too many keys"));
   if (std::string why = KeysProblem(keys); !why.empty()) {
     return std::vector<Value>(n, InvalidArgument("get: " + why));
   }
-  // Sizes first (one RPC), then the reads into buffers of those sizes (BatchGet).
-  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
-  auto reply = Call(StoreMsg::kGet, Encode(req), Start());
-  if (!reply.ok()) return std::vector<Value>(n, reply.status());
-  GetResponse resp;
-  Status decoded = Decode(*reply, &resp);
-  if (decoded.ok() && resp.entries.size() != n) {
-    decoded = ProtocolError("get answer has wrong length");
-  }
-  if (!decoded.ok()) return std::vector<Value>(n, decoded);
-  std::vector<Value> out(n, Internal("not read"));
+  // One RPC: the master's answer gives every size, the buffers are sized from it and the reads
+  // go straight on (a lookup for the sizes and then a get would be two round trips).
+  const Nanos sent = clock_.Now();
+  auto resp = LookupBatch(keys, d);
+  if (!resp.ok()) return std::vector<Value>(n, resp.status());
   std::vector<std::vector<std::byte>> bufs(n);
-  std::vector<std::string> found_keys;
-  std::vector<std::span<std::byte>> found_outs;
-  std::vector<size_t> found;
+  std::vector<std::span<std::byte>> outs(n);
   for (size_t i = 0; i < n; ++i) {
-    Status s = FromEntry(resp.entries[i].status);
-    if (!s.ok()) {
-      out[i] = s;
-      continue;
-    }
-    bufs[i].resize(resp.entries[i].view.size);
-    found.push_back(i);
+    if (resp->entries[i].status.code != ErrorCode::kOk) continue;
+    bufs[i].resize(resp->entries[i].view.size);
+    outs[i] = bufs[i];
   }
-  for (size_t i : found) {
-    found_keys.push_back(keys[i]);
-    found_outs.emplace_back(bufs[i]);
-  }
-  auto got = BatchGet(found_keys, found_outs);
-  for (size_t j = 0; j < found.size(); ++j) {
-    const size_t i = found[j];
-    if (!got[j].ok()) {
-      out[i] = got[j].status();
-      continue;
+  bool abandoned = false;
+  auto got = ReadFound(keys, outs, *resp, sent, d, &abandoned);
+  std::vector<Value> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!got[i].ok()) {
+      out.emplace_back(got[i].status());
+    } else if (abandoned) {
+      out.emplace_back(bufs[i]);  // a copy: the buffers stay with the transport (below)
+    } else {
+      out.emplace_back(std::move(bufs[i]));
     }
-    bufs[i].resize(*got[j]);
-    out[i] = std::move(bufs[i]);
+  }
+  // A read given up while in flight may still write into its buffer (even a key that a later
+  // replica then served): every buffer of the call lives until the transport closes.
+  if (abandoned) {
+    transport_.RetainUntilClosed(
+        std::make_shared<std::vector<std::vector<std::byte>>>(std::move(bufs)));
   }
   return out;
 }
@@ -148,46 +146,53 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
     return std::vector<Result<size_t>>(n, InvalidArgument("get: " + why));
   }
   const Nanos sent = clock_.Now();
-  KeysRequest req{std::vector<std::string>(keys.begin(), keys.end())};
-  auto reply = Call(StoreMsg::kGet, Encode(req), d);
-  GetResponse resp;
-  Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
-  if (s.ok() && resp.entries.size() != n) s = ProtocolError("get answer has wrong length");
-  if (!s.ok()) return std::vector<Result<size_t>>(n, s);
+  auto resp = LookupBatch(keys, d);
+  if (!resp.ok()) return std::vector<Result<size_t>>(n, resp.status());
+  return ReadFound(keys, outs, *resp, sent, d, abandoned);
+}
 
+std::vector<Result<size_t>> StoreClient::ReadFound(std::span<const std::string> keys,
+                                                   std::span<const std::span<std::byte>> outs,
+                                                   const GetResponse& resp, Nanos sent,
+                                                   const Deadline& d, bool* abandoned) {
+  const size_t n = keys.size();
   std::vector<Status> status(n);
-  std::vector<std::vector<ReplicaLocation>> replicas(n);
   std::vector<size_t> pending;      // keys still to read
   std::vector<size_t> ssd_pending;  // keys with SSD replicas only
-  SortGets(keys, outs, resp, &status, &replicas, &pending, &ssd_pending);
-  for (size_t round = 0; !pending.empty(); ++round) {
-    std::vector<transport::TransferRequest> reads;
-    std::vector<size_t> owner;
-    std::vector<size_t> next;
+  SortGets(keys, outs, resp, &status, &pending, &ssd_pending);
+  std::vector<uint32_t> cursor(n, 0);  // each key's next replica (NextDramReplica)
+  std::vector<transport::TransferRequest> reads;
+  std::vector<size_t> owner;
+  std::vector<size_t> next;
+  std::vector<uint64_t> sums;
+  while (!pending.empty()) {
+    reads.clear();
+    owner.clear();
+    next.clear();
     for (size_t i : pending) {
-      if (round >= replicas[i].size()) continue;  // status keeps the last replica's failure
-      const ReplicaLocation& loc = replicas[i][round];
-      auto addr = topology_.RemoteAddress(loc);
+      const ReplicaLocation* loc = NextDramReplica(resp.entries[i].view, &cursor[i]);
+      if (loc == nullptr) continue;  // status keeps the last replica's failure
+      auto addr = topology_.RemoteAddress(*loc);
       if (!addr.ok()) {
         status[i] = addr.status();
         next.push_back(i);
         continue;
       }
-      reads.push_back({transport::OpKind::kRead, outs[i].data(), loc.rank, *addr,
+      reads.push_back({transport::OpKind::kRead, outs[i].data(), loc->rank, *addr,
                        static_cast<size_t>(resp.entries[i].view.size)});
       owner.push_back(i);
     }
-    std::vector<uint64_t> sums(reads.size());
+    sums.assign(reads.size(), 0);
     std::vector<Status> per =
         MoveAndHash(reads, nullptr, d, cfg_.verify_checksum ? &sums : nullptr);
     const Nanos done = clock_.Now();
     for (size_t j = 0; j < per.size(); ++j) {
       const size_t i = owner[j];
       const ObjectView& v = resp.entries[i].view;
-      const std::string from = "store rank " + std::to_string(reads[j].peer.value);
+      auto from = [&] { return "store rank " + std::to_string(reads[j].peer.value); };
       if (!per[j].ok()) {
         if (abandoned != nullptr && MayStillBeInFlight(per[j])) *abandoned = true;
-        status[i] = per[j].WithContext("reading '" + keys[i] + "' from " + from);
+        status[i] = per[j].WithContext("reading '" + keys[i] + "' from " + from());
         if (status[i].code() != ErrorCode::kTimeout) next.push_back(i);
         continue;
       }
@@ -198,14 +203,14 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
         if (sum != v.checksum) {
           status[i] = expired ? Status(ErrorCode::kLeaseExpired,
                                        "lease on '" + keys[i] + "' ran out during the read")
-                              : Corrupt("'" + keys[i] + "' from " + from + " fails its checksum");
+                              : Corrupt("'" + keys[i] + "' from " + from() + " fails its checksum");
           if (!expired) next.push_back(i);
           continue;
         }
       }
       status[i] = Status::Ok();
     }
-    pending = std::move(next);
+    pending.swap(next);
   }
   if (!ssd_pending.empty()) {
     ReadFromSsd(keys, outs, resp, ssd_pending, d, &status);

@@ -24,6 +24,17 @@ Status CheckEntries(const char* message, const std::vector<Entry>& entries) {
 
 }  // namespace
 
+std::vector<std::byte> EncodeKeys(std::span<const std::string> keys) {
+  // KeysRequest's one field, a vector of strings: a count, then each length-prefixed.
+  size_t bytes = sizeof(uint32_t);
+  for (const auto& k : keys) bytes += sizeof(uint32_t) + k.size();
+  WireWriter w;
+  w.Reserve(bytes);
+  w.Put<uint32_t>(static_cast<uint32_t>(keys.size()));
+  for (const auto& k : keys) w.PutString(k);
+  return w.Take();
+}
+
 Status CheckKeys(const char* message, const std::vector<std::string>& keys) {
   if (keys.size() > kMaxBatchKeys) return Bad(message, "too many keys");
   for (const auto& k : keys) {

@@ -179,6 +179,10 @@ requires wire_fields::HasFields<M> Status Decode(std::span<const std::byte> in, 
   return Status::Ok();
 }
 
+// The bytes of Encode(KeysRequest{keys}) without copying the keys into a request first (the
+// client's get, exists and remove hold them in the caller's span already).
+std::vector<std::byte> EncodeKeys(std::span<const std::string> keys);
+
 // Shared limits: a batch of at most kMaxBatchKeys keys of at most kMaxKeyBytes bytes, at most
 // kMaxReplicas valid replica locations.
 Status CheckKeys(const char* message, const std::vector<std::string>& keys);

@@ -145,18 +145,31 @@ std::vector<std::byte> WireEncode(const M& message) {
 // Decodes a whole message named `name` (for the error). With `Status Validate() const` on M,
 // a message whose fields contradict each other is refused too.
 template <typename M>
-Result<M> WireDecode(std::span<const std::byte> bytes, const char* name) {
+Result<M> WireDecode(std::span<const std::byte> bytes, const char* name);
+
+// WireDecode into an existing message: every field is overwritten, and vectors and strings keep
+// the capacity they had, so a message decoded again and again into the same object (a hot
+// RPC's reply) allocates nothing once it has seen its largest size. After a failure `*message`
+// holds a partial decode and must not be used.
+template <typename M>
+Status WireDecodeInto(std::span<const std::byte> bytes, const char* name, M* message) {
   WireReader r(bytes);
-  M message;
-  wire_fields::Get(r, &message);
+  wire_fields::Get(r, message);
   if (!r.done()) {
     return ProtocolError(std::string("malformed ") + name +
                          (r.ok() ? ": trailing bytes" : ": truncated or out of range"));
   }
   if constexpr (requires(const M& m) { m.Validate(); }) {
-    Status valid = message.Validate();
-    if (!valid.ok()) return valid;
+    return message->Validate();
   }
+  return Status::Ok();
+}
+
+template <typename M>
+Result<M> WireDecode(std::span<const std::byte> bytes, const char* name) {
+  M message;
+  Status s = WireDecodeInto(bytes, name, &message);
+  if (!s.ok()) return s;
   return message;
 }
 

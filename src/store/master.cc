@@ -137,6 +137,12 @@ Result<ObjectView> MetadataMaster::Get(const std::string& key) {
 }
 
 Result<ObjectView> MetadataMaster::GetHashed(const std::string& key, uint64_t hash) {
+  ObjectView v;
+  MC_RETURN_IF_ERROR(GetHashedInto(key, hash, &v));
+  return v;
+}
+
+Status MetadataMaster::GetHashedInto(const std::string& key, uint64_t hash, ObjectView* out) {
   Object* o = FindLive(key, hash);
   if (o == nullptr || !o->visible) return NotFound("object '" + key + "'");
   if (o->replicas.empty()) return NotFound("object '" + key + "' is being spilled");
@@ -148,7 +154,8 @@ Result<ObjectView> MetadataMaster::GetHashed(const std::string& key, uint64_t ha
     ++o->ssd_hits;
     MaybePromote(*o);
   }
-  return View(*o);
+  ViewInto(*o, out);
+  return Status::Ok();
 }
 
 Status MetadataMaster::Exists(const std::string& key) {
@@ -303,13 +310,18 @@ void MetadataMaster::Grant(Object& o) {
 
 ObjectView MetadataMaster::View(const Object& o) const {
   ObjectView v;
-  v.size = o.size;
-  v.checksum = o.checksum;
-  v.version = o.put_id;
-  v.lease = cfg_.lease;
   v.replicas.reserve(o.replicas.size());
-  for (const Replica& r : o.replicas) v.replicas.push_back(r.loc);
+  ViewInto(o, &v);
   return v;
+}
+
+void MetadataMaster::ViewInto(const Object& o, ObjectView* v) const {
+  v->size = o.size;
+  v->checksum = o.checksum;
+  v->version = o.put_id;
+  v->lease = cfg_.lease;
+  v->replicas.clear();
+  for (const Replica& r : o.replicas) v->replicas.push_back(r.loc);
 }
 
 }  // namespace mooncake::store

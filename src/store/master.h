@@ -170,6 +170,18 @@ class MetadataMaster {
   std::vector<Status> BatchPutEnd(std::span<const std::string> keys,
                                   std::span<const uint64_t> checksums);
   std::vector<Result<ObjectView>> BatchGet(std::span<const std::string> keys);
+  // BatchGet for a hot caller that reuses its buffers: key i's status goes to (*status)[i] and,
+  // when OK, its view into *view_at(i), assigned in place (a view whose replica vector has
+  // room allocates nothing). Views of keys that failed are left as they were.
+  template <typename ViewAt>
+  void BatchGetInto(std::span<const std::string> keys, std::vector<Status>* status,
+                    ViewAt&& view_at) {
+    HashAndPrefetch(keys);
+    status->resize(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      (*status)[i] = GetHashedInto(keys[i], hashes_[i], view_at(i));
+    }
+  }
   // One byte per key: 1 when visible (and now leased), 0 otherwise.
   std::vector<uint8_t> BatchExists(std::span<const std::string> keys);
   std::vector<Status> BatchRemove(std::span<const std::string> keys);
@@ -262,6 +274,7 @@ class MetadataMaster {
                                                       uint64_t size, const ReplicateConfig& cfg);
   Status PutEndHashed(const std::string& key, uint64_t hash, uint64_t checksum);
   Result<ObjectView> GetHashed(const std::string& key, uint64_t hash);
+  Status GetHashedInto(const std::string& key, uint64_t hash, ObjectView* out);
   void HashAndPrefetch(std::span<const std::string> keys);  // fills hashes_
   Object* FindLive(std::string_view key, uint64_t hash);
   Object* FindLive(std::string_view key) { return FindLive(key, KeyHash(key)); }
@@ -278,6 +291,7 @@ class MetadataMaster {
   void Touch(Object& o);
   void Grant(Object& o);
   ObjectView View(const Object& o) const;
+  void ViewInto(const Object& o, ObjectView* v) const;  // View, reusing v's replica vector
   // Preferred ranks, then the others emptiest first; among equally empty ones, the rank that
   // evicted least recently first (see the .cc). Suspected ranks (MarkSuspect) are left out
   // unless every rank is suspected. Fills `candidates` (its old contents go; a

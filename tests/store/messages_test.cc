@@ -80,11 +80,19 @@ TEST(StoreMessagesTest, KeysRequestRoundTrips) {
 }
 
 // The client encodes its keys straight from the caller's span: the same bytes as the message.
-TEST(StoreMessagesTest, EncodeKeysGivesTheBytesOfKeysRequest) {
+TEST(StoreMessagesTest, EncodersFromKeySpansGiveTheBytesOfTheirMessages) {
   for (const KeysRequest& m : {KeysRequest{}, KeysRequest{{"k"}},
                                KeysRequest{{"", "k1", std::string(300, 'q'), "x\0y"}}}) {
     EXPECT_EQ(EncodeKeys(m.keys), Encode(m)) << m.keys.size() << " keys";
   }
+  const std::vector<std::string> keys = {"a", std::string(40, 'k'), ""};
+  const std::vector<uint64_t> sizes = {1, 1ull << 40, 0};
+  const ReplicateConfig cfg{.replicas = 2, .soft_pin = true, .preferred_ranks = {Rank{3}}};
+  EXPECT_EQ(EncodePutStart(cfg, keys, sizes), Encode(PutStartRequest{cfg, keys, sizes}));
+  const std::vector<const std::string*> ptrs = {&keys[1], &keys[0]};
+  const std::vector<uint64_t> sums = {7, 9};
+  EXPECT_EQ(EncodePutEnd(ptrs, sums), Encode(PutEndRequest{{keys[1], keys[0]}, sums}));
+  EXPECT_EQ(EncodePutEnd({}, {}), Encode(PutEndRequest{}));
 }
 
 TEST(StoreMessagesTest, StatusResponseRoundTripsAndRejectsUnknownCodes) {

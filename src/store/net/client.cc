@@ -131,11 +131,14 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
                                          bool* abandoned) {
   const size_t n = keys.size();
   retry->assign(n, 0);
-  PutStartRequest start{cfg, std::vector<std::string>(keys.begin(), keys.end()), {}};
-  for (const auto& v : values) start.sizes.push_back(v.size());
-  auto reply = Call(StoreMsg::kPutStart, Encode(start), d);
-  PutStartResponse resp;
-  Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
+  std::vector<uint64_t> sizes;
+  sizes.reserve(n);
+  for (const auto& v : values) sizes.push_back(v.size());
+  auto reply = Call(StoreMsg::kPutStart, EncodePutStart(cfg, keys, sizes), d);
+  // Decoded into this thread's reused answer: no replica vector allocated per key once warm.
+  thread_local PutStartResponse scratch;
+  PutStartResponse& resp = scratch;
+  Status s = reply.ok() ? DecodeInto(*reply, &resp) : reply.status();
   if (s.ok() && resp.entries.size() != n) s = ProtocolError("put-start answer has wrong length");
   if (!s.ok()) return std::vector<Status>(n, s);
   // Every replica of every started key becomes one WRITE; owner[j] is request j's key.
@@ -199,20 +202,21 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
 void StoreClient::EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
                               const PutStartResponse& started, const Deadline& d,
                               std::vector<Status>* out) {
-  PutEndRequest end;
+  std::vector<const std::string*> end_keys;
+  std::vector<uint64_t> end_sums;
   std::vector<std::string> revoke;
   std::vector<size_t> ended;
   for (size_t i = 0; i < keys.size(); ++i) {
     if ((*out)[i].ok()) {
-      end.keys.push_back(keys[i]);
-      end.checksums.push_back(sums[i]);
+      end_keys.push_back(&keys[i]);
+      end_sums.push_back(sums[i]);
       ended.push_back(i);
     } else if (started.entries[i].status.code == ErrorCode::kOk) {
       revoke.push_back(keys[i]);
     }
   }
-  if (!end.keys.empty()) {
-    auto r = Call(StoreMsg::kPutEnd, Encode(end), d);
+  if (!end_keys.empty()) {
+    auto r = Call(StoreMsg::kPutEnd, EncodePutEnd(end_keys, end_sums), d);
     StatusResponse ends;
     Status e = r.ok() ? Decode(*r, &ends) : r.status();
     if (e.ok() && ends.entries.size() != ended.size()) e = ProtocolError("put-end answer length");

@@ -119,8 +119,10 @@ class StoreClient {
   // The master's answer to a get of `key` alone (size, checksum, replicas; a lease is taken).
   Result<ObjectView> Lookup(const std::string& key);
   // The master's answer to a get of `keys` (one RPC; a lease is taken on every key found),
-  // one entry per key.
-  Result<GetResponse> LookupBatch(std::span<const std::string> keys, const Deadline& d);
+  // one entry per key, decoded into `*resp` (DecodeInto: its capacity is reused).
+  Status LookupBatch(std::span<const std::string> keys, const Deadline& d, GetResponse* resp);
+  // This thread's GetResponse for BatchGet and BatchGetValues to decode into (never nested).
+  static GetResponse& ReplyScratch();
   // Reads every key `resp` found into outs[i] (DRAM replicas in rounds, then SSD-only ones),
   // verifying checksums; `sent` is when the lookup left (leases run from then). Defined in
   // client_get.cc.

@@ -66,19 +66,24 @@ Result<ObjectView> StoreClient::Lookup(const std::string& key) {
   if (std::string why = KeysProblem(std::span(&key, 1)); !why.empty()) {
     return InvalidArgument("get: " + why);
   }
-  auto resp = LookupBatch(std::span(&key, 1), Start());
-  if (!resp.ok()) return resp.status();
-  MC_RETURN_IF_ERROR(FromEntry(resp->entries[0].status));
-  return std::move(resp->entries[0].view);
+  GetResponse resp;
+  MC_RETURN_IF_ERROR(LookupBatch(std::span(&key, 1), Start(), &resp));
+  MC_RETURN_IF_ERROR(FromEntry(resp.entries[0].status));
+  return std::move(resp.entries[0].view);
 }
 
-Result<GetResponse> StoreClient::LookupBatch(std::span<const std::string> keys, const Deadline& d) {
+GetResponse& StoreClient::ReplyScratch() {
+  thread_local GetResponse scratch;
+  return scratch;
+}
+
+Status StoreClient::LookupBatch(std::span<const std::string> keys, const Deadline& d,
+                                GetResponse* resp) {
   auto reply = Call(StoreMsg::kGet, EncodeKeys(keys), d);
   if (!reply.ok()) return reply.status();
-  GetResponse resp;
-  MC_RETURN_IF_ERROR(Decode(*reply, &resp));
-  if (resp.entries.size() != keys.size()) return ProtocolError("get answer has wrong length");
-  return resp;
+  MC_RETURN_IF_ERROR(DecodeInto(*reply, resp));
+  if (resp->entries.size() != keys.size()) return ProtocolError("get answer has wrong length");
+  return Status::Ok();
 }
 
 Result<std::vector<std::byte>> StoreClient::GetValue(const std::string& key) {
@@ -103,17 +108,17 @@ std::vector<Result<std::vector<std::byte>>> StoreClient::BatchGetValues(
   // One RPC: the master's answer gives every size, the buffers are sized from it and the reads
   // go straight on (a lookup for the sizes and then a get would be two round trips).
   const Nanos sent = clock_.Now();
-  auto resp = LookupBatch(keys, d);
-  if (!resp.ok()) return std::vector<Value>(n, resp.status());
+  GetResponse& resp = ReplyScratch();
+  if (Status s = LookupBatch(keys, d, &resp); !s.ok()) return std::vector<Value>(n, s);
   std::vector<std::vector<std::byte>> bufs(n);
   std::vector<std::span<std::byte>> outs(n);
   for (size_t i = 0; i < n; ++i) {
-    if (resp->entries[i].status.code != ErrorCode::kOk) continue;
-    bufs[i].resize(resp->entries[i].view.size);
+    if (resp.entries[i].status.code != ErrorCode::kOk) continue;
+    bufs[i].resize(resp.entries[i].view.size);
     outs[i] = bufs[i];
   }
   bool abandoned = false;
-  auto got = ReadFound(keys, outs, *resp, sent, d, &abandoned);
+  auto got = ReadFound(keys, outs, resp, sent, d, &abandoned);
   std::vector<Value> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -146,9 +151,11 @@ std::vector<Result<size_t>> StoreClient::BatchGet(std::span<const std::string> k
     return std::vector<Result<size_t>>(n, InvalidArgument("get: " + why));
   }
   const Nanos sent = clock_.Now();
-  auto resp = LookupBatch(keys, d);
-  if (!resp.ok()) return std::vector<Result<size_t>>(n, resp.status());
-  return ReadFound(keys, outs, *resp, sent, d, abandoned);
+  // The answer is decoded into this thread's reused GetResponse: once it has held a batch this
+  // large, a get allocates nothing per key for it (one replica vector each before).
+  GetResponse& resp = ReplyScratch();
+  if (Status s = LookupBatch(keys, d, &resp); !s.ok()) return std::vector<Result<size_t>>(n, s);
+  return ReadFound(keys, outs, resp, sent, d, abandoned);
 }
 
 std::vector<Result<size_t>> StoreClient::ReadFound(std::span<const std::string> keys,

@@ -24,14 +24,44 @@ Status CheckEntries(const char* message, const std::vector<Entry>& entries) {
 
 }  // namespace
 
-std::vector<std::byte> EncodeKeys(std::span<const std::string> keys) {
-  // KeysRequest's one field, a vector of strings: a count, then each length-prefixed.
+namespace {
+// A vector<string> field (a count, then each string length-prefixed) from `n` keys, key(i)
+// giving the i-th.
+template <typename Key>
+void PutKeyList(WireWriter& w, size_t n, const Key& key) {
   size_t bytes = sizeof(uint32_t);
-  for (const auto& k : keys) bytes += sizeof(uint32_t) + k.size();
-  WireWriter w;
+  for (size_t i = 0; i < n; ++i) bytes += sizeof(uint32_t) + key(i).size();
   w.Reserve(bytes);
-  w.Put<uint32_t>(static_cast<uint32_t>(keys.size()));
-  for (const auto& k : keys) w.PutString(k);
+  w.Put<uint32_t>(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) w.PutString(key(i));
+}
+}  // namespace
+
+std::vector<std::byte> EncodeKeys(std::span<const std::string> keys) {
+  WireWriter w;
+  PutKeyList(w, keys.size(), [&](size_t i) -> const std::string& { return keys[i]; });
+  return w.Take();
+}
+
+std::vector<std::byte> EncodePutStart(const ReplicateConfig& config,
+                                      std::span<const std::string> keys,
+                                      std::span<const uint64_t> sizes) {
+  WireWriter w;
+  wire_fields::Put(w, config);
+  PutKeyList(w, keys.size(), [&](size_t i) -> const std::string& { return keys[i]; });
+  w.Reserve(sizeof(uint32_t) + sizes.size() * sizeof(uint64_t));
+  w.Put<uint32_t>(static_cast<uint32_t>(sizes.size()));
+  for (uint64_t s : sizes) w.Put(s);
+  return w.Take();
+}
+
+std::vector<std::byte> EncodePutEnd(std::span<const std::string* const> keys,
+                                    std::span<const uint64_t> checksums) {
+  WireWriter w;
+  PutKeyList(w, keys.size(), [&](size_t i) -> const std::string& { return *keys[i]; });
+  w.Reserve(sizeof(uint32_t) + checksums.size() * sizeof(uint64_t));
+  w.Put<uint32_t>(static_cast<uint32_t>(checksums.size()));
+  for (uint64_t c : checksums) w.Put(c);
   return w.Take();
 }
 

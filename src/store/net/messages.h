@@ -178,10 +178,25 @@ requires wire_fields::HasFields<M> Status Decode(std::span<const std::byte> in, 
   *out = std::move(*decoded);
   return Status::Ok();
 }
+// Decode into `*out` in place, reusing its vectors' and strings' capacity (WireDecodeInto);
+// `*out` is unusable after a failure.
+template <typename M>
+requires wire_fields::HasFields<M> Status DecodeInto(std::span<const std::byte> in, M* out) {
+  return WireDecodeInto(in, M::kWireName, out);
+}
 
-// The bytes of Encode(KeysRequest{keys}) without copying the keys into a request first (the
-// client's get, exists and remove hold them in the caller's span already).
+// Requests written straight from the caller's keys, without copying them into a message first
+// (the client holds them in the caller's span already): each gives exactly the bytes of Encode
+// of the message (messages_test).
+// KeysRequest{keys}:
 std::vector<std::byte> EncodeKeys(std::span<const std::string> keys);
+// PutStartRequest{config, keys, sizes}:
+std::vector<std::byte> EncodePutStart(const ReplicateConfig& config,
+                                      std::span<const std::string> keys,
+                                      std::span<const uint64_t> sizes);
+// PutEndRequest{the keys pointed at, checksums}:
+std::vector<std::byte> EncodePutEnd(std::span<const std::string* const> keys,
+                                    std::span<const uint64_t> checksums);
 
 // Shared limits: a batch of at most kMaxBatchKeys keys of at most kMaxKeyBytes bytes, at most
 // kMaxReplicas valid replica locations.

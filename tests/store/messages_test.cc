@@ -127,6 +127,45 @@ TEST(StoreMessagesTest, PutStartResponseRoundTrips) {
   ExpectRejectsTruncationAndTrailing<PutStartResponse>(bytes);
 }
 
+// DecodeInto (the client's and the master's hot get path) overwrites every field of a reused
+// message, stale entries included, and keeps the buffers it already had.
+TEST(StoreMessagesTest, DecodeIntoOverwritesEveryFieldAndKeepsTheBuffers) {
+  GetResponse m;
+  for (int i = 0; i < 3; ++i) {
+    GetEntry e;
+    e.view = ObjectView{100u + i,
+                        7u + i,
+                        9u + i,
+                        {ReplicaLocation{Rank{i}, Tier::kDram, 64u * i, 100u + i},
+                         ReplicaLocation{Rank{i + 1}, Tier::kDram, 8, 100u + i}},
+                        std::chrono::seconds(10)};
+    m.entries.push_back(e);
+  }
+  GetResponse reused;
+  ASSERT_TRUE(DecodeInto(Encode(m), &reused).ok());
+  const ReplicaLocation* first = reused.entries[0].view.replicas.data();
+  // The next answer: other values, a miss in the middle, one replica less for the last key.
+  GetResponse next = m;
+  next.entries[0].view.checksum = 0xbeef;
+  next.entries[1] = {ToEntry(NotFound("object 'k1'")), {}};
+  next.entries[2].view.replicas.pop_back();
+  ASSERT_TRUE(DecodeInto(Encode(next), &reused).ok());
+  EXPECT_EQ(reused.entries[0].view.replicas.data(), first) << "the replica vector was reallocated";
+  EXPECT_EQ(reused.entries[0].view.checksum, 0xbeefu);
+  EXPECT_EQ(reused.entries[1].status.code, ErrorCode::kNotFound);
+  EXPECT_EQ(reused.entries[1].status.message, "object 'k1'");
+  EXPECT_TRUE(reused.entries[1].view.replicas.empty());
+  EXPECT_EQ(reused.entries[1].view.size, 0u);
+  EXPECT_EQ(reused.entries[2].view.replicas, next.entries[2].view.replicas);
+  // Fewer keys shrink it; a malformed answer is refused.
+  next.entries.resize(1);
+  ASSERT_TRUE(DecodeInto(Encode(next), &reused).ok());
+  EXPECT_EQ(reused.entries.size(), 1u);
+  auto bytes = Encode(next);
+  bytes.pop_back();
+  EXPECT_EQ(DecodeInto(bytes, &reused).code(), ErrorCode::kProtocolError);
+}
+
 TEST(StoreMessagesTest, GetResponseRoundTripsAndRejectsBadTier) {
   GetResponse m;
   GetEntry e;

@@ -50,7 +50,7 @@ int32_t Prefill(ReferenceEngine& e, const Request& r, std::vector<std::byte>& kv
   for (int64_t done = prefix; done < r.input_length;) {
     const int64_t end = std::min(r.input_length, done + chunk);
     const int complete = end == r.input_length ? blocks : static_cast<int>(end / kBlock);
-    PrefillChunk c{r.id, r.hash_ids, r.input_length, done, end - done, stored, complete, kv};
+    PrefillChunk c{r.id, r.hash_ids, r.input_length, done, end - done, stored, complete, kv, {}};
     PrefillResult res = e.Prefill(c);
     EXPECT_TRUE(res.error.empty()) << res.error;
     EXPECT_FALSE(res.time.modelled);
@@ -122,7 +122,7 @@ TEST(ReferenceEngine, BadBlocksAndTokensAreErrorsNotCrashes) {
   EXPECT_EQ(e.StartDecode(1, short_kv, 10, t.config().vocab_size).code(),
             ErrorCode::kInvalidArgument);
   const std::vector<uint64_t> one_id = {5};
-  PrefillChunk c{9, one_id, 2 * kBlock, 0, 10, 0, 0, short_kv};  // 1 hash id for 2 blocks
+  PrefillChunk c{9, one_id, 2 * kBlock, 0, 10, 0, 0, short_kv, {}};  // 1 hash id for 2 blocks
   EXPECT_FALSE(e.Prefill(c).error.empty());
 }
 

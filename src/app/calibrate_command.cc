@@ -13,10 +13,10 @@
 #include <sstream>
 
 #include "app/blas_kernels.h"
+#include "app/subcommand.h"
 #include "common/units.h"
 #include "engine/calibration.h"
 #include "engine/reference_calibration.h"
-#include "eval/scheduling_options.h"
 #include "model/checkpoint.h"
 #include "model/matmul.h"
 
@@ -65,10 +65,7 @@ po::options_description CalibrateOptionsDescription() {
   return d;
 }
 
-int Usage(const std::string& message) {
-  std::cerr << "mooncake calibrate: " << message << "\n";
-  return 2;
-}
+int Usage(const std::string& message) { return SubcommandUsage("calibrate", message); }
 
 Result<std::vector<int64_t>> ParseList(const std::string& key, const std::string& text,
                                        int64_t minimum) {
@@ -118,17 +115,7 @@ std::string Describe(const engine::CalibrationPoint& p) {
 int RunCalibrate(int argc, char** argv) {
   const po::options_description desc = CalibrateOptionsDescription();
   po::variables_map vm;
-  try {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    po::store(eval::ParseCommandLine(eval::CanonicalArgs(args), desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Usage(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  if (int code = ParseSubcommand("calibrate", argc, argv, desc, &vm); code >= 0) return code;
   if (!vm.count("model")) return Usage("--model is required (a checkpoint folder or a preset)");
 
   engine::CalibrationGrid grid;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "app/blas_kernels.h"
-#include "eval/scheduling_options.h"
+#include "app/subcommand.h"
 #include "model/generate.h"
 #include "model/trace_tokens.h"
 #include "trace/trace_reader.h"
@@ -51,10 +51,7 @@ struct Prompt {
   int64_t max_tokens = 0;
 };
 
-int Usage(const std::string& message) {
-  std::cerr << "mooncake generate: " << message << "\n";
-  return 2;
-}
+int Usage(const std::string& message) { return SubcommandUsage("generate", message); }
 
 Result<std::vector<int32_t>> ParseIds(const std::string& text, int32_t vocab) {
   std::vector<int32_t> ids;
@@ -78,17 +75,7 @@ Result<std::vector<int32_t>> ParseIds(const std::string& text, int32_t vocab) {
 int RunGenerate(int argc, char** argv) {
   const po::options_description desc = GenerateOptionsDescription();
   po::variables_map vm;
-  try {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    po::store(eval::ParseCommandLine(eval::CanonicalArgs(args), desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Usage(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  if (int code = ParseSubcommand("generate", argc, argv, desc, &vm); code >= 0) return code;
   if (!vm.count("model")) return Usage("--model is required (a checkpoint folder or a preset)");
   const bool from_trace = vm.count("trace") > 0;
   if (from_trace == (vm.count("prompt-ids") > 0)) {

@@ -1,0 +1,33 @@
+#include "app/subcommand.h"
+
+#include <iostream>
+#include <vector>
+
+#include "eval/scheduling_options.h"
+
+namespace mooncake::app {
+
+namespace po = boost::program_options;
+
+int SubcommandUsage(const char* name, const std::string& message) {
+  std::cerr << "mooncake " << name << ": " << message << "\n";
+  return 2;
+}
+
+int ParseSubcommand(const char* name, int argc, char** argv, const po::options_description& desc,
+                    po::variables_map* vm) {
+  try {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    po::store(eval::ParseCommandLine(eval::CanonicalArgs(args), desc), *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return SubcommandUsage(name, e.what());
+  }
+  if (vm->count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  return -1;
+}
+
+}  // namespace mooncake::app

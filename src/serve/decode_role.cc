@@ -125,12 +125,9 @@ void DecodeRole::Arrive(const KvDone& kv) {
   KvArrived arrived{{}, kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
   auto reply =
       ctx_.rpc.Call(ctx_.peers.conductor, kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
-  if (!reply.ok() || !KvArrivedReply::Decode(*reply).ok() ||
-      !KvArrivedReply::Decode(*reply)->admitted) {
-    ctx_.engine->EndDecode(kv.request);
-  }
+  auto r = reply.ok() ? KvArrivedReply::Decode(*reply) : Result<KvArrivedReply>(reply.status());
+  if (!r.ok() || !r->admitted) ctx_.engine->EndDecode(kv.request);  // it never joins the batch
   if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));
-  auto r = KvArrivedReply::Decode(*reply);
   if (!r.ok()) return Fail(r.status());
   if (!r->admitted) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -1,8 +1,6 @@
 # The reference model's speed (issue 29): engine_bench measures one preset's prefill and decode
 # beside BLIS's sgemm and memcpy bandwidth; engine_speed.sh runs it beside PyTorch eager.
-# blas_kernels.cc is compiled in rather than linking mooncake_app (MPI, UCX, HDF5) for one call.
-add_executable(engine_bench ${CMAKE_CURRENT_LIST_DIR}/engine_bench.cc
-                            ${PROJECT_SOURCE_DIR}/src/app/blas_kernels.cc)
+add_executable(engine_bench ${CMAKE_CURRENT_LIST_DIR}/engine_bench.cc)
 target_include_directories(engine_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(engine_bench PRIVATE mooncake_model mooncake::blis nlohmann_json::nlohmann_json)
 set_target_properties(engine_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY

@@ -23,7 +23,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/blas_kernels.h"
 #include "model/checkpoint.h"
 #include "model/matmul.h"
 #include "model/transformer.h"
@@ -222,7 +221,7 @@ void WriteCheckpoint(const LoadedModel& m, const std::string& dir) {
 
 int main(int argc, char** argv) {
   Options o = Parse(argc, argv);
-  mooncake::app::ChooseBlasKernels();
+  mooncake::model::ChooseMatmulKernels();  // the sgemm baseline runs the model's kernels
   bli_init();  // before MatmulBackend() asks BLIS for its kernel configuration
   auto loaded = mooncake::model::LoadModel(o.model, o.seed);
   if (!loaded.ok()) {

@@ -12,7 +12,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "app/blas_kernels.h"
 #include "app/subcommand.h"
 #include "common/units.h"
 #include "engine/calibration.h"
@@ -170,7 +169,6 @@ int RunCalibrate(int argc, char** argv) {
     }
     host.nic_bytes_per_s = gbit * 1e9 / 8;
   }
-  ChooseBlasKernels();
   const std::string spec = vm["model"].as<std::string>();
   auto loaded = model::LoadModel(spec, vm["seed"].as<uint64_t>());
   if (!loaded.ok()) {

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/blas_kernels.h"
 #include "app/subcommand.h"
 #include "model/generate.h"
+#include "model/matmul.h"
 #include "model/trace_tokens.h"
 #include "trace/trace_reader.h"
 
@@ -93,7 +93,6 @@ int RunGenerate(int argc, char** argv) {
       return Usage(fmt::format("{} = {}: must be >= 0", key, vm[key].as<int64_t>()));
     }
   }
-  ChooseBlasKernels();
   const std::string spec = vm["model"].as<std::string>();
   auto loaded = model::LoadModel(spec, vm["seed"].as<uint64_t>());
   if (!loaded.ok()) {
@@ -132,6 +131,10 @@ int RunGenerate(int argc, char** argv) {
       prompts.push_back({"prompt", i++, std::move(*ids), max_tokens});
     }
   }
+  // On stderr, so stdout stays one JSON object per prompt: which kernels computed them (the
+  // serving job's summary names its own, and token identity needs the same).
+  std::cerr << "mooncake generate: " << prompts.size() << " prompts, model " << spec << ", matmul "
+            << model::MatmulBackend() << "\n";
   for (const Prompt& p : prompts) {
     model::GenerateOptions options;
     options.max_tokens = p.max_tokens;

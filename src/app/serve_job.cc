@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/units.h"
 #include "eval/eval_command.h"
+#include "model/matmul.h"
 #include "serve/serve_http.h"
 #include "serve/serve_node.h"
 #include "serve/summary.h"
@@ -279,6 +280,7 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
   serve::SummaryInputs in;
   if (o.store_ssd) in.ssd_line = SsdSummary(ssd, node.master(), all.ssd, &in.ssd_extra);
   in.measured_compute = o.engine.reference;
+  if (o.engine.reference) in.matmul_backend = model::MatmulBackend();
   if (o.engine.reference) {
     const serve::ConductorRole& conductor = *node.conductor_role();
     if (!run_dir.empty()) {

@@ -66,6 +66,7 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
 }
 
 Result<Transformer> Transformer::Create(LoadedModel m) {
+  ChooseMatmulKernels();  // before this process's first matmul: BLIS decides once
   const ModelConfig& c = m.config;
   MC_RETURN_IF_ERROR(c.Validate());
   const size_t h = c.hidden_size, q = size_t(c.num_heads) * c.head_dim,

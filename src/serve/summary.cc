@@ -131,8 +131,9 @@ void PrintTable(const ServeContext& ctx, const ConductorTotals& totals, const Ra
         summary.extra.at("store_objects_lost"), static_cast<ull>(totals.redispatched));
   }
   if (in.measured_compute) {
-    std::printf("%-28s compute and transfers measured (the reference engine, real time)\n",
-                "clocks");
+    std::printf(
+        "%-28s compute and transfers measured (the reference engine, real time; matmul %s)\n",
+        "clocks", in.matmul_backend.c_str());
   } else {
     std::printf(
         "%-28s compute slept (exact); transfers paced to the modelled NIC rate (%.0f Gbps)\n",

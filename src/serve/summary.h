@@ -28,6 +28,7 @@ struct SummaryInputs {
   // The reference engine's token check (engine.check_tokens): a mismatch fails the run.
   std::optional<TokenCheckResult> tokens;
   bool measured_compute = false;  // engine.kind = reference: compute took its real time
+  std::string matmul_backend;     // then the kernels it ran on, "BLIS 0.9.0 (zen3)"
 };
 
 // Conductor only. `all` is the sum of every rank's report (this one's included).

@@ -76,7 +76,14 @@ fi
 # computes every request again).
 [[ $mode == ssd && -z $sanitize ]] || { echo "PASS ($mode)"; exit 0; }
 "$mooncake" generate --model tiny --trace "$dir/synthetic.jsonl" --max-tokens $max_output \
-  >"$dir/generate.jsonl" || fail "mooncake generate exited $?"
+  >"$dir/generate.jsonl" 2>"$dir/generate.err" || fail "mooncake generate exited $?"
+# The same kernels, not only the same argmax: BLIS chose its generic kernels in the job's ranks
+# (another summation order) while generate ran zen3 ones, and the tokens still agreed.
+job_matmul=$(grep -o "matmul [^)]*)" "$dir/log" | head -1)
+generate_matmul=$(grep -o "matmul [^)]*)" "$dir/generate.err" | head -1)
+echo "job: $job_matmul; generate: $generate_matmul"
+[[ -n $job_matmul && $job_matmul == "$generate_matmul" ]] ||
+  fail "the job's matmul kernels ('$job_matmul') are not generate's ('$generate_matmul')"
 /usr/bin/python3 - "$dir/run/tokens.jsonl" "$dir/generate.jsonl" <<'PY' || fail "tokens differ"
 import json, sys
 job = {r["request"]: r["output_ids"] for r in map(json.loads, open(sys.argv[1]))}

@@ -1,17 +1,29 @@
-// The matmul of every linear layer, through BLIS. Row i of the result is the same bits whatever
-// the number of rows and row i's place among them (docs/MODEL.md "Determinism"): BLIS's
-// conventional path computes edge tiles with the same micro-kernel and never splits the sum over
-// k between threads; its shape-chosen "sup" path is turned off, and a single row is padded to
-// two.
+// The matmul of every linear layer. Row i of the result is the same bits whatever the number of
+// rows and row i's place among them (docs/MODEL.md "Determinism"): BLIS's conventional path
+// computes edge tiles with the same micro-kernel and never splits the sum over k between
+// threads; its shape-chosen "sup" path is turned off, and a single row is padded to two. A few
+// rows (decode steps) run matmul_small.h's kernel instead, which reads each weight once where
+// BLIS packs the whole matrix, and only once this process has checked that it gives BLIS's
+// bits exactly (else BLIS runs them too).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mooncake::model {
 
-// y[rows, out] = x[rows, in] * w[out, in]^T (w in nn.Linear layout); all row-major, float32.
-void Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y);
+// y[rows, out] = x[rows, in] * wt[in, out]; all row-major, float32. The weight is transposed
+// from nn.Linear's [out, in] layout (TransposeWeight): the few-rows kernel reads a row of 16
+// outputs' weights at once.
+void Linear(const float* x, int64_t rows, int64_t in, const float* wt, int64_t out, float* y);
+
+// An nn.Linear weight [out, in] in Linear's layout [in, out].
+std::vector<float> TransposeWeight(const std::vector<float>& w, int64_t out, int64_t in);
+
+// "BLAS" or "BLAS + few-rows kernel (kc 256)": whether Linear runs matmul_small.h's kernel for
+// a few rows in this process, and with which block of inputs it matched BLIS.
+std::string LinearKernels();
 
 // "BLIS 0.9.0 (zen3)": the library and the kernel configuration it runs on this CPU.
 std::string MatmulBackend();

@@ -7,21 +7,12 @@
 #include <cstring>
 #include <set>
 
+#include "model/attention.h"
 #include "model/matmul.h"
 
 namespace mooncake::model {
 
 namespace {
-
-// Four floats in SSE registers (the x86-64 baseline); element-wise, so each lane sums as the
-// scalar code would.
-using F4 = float __attribute__((vector_size(16)));
-F4 Load4(const float* p) {
-  F4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-void Store4(float* p, F4 v) { std::memcpy(p, &v, sizeof v); }
 
 // y = x / sqrt(mean(x^2) + eps) * weight, per row of `n` values.
 void RmsNorm(const float* x, int64_t rows, int64_t n, const float* weight, double eps, float* y) {
@@ -58,6 +49,23 @@ Status CheckSize(const std::vector<float>& w, size_t want, const std::string& wh
 
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
+  // The linear layers' weights in Linear's layout [in, out] (matmul.h); the embedding keeps its
+  // rows, and a tied output head gets its own transposed copy.
+  const int64_t h = config_.hidden_size, q = int64_t{config_.num_heads} * config_.head_dim,
+                kv = int64_t{config_.num_kv_heads} * config_.head_dim,
+                ffn = config_.intermediate_size;
+  for (LayerWeights& L : weights_.layers) {
+    L.q = TransposeWeight(L.q, q, h);
+    L.k = TransposeWeight(L.k, kv, h);
+    L.v = TransposeWeight(L.v, kv, h);
+    L.o = TransposeWeight(L.o, h, q);
+    L.gate = TransposeWeight(L.gate, ffn, h);
+    L.up = TransposeWeight(L.up, ffn, h);
+    L.down = TransposeWeight(L.down, h, ffn);
+  }
+  const std::vector<float>& head = config_.tie_word_embeddings ? weights_.embed : weights_.lm_head;
+  head_ = TransposeWeight(head, config_.vocab_size, h);
+  weights_.lm_head.clear();
   // As transformers computes them, in float32: 1 / theta^(2i / head_dim).
   for (int32_t i = 0; i < config_.head_dim / 2; ++i) {
     const float exponent = static_cast<float>(2 * i) / static_cast<float>(config_.head_dim);
@@ -119,56 +127,6 @@ Status Transformer::DecodeStep(std::span<KvCache* const> caches, std::span<const
   return Forward(segments, logits);
 }
 
-// Scores of `q` (one head) against positions 0..position of kv head `g`, softmax, weighted V.
-// Each sum runs in position order or dim order, whatever the batch or the chunk.
-void Transformer::AttendOne(const float* q, int64_t position, const KvCache& cache, int32_t layer,
-                            int32_t g, float* out) const {
-  const KvShape& shape = cache.shape();
-  const int32_t hd = shape.head_dim, bt = shape.block_tokens;
-  const int64_t n = position + 1;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  std::vector<float> score(n, 0.0f);
-  for (int64_t start = 0; start < n; start += bt) {
-    const float* keys = cache.block(start / bt).data() + shape.Index(layer, 0, g, 0, 0);
-    const int64_t len = std::min<int64_t>(bt, n - start);
-    float* sc = score.data() + start;
-    for (int32_t d = 0; d < hd; ++d) {
-      const float qd = q[d];
-      const F4 q4 = {qd, qd, qd, qd};
-      const float* kd = keys + int64_t{d} * bt;
-      int64_t t = 0;
-      for (; t + 4 <= len; t += 4) Store4(sc + t, Load4(sc + t) + q4 * Load4(kd + t));
-      for (; t < len; ++t) sc[t] += qd * kd[t];  // the same sum per position as above
-    }
-  }
-  float max = -INFINITY;
-  for (float& s : score) {
-    s *= scale;
-    max = std::max(max, s);
-  }
-  float sum = 0.0f;
-  for (float& s : score) {
-    s = std::exp(s - max);
-    sum += s;
-  }
-  for (float& s : score) s /= sum;
-  // Weighted V: four partial sums, position s into lane s % 4 (absolute positions, so neither
-  // the chunking nor the block size changes them), added in one fixed order at the end.
-  for (int32_t d = 0; d < hd; ++d) {
-    F4 acc = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int64_t start = 0; start < n; start += bt) {
-      const float* vd = cache.block(start / bt).data() + shape.Index(layer, 1, g, d, 0);
-      const int64_t len = std::min<int64_t>(bt, n - start);
-      const float* p = score.data() + start;
-      int64_t t = 0;
-      for (; t < len && ((start + t) & 3) != 0; ++t) acc[(start + t) & 3] += p[t] * vd[t];
-      for (; t + 4 <= len; t += 4) acc += Load4(p + t) * Load4(vd + t);
-      for (; t < len; ++t) acc[(start + t) & 3] += p[t] * vd[t];
-    }
-    out[d] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  }
-}
-
 Status Transformer::Forward(std::span<const Segment> segments, std::vector<float>* logits) const {
   const ModelConfig& c = config_;
   const KvShape want = KvShapeFor(0);
@@ -208,6 +166,8 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
   }
   std::vector<float> xn(rows * h), q(rows * nq), k(rows * nkv), v(rows * nkv), att(rows * nq),
       y(rows * h), gate(rows * ffn), up(rows * ffn);
+  std::vector<AttentionQuery> queries;
+  std::vector<float> scratch;
   for (int32_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = weights_.layers[l];
     RmsNorm(x.data(), rows, h, L.input_norm.data(), c.rms_norm_eps, xn.data());
@@ -229,11 +189,22 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
         }
       }
     }
-    for (r = 0; r < rows; ++r) {
-      for (int32_t head = 0; head < c.num_heads; ++head) {
-        AttendOne(&q[r * nq + head * hd], pos_of[r], *seg_of[r]->cache, l, head / group,
-                  &att[r * nq + head * hd]);
+    // Per segment and kv head, its rows' queries of the heads in that group, together: they
+    // share their loads of K and V, and each result is the bits it has alone (attention.h).
+    for (int64_t first = 0; first < rows;) {
+      const Segment* seg = seg_of[first];
+      int64_t end = first;
+      while (end < rows && seg_of[end] == seg) ++end;
+      for (int32_t g = 0; g < c.num_kv_heads; ++g) {
+        queries.clear();
+        for (r = first; r < end; ++r) {
+          for (int32_t head = g * group; head < (g + 1) * group; ++head) {
+            queries.push_back({&q[r * nq + head * hd], pos_of[r] + 1, &att[r * nq + head * hd]});
+          }
+        }
+        Attend(queries, *seg->cache, l, g, &scratch);
       }
+      first = end;
     }
     Linear(att.data(), rows, nq, L.o.data(), h, y.data());
     for (int64_t i = 0; i < rows * h; ++i) x[i] += y[i];
@@ -256,9 +227,8 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
     std::copy_n(x.data() + (r - 1) * h, h, last.data() + s * h);
   }
   RmsNorm(last.data(), n, h, weights_.final_norm.data(), c.rms_norm_eps, last_norm.data());
-  const std::vector<float>& head = c.tie_word_embeddings ? weights_.embed : weights_.lm_head;
   logits->resize(n * c.vocab_size);
-  Linear(last_norm.data(), n, h, head.data(), c.vocab_size, logits->data());
+  Linear(last_norm.data(), n, h, head_.data(), c.vocab_size, logits->data());
   return Status::Ok();
 }
 

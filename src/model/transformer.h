@@ -44,11 +44,10 @@ class Transformer {
   };
   Transformer(ModelConfig config, ModelWeights weights);
   Status Forward(std::span<const Segment> segments, std::vector<float>* logits) const;
-  void AttendOne(const float* q, int64_t position, const KvCache& cache, int32_t layer,
-                 int32_t kv_head, float* out) const;
 
   ModelConfig config_;
-  ModelWeights weights_;
+  ModelWeights weights_;         // linear layers transposed to [in, out] (matmul.h)
+  std::vector<float> head_;      // the output head [hidden, vocab]
   std::vector<float> inv_freq_;  // head_dim / 2 rotary frequencies
 };
 

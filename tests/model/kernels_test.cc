@@ -1,0 +1,91 @@
+// The kernels behind the determinism guarantee (docs/MODEL.md "Determinism"): the few-rows
+// matmul gives BLIS's bits, and attention gives each query the bits it has alone, with the
+// AVX2 kernels and the portable code alike.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "model/attention.h"
+#include "model/matmul.h"
+#include "model/matmul_small.h"
+
+namespace mooncake::model {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+bool SameBits(const float* a, const float* b, size_t n) {
+  return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+TEST(LinearKernels, AFewRowsGiveTheBitsOfTheSameRowsAmongMany) {
+  ChooseMatmulKernels();
+  if (!SmallRowsLinearAvailable()) GTEST_SKIP() << "no AVX2 + FMA: BLIS runs every shape";
+  // On this CPU's kernel configuration the check in matmul.cc must have found the block size;
+  // "BLAS" alone would mean decode steps lost the few-rows kernel without anyone noticing.
+  EXPECT_NE(LinearKernels(), "BLAS") << MatmulBackend();
+  for (int64_t in : {64, 256, 512, 700, 1408}) {
+    for (int64_t out : {16, 40, 256, 1001}) {
+      const int64_t many = 40;
+      const auto x = Random(many * in, 1), wt = Random(in * out, 2);
+      std::vector<float> all(many * out);
+      Linear(x.data(), many, in, wt.data(), out, all.data());  // BLIS: above the few rows
+      for (int64_t rows : {1, 2, 3, 6, 7, 13, 16}) {
+        for (int64_t first : {int64_t{0}, many - rows}) {
+          std::vector<float> some(rows * out);
+          Linear(x.data() + first * in, rows, in, wt.data(), out, some.data());
+          EXPECT_TRUE(SameBits(some.data(), all.data() + first * out, some.size()))
+              << rows << " rows from row " << first << ", in " << in << ", out " << out;
+        }
+      }
+    }
+  }
+}
+
+// Queries of one kv head at consecutive positions (a prefill chunk's rows, two heads each):
+// attended four at a time, one at a time, and by the portable code, the same bits.
+TEST(AttentionKernels, EachQueryGetsTheBitsItHasAlone) {
+  for (int32_t block_tokens : {3, 8, 16, 37}) {
+    const KvShape shape{2, 2, 24, block_tokens};
+    KvCache cache(shape);
+    const int64_t tokens = 90;
+    cache.Grow(tokens);
+    uint32_t seed = 7;
+    for (size_t b = 0; b < cache.num_blocks(); ++b) {
+      auto block = cache.mutable_block(b);
+      const auto values = Random(block.size(), seed++);
+      std::copy(values.begin(), values.end(), block.begin());
+    }
+    const int64_t first = 61;  // rows at positions 61..89, two heads each
+    const int64_t n = (tokens - first) * 2;
+    const auto q = Random(n * shape.head_dim, 3);
+    std::vector<float> together(n * shape.head_dim), alone(together.size()),
+        portable(together.size()), scratch;
+    std::vector<AttentionQuery> queries;
+    for (int64_t i = 0; i < n; ++i) {
+      queries.push_back(
+          {q.data() + i * shape.head_dim, first + i / 2 + 1, together.data() + i * shape.head_dim});
+    }
+    Attend(queries, cache, 1, 1, &scratch);
+    for (int64_t i = 0; i < n; ++i) {
+      AttentionQuery one = queries[i];
+      one.out = alone.data() + i * shape.head_dim;
+      Attend({&one, 1}, cache, 1, 1, &scratch);
+      one.out = portable.data() + i * shape.head_dim;
+      Attend({&one, 1}, cache, 1, 1, &scratch, AttentionKernels::kPortable);
+    }
+    EXPECT_TRUE(SameBits(together.data(), alone.data(), together.size())) << block_tokens;
+    EXPECT_TRUE(SameBits(together.data(), portable.data(), together.size())) << block_tokens;
+  }
+}
+
+}  // namespace
+}  // namespace mooncake::model

@@ -25,17 +25,24 @@ void RmsNorm(const float* x, int64_t rows, int64_t n, const float* weight, doubl
   }
 }
 
-// Rotate-half RoPE of one head vector in place: pairs (i, i + d/2). The angle is rounded to
-// float32 as transformers computes it (position x inv_freq in float32); its cosine and sine are
-// taken in double and rounded.
-void Rope(float* v, int32_t head_dim, int64_t position, const std::vector<float>& inv_freq) {
+// The rotary embedding's cosines and sines at one position, half a head each. The angle is
+// rounded to float32 as transformers computes it (position x inv_freq in float32); its cosine
+// and sine are taken in double and rounded. Computed once per row for every head and layer.
+void RopeTable(int64_t position, const std::vector<float>& inv_freq, float* cos, float* sin) {
+  for (size_t i = 0; i < inv_freq.size(); ++i) {
+    const double angle = static_cast<float>(position) * inv_freq[i];
+    cos[i] = static_cast<float>(std::cos(angle));
+    sin[i] = static_cast<float>(std::sin(angle));
+  }
+}
+
+// Rotate-half RoPE of one head vector in place: pairs (i, i + d/2).
+void Rope(float* v, int32_t head_dim, const float* cos, const float* sin) {
   const int32_t half = head_dim / 2;
   for (int32_t i = 0; i < half; ++i) {
-    const double angle = static_cast<float>(position) * inv_freq[i];
-    const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
     const float a = v[i], b = v[i + half];
-    v[i] = a * c - b * s;
-    v[i + half] = b * c + a * s;
+    v[i] = a * cos[i] - b * sin[i];
+    v[i + half] = b * cos[i] + a * sin[i];
   }
 }
 
@@ -168,6 +175,10 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
       y(rows * h), gate(rows * ffn), up(rows * ffn);
   std::vector<AttentionQuery> queries;
   std::vector<float> scratch;
+  std::vector<float> rope_cos(rows * (hd / 2)), rope_sin(rows * (hd / 2));
+  for (r = 0; r < rows; ++r) {
+    RopeTable(pos_of[r], inv_freq_, &rope_cos[r * (hd / 2)], &rope_sin[r * (hd / 2)]);
+  }
   for (int32_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = weights_.layers[l];
     RmsNorm(x.data(), rows, h, L.input_norm.data(), c.rms_norm_eps, xn.data());
@@ -175,14 +186,15 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
     Linear(xn.data(), rows, h, L.k.data(), nkv, k.data());
     Linear(xn.data(), rows, h, L.v.data(), nkv, v.data());
     for (r = 0; r < rows; ++r) {
-      for (int32_t head = 0; head < c.num_heads; ++head)
-        Rope(&q[r * nq + head * hd], hd, pos_of[r], inv_freq_);
+      const float* cos = rope_cos.data() + r * (hd / 2);
+      const float* sin = rope_sin.data() + r * (hd / 2);
+      for (int32_t head = 0; head < c.num_heads; ++head) Rope(&q[r * nq + head * hd], hd, cos, sin);
       KvCache& cache = *seg_of[r]->cache;
       const KvShape& shape = cache.shape();
       std::span<float> block = cache.mutable_block(pos_of[r] / shape.block_tokens);
       const int32_t slot = static_cast<int32_t>(pos_of[r] % shape.block_tokens);
       for (int32_t g = 0; g < c.num_kv_heads; ++g) {
-        Rope(&k[r * nkv + g * hd], hd, pos_of[r], inv_freq_);
+        Rope(&k[r * nkv + g * hd], hd, cos, sin);
         for (int32_t d = 0; d < hd; ++d) {
           block[shape.Index(l, 0, g, d, slot)] = k[r * nkv + g * hd + d];
           block[shape.Index(l, 1, g, d, slot)] = v[r * nkv + g * hd + d];

@@ -41,6 +41,9 @@ void Tile16(const float* x, int64_t in, const float* wt, int64_t out, int64_t j,
   }
   for (int64_t k = s.k0; k < s.k1; ++k) {
     const float* w = wt + k * out + j;
+    // This row's weights four tiles on, which a later call reads: measured 21-23 ms -> 15-17 ms
+    // per 8-sequence decode step of `small` (2 and 8 tiles on gave less, 16 nothing).
+    _mm_prefetch(reinterpret_cast<const char*>(w + 4 * kCols), _MM_HINT_T0);
     const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {

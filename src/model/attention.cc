@@ -23,21 +23,6 @@ bool HasAvx2Fma() {
 #endif
 }
 
-// Scores to probabilities in place, in position order, per query.
-void Softmax(float* s, int64_t n, float scale) {
-  float max = -INFINITY;
-  for (int64_t t = 0; t < n; ++t) {
-    s[t] *= scale;
-    max = std::max(max, s[t]);
-  }
-  float sum = 0.0f;
-  for (int64_t t = 0; t < n; ++t) {
-    s[t] = std::exp(s[t] - max);
-    sum += s[t];
-  }
-  for (int64_t t = 0; t < n; ++t) s[t] /= sum;
-}
-
 void AttendTile(const AttentionKernelSet& k, std::span<const AttentionQuery> tile,
                 const KvCache& cache, int32_t layer, int32_t kv_head, std::vector<float>* scratch) {
   const KvShape& shape = cache.shape();
@@ -65,7 +50,7 @@ void AttendTile(const AttentionKernelSet& k, std::span<const AttentionQuery> til
     k.scores(q, nq, shape.head_dim, keys, bt, 0, std::min(bt, longest - start), at);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
-  for (int i = 0; i < nq; ++i) Softmax(score[i], length[i], scale);
+  for (int i = 0; i < nq; ++i) k.softmax(score[i], length[i], scale);
   k.weighted_v(score, length, nq, cache, layer, kv_head, out);
 }
 

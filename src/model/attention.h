@@ -2,7 +2,8 @@
 // chunk's rows, the heads that share one kv head), each query's result the same bits as if it
 // were attended alone (docs/MODEL.md "Determinism"):
 //   - a score is one fused multiply-add chain over the head's dimensions, in dimension order;
-//   - softmax runs per query, in position order;
+//   - softmax runs per query: e^x by our own polynomial (attention_kernels.h), the sum in eight
+//     lanes, position t into lane t % 8, added in one fixed tree;
 //   - the weighted V of a dimension is eight fused multiply-add chains, position t into lane
 //     t % 8 (the absolute position, so neither chunks nor block sizes move it), added in one
 //     fixed tree at the end.

@@ -24,6 +24,28 @@ V8 Load(const float* p) {
   return v;
 }
 void Store(float* p, V8 v) { std::memcpy(p, &v, sizeof v); }
+__m256 M(V8 v) { return reinterpret_cast<__m256>(v); }
+V8 Of(__m256 v) { return reinterpret_cast<V8>(v); }
+V8 Mul(V8 a, V8 b) { return Of(_mm256_mul_ps(M(a), M(b))); }
+V8 Sub(V8 a, V8 b) { return Of(_mm256_sub_ps(M(a), M(b))); }
+V8 Add(V8 a, V8 b) { return Of(_mm256_add_ps(M(a), M(b))); }
+V8 Div(V8 a, V8 b) { return Of(_mm256_div_ps(M(a), M(b))); }
+V8 Max(V8 a, V8 b) { return Of(_mm256_max_ps(M(a), M(b))); }  // a > b ? a : b
+
+// e^x, the steps of attention_portable.cc's Exp lane by lane (attention_kernels.h).
+V8 Exp(V8 x) {
+  const __m256 v = _mm256_max_ps(M(x), _mm256_set1_ps(kExpFloor));
+  const __m256 magic = _mm256_set1_ps(kRoundMagic);
+  const __m256 t = _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(kLog2e)), magic);
+  const __m256 n = _mm256_sub_ps(t, magic);
+  const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic));
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Hi), v);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < kExpPolyTerms; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpPoly[i]));
+  return Of(
+      _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(ni, 23))));
+}
 
 }  // namespace
 
@@ -34,7 +56,7 @@ void Store(float* p, V8 v) { std::memcpy(p, &v, sizeof v); }
 #else  // another CPU: attention.cc never selects these
 
 namespace mooncake::model::attention_avx2 {
-const AttentionKernelSet kKernels{nullptr, nullptr};
+const AttentionKernelSet kKernels{nullptr, nullptr, nullptr};
 }  // namespace mooncake::model::attention_avx2
 
 #endif

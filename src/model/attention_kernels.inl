@@ -159,6 +159,43 @@ void WeightedV(const float* const* p, const int64_t* length, int nq, const KvCac
   }
 }
 
+void Softmax(float* s, int64_t n, float scale) {
+  const int64_t full = n / kLanes * kLanes, tail = n - full;
+  const V8 vscale = Broadcast(scale);
+  V8 vmax = Broadcast(-INFINITY);
+  for (int64_t t = 0; t < full; t += kLanes) {
+    const V8 v = Mul(Load(s + t), vscale);
+    Store(s + t, v);
+    vmax = Max(v, vmax);
+  }
+  float max = -INFINITY;
+  for (int64_t t = full; t < n; ++t) {
+    s[t] *= scale;
+    max = s[t] > max ? s[t] : max;
+  }
+  for (int i = 0; i < kLanes; ++i) max = vmax[i] > max ? vmax[i] : max;  // exact in any order
+  const V8 vm = Broadcast(max);
+  V8 sum8 = {};
+  for (int64_t t = 0; t < full; t += kLanes) {
+    const V8 e = Exp(Sub(Load(s + t), vm));
+    Store(s + t, e);
+    sum8 = Add(sum8, e);
+  }
+  if (tail > 0) {  // the last positions through the same Exp, in their lanes
+    float last[kLanes] = {};
+    std::copy(s + full, s + n, last);
+    const V8 e = Exp(Sub(Load(last), vm));
+    for (int64_t i = 0; i < tail; ++i) {
+      s[full + i] = e[i];
+      sum8[i] = sum8[i] + e[i];
+    }
+  }
+  const float sum = SumLanes(sum8);
+  const V8 vsum = Broadcast(sum);
+  for (int64_t t = 0; t < full; t += kLanes) Store(s + t, Div(Load(s + t), vsum));
+  for (int64_t t = full; t < n; ++t) s[t] /= sum;
+}
+
 }  // namespace
 
-const AttentionKernelSet kKernels{Scores, WeightedV};
+const AttentionKernelSet kKernels{Scores, Softmax, WeightedV};

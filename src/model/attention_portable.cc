@@ -2,6 +2,7 @@
 // rounds as the FMA instruction does, so the bits equal attention_avx2.cc's.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "model/attention_kernels.h"
@@ -27,6 +28,57 @@ V8 Load(const float* p) {
   return v;
 }
 void Store(float* p, V8 v) { std::memcpy(p, &v, sizeof v); }
+template <typename Op>
+V8 Lanes(V8 a, V8 b, Op op) {
+  V8 r;
+  for (int i = 0; i < 8; ++i) r[i] = op(a[i], b[i]);
+  return r;
+}
+V8 Mul(V8 a, V8 b) {
+  return Lanes(a, b, [](float x, float y) { return x * y; });
+}
+V8 Sub(V8 a, V8 b) {
+  return Lanes(a, b, [](float x, float y) { return x - y; });
+}
+V8 Add(V8 a, V8 b) {
+  return Lanes(a, b, [](float x, float y) { return x + y; });
+}
+V8 Div(V8 a, V8 b) {
+  return Lanes(a, b, [](float x, float y) { return x / y; });
+}
+V8 Max(V8 a, V8 b) {
+  return Lanes(a, b, [](float x, float y) { return x > y ? x : y; });
+}
+
+uint32_t Bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+float FromBits(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// e^x for one lane: x = n ln 2 + r with n rounded to nearest (the 1.5 x 2^23 trick), e^r by its
+// Taylor polynomial in fused steps, 2^n added to the exponent bits.
+float ExpLane(float x) {
+  const float v = x > kExpFloor ? x : kExpFloor;
+  const float t = v * kLog2e + kRoundMagic;
+  const float n = t - kRoundMagic;
+  const uint32_t ni = Bits(t) - Bits(kRoundMagic);
+  float r = std::fma(n, -kLn2Hi, v);
+  r = std::fma(n, -kLn2Lo, r);
+  float p = kExpPoly[0];
+  for (int i = 1; i < kExpPolyTerms; ++i) p = std::fma(p, r, kExpPoly[i]);
+  return FromBits(Bits(p) + (ni << 23));
+}
+V8 Exp(V8 x) {
+  V8 r;
+  for (int i = 0; i < 8; ++i) r[i] = ExpLane(x[i]);
+  return r;
+}
 
 }  // namespace
 

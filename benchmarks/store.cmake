@@ -13,6 +13,6 @@ add_executable(store_bench ${CMAKE_CURRENT_LIST_DIR}/store_bench.cc
                ${CMAKE_CURRENT_LIST_DIR}/store_bench_meta.cc
                ${CMAKE_CURRENT_LIST_DIR}/store_bench_options.cc
                ${CMAKE_CURRENT_LIST_DIR}/store_bench_ssd.cc)
-target_link_libraries(store_bench PRIVATE mooncake_store_bench_setup mooncake_store_ssd
+target_link_libraries(store_bench PRIVATE mooncake_store_bench_setup mooncake_cluster_mpi mooncake_store_ssd
                       mooncake_store_hdf5 Boost::program_options)
 set_target_properties(store_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})

@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "cluster/mpi/mpi_session.h"
 #include "common/block_content.h"
 #include "common/log.h"
 #include "common/streaming_copy.h"
@@ -73,7 +74,7 @@ struct Case {
 
 class Bench {
  public:
-  Bench(const cluster::MpiSession& mpi, StoreCluster& c, const StoreBenchOptions& o, SsdBench* ssd)
+  Bench(const cluster::Bootstrap& mpi, StoreCluster& c, const StoreBenchOptions& o, SsdBench* ssd)
       : mpi_(mpi), c_(c), o_(o), ssd_(ssd) {}
 
   int Run() {
@@ -487,7 +488,7 @@ class Bench {
     }
   }
 
-  const cluster::MpiSession& mpi_;
+  const cluster::Bootstrap& mpi_;
   StoreCluster& c_;
   const StoreBenchOptions& o_;
   SsdBench* ssd_;         // null without --ssd-dir

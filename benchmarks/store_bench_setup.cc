@@ -8,7 +8,7 @@
 
 namespace mooncake::bench {
 
-Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::MpiSession& mpi,
+Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::Bootstrap& mpi,
                                                         const StoreClusterOptions& o) {
   if (o.stores < 1 || mpi.size() < o.stores + 2) {
     return InvalidArgument("a store needs 1 master, " + std::to_string(o.stores) +
@@ -76,7 +76,7 @@ Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::MpiSessio
   return c;
 }
 
-Status StopStoreCluster(const cluster::MpiSession& mpi, StoreCluster& c, Nanos timeout) {
+Status StopStoreCluster(const cluster::Bootstrap& mpi, StoreCluster& c, Nanos timeout) {
   MC_RETURN_IF_ERROR(mpi.Barrier(timeout));
   c.transport->BeginShutdown();
   MC_RETURN_IF_ERROR(mpi.Barrier(timeout));

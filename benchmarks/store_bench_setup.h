@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "cluster/mpi_session.h"
+#include "cluster/bootstrap.h"
 #include "common/clock.h"
 #include "store/net/client.h"
 #include "store/net/master_service.h"
@@ -51,9 +51,9 @@ struct StoreCluster {
 
 // Collective. Needs at least stores + 2 ranks. Segments come from Transport::AllocateMemory
 // (shared memory a same-host peer maps) when the backend offers it, else registered heap.
-Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::MpiSession& mpi,
+Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::Bootstrap& mpi,
                                                         const StoreClusterOptions& o);
 // Collective orderly stop: barrier, BeginShutdown, barrier, stop the Rpc, Close.
-Status StopStoreCluster(const cluster::MpiSession& mpi, StoreCluster& c, Nanos timeout);
+Status StopStoreCluster(const cluster::Bootstrap& mpi, StoreCluster& c, Nanos timeout);
 
 }  // namespace mooncake::bench

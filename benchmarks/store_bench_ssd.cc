@@ -13,7 +13,7 @@ namespace mooncake::bench {
 
 namespace fs = std::filesystem;
 
-Result<std::unique_ptr<SsdBench>> SsdBench::Start(const cluster::MpiSession& mpi, StoreCluster& c,
+Result<std::unique_ptr<SsdBench>> SsdBench::Start(const cluster::Bootstrap& mpi, StoreCluster& c,
                                                   const SsdBenchOptions& o) {
   std::unique_ptr<SsdBench> b(new SsdBench());
   b->cluster_ = &c;

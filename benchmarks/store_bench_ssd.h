@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/mpi_session.h"
+#include "cluster/bootstrap.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/hdf5/tier.h"
@@ -39,7 +39,7 @@ struct LocalReads {
 class SsdBench {
  public:
   // Not collective: call on every rank after StartStoreCluster, then barrier before any put.
-  static Result<std::unique_ptr<SsdBench>> Start(const cluster::MpiSession& mpi, StoreCluster& c,
+  static Result<std::unique_ptr<SsdBench>> Start(const cluster::Bootstrap& mpi, StoreCluster& c,
                                                  const SsdBenchOptions& o);
   ~SsdBench();
 

@@ -7,5 +7,6 @@ target_link_libraries(mooncake_transfer_bench_setup PUBLIC mooncake_app mooncake
 add_executable(transfer_bench ${CMAKE_CURRENT_LIST_DIR}/transfer_bench.cc
                ${CMAKE_CURRENT_LIST_DIR}/transfer_bench_options.cc
                ${CMAKE_CURRENT_LIST_DIR}/transfer_bench_run.cc)
-target_link_libraries(transfer_bench PRIVATE mooncake_transfer_bench_setup Boost::program_options)
+target_link_libraries(transfer_bench PRIVATE mooncake_transfer_bench_setup mooncake_cluster_mpi
+                      Boost::program_options)
 set_target_properties(transfer_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})

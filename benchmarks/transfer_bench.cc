@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cluster/mpi/mpi_session.h"
 #include "common/log.h"
 #include "common/units.h"
 #include "common/wire.h"

@@ -63,7 +63,7 @@ Buffer AllocateBuffer(size_t bytes) {
   return Buffer(p);
 }
 
-Result<Connected> ConnectUcx(const cluster::MpiSession& mpi, const transport::UcxConfig& config,
+Result<Connected> ConnectUcx(const cluster::Bootstrap& mpi, const transport::UcxConfig& config,
                              const std::vector<size_t>& sizes, bool allocate,
                              transport::MessageHandler handler) {
   transport::TransportConfig tc;
@@ -93,7 +93,7 @@ Result<Connected> ConnectUcx(const cluster::MpiSession& mpi, const transport::Uc
   return c;
 }
 
-Status Shutdown(const cluster::MpiSession& mpi, Connected& c, Nanos timeout) {
+Status Shutdown(const cluster::Bootstrap& mpi, Connected& c, Nanos timeout) {
   MC_RETURN_IF_ERROR(mpi.Barrier(timeout));
   c.transport->BeginShutdown();
   MC_RETURN_IF_ERROR(mpi.Barrier(timeout));

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/mpi_session.h"
+#include "cluster/bootstrap.h"
 #include "common/status.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_config.h"
@@ -41,11 +41,11 @@ struct Connected {
 // Collective over `mpi`: creates the UCX transport with `config`, obtains one registered region
 // per entry of `sizes` (from Transport::AllocateMemory when `allocate` and the backend can, else
 // page-aligned heap memory), exchanges worker addresses and descriptors, connects and imports.
-Result<Connected> ConnectUcx(const cluster::MpiSession& mpi, const transport::UcxConfig& config,
+Result<Connected> ConnectUcx(const cluster::Bootstrap& mpi, const transport::UcxConfig& config,
                              const std::vector<size_t>& sizes, bool allocate,
                              transport::MessageHandler handler = nullptr);
 
 // Orderly stop (collective): barrier, BeginShutdown, barrier, Close.
-Status Shutdown(const cluster::MpiSession& mpi, Connected& c, Nanos timeout);
+Status Shutdown(const cluster::Bootstrap& mpi, Connected& c, Nanos timeout);
 
 }  // namespace mooncake::bench

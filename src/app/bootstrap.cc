@@ -76,7 +76,7 @@ Status WriteAddressFile(const std::string& path, const std::vector<std::vector<s
 
 }  // namespace
 
-Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
+Result<std::vector<PeerInfo>> Bootstrap(const cluster::Bootstrap& mpi, transport::Transport& t,
                                         transport::Rpc* rpc, cluster::Role my_role,
                                         const std::vector<transport::MemoryRegion>& exported,
                                         Nanos timeout, const std::string& address_file) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/mpi_session.h"
+#include "cluster/bootstrap.h"
 #include "cluster/role.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
@@ -34,7 +34,7 @@ Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
 // fails with Timeout (naming, on rank 0, the ranks that never came) when it has not completed
 // within `timeout`. With `address_file`, rank 0 writes every rank's worker address there (hex,
 // one line per rank) for tools that attach to a running job.
-Result<std::vector<PeerInfo>> Bootstrap(const cluster::MpiSession& mpi, transport::Transport& t,
+Result<std::vector<PeerInfo>> Bootstrap(const cluster::Bootstrap& mpi, transport::Transport& t,
                                         transport::Rpc* rpc, cluster::Role my_role,
                                         const std::vector<transport::MemoryRegion>& exported,
                                         Nanos timeout, const std::string& address_file = "");

@@ -24,7 +24,7 @@ constexpr std::chrono::seconds kRankZeroFirst(5);
 
 // Rank 0: bootstrap.json in the run folder (what is known: the step, the missing ranks, the job's
 // size and deadline) and the job's exit status. Returns the folder, or "" when it cannot write.
-std::string WriteWhatIsKnown(const JobOptions& o, const cluster::MpiSession* mpi,
+std::string WriteWhatIsKnown(const JobOptions& o, const cluster::Bootstrap* mpi,
                              const Status& why) {
   if (!o.status_file.empty()) std::ofstream(o.status_file) << kBootstrapFailedExit << "\n";
   auto folder = RunFolder::Create(o.out_dir);
@@ -48,8 +48,7 @@ std::string WriteWhatIsKnown(const JobOptions& o, const cluster::MpiSession* mpi
 
 }  // namespace
 
-void EndBootstrap(const JobOptions& o, const cluster::MpiSession* mpi, int rank,
-                  const Status& why) {
+void EndBootstrap(const JobOptions& o, const cluster::Bootstrap* mpi, int rank, const Status& why) {
   if (rank == 0) {
     const std::string folder = WriteWhatIsKnown(o, mpi, why);
     std::fprintf(stderr,
@@ -90,7 +89,7 @@ void WithDeadline(std::string_view step, Nanos timeout, const JobOptions& o, int
   watchdog.join();
 }
 
-void LeaveMpi(const JobOptions& o, const cluster::MpiSession& mpi) {
+void LeaveMpi(const JobOptions& o, const cluster::Bootstrap& mpi) {
   WithDeadline("MPI_Finalize", o.phase_timeout, o, mpi.rank(), [&] { mpi.Leave(); });
 }
 

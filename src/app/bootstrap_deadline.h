@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "app/options.h"
-#include "cluster/mpi_session.h"
+#include "cluster/bootstrap.h"
 #include "common/status.h"
 
 namespace mooncake::app {
@@ -24,16 +24,16 @@ constexpr int kBootstrapFailedExit = 3;
 // that rank 0's message and files are out before a fail-stop launcher kills it. With `mpi`, the
 // rank ends with MPI_Abort (plain mpirun then ends every rank; under orte_enable_recovery each
 // rank ends itself, all having reached the same deadline); without, with _Exit.
-[[noreturn]] void EndBootstrap(const JobOptions& o, const cluster::MpiSession* mpi, int rank,
+[[noreturn]] void EndBootstrap(const JobOptions& o, const cluster::Bootstrap* mpi, int rank,
                                const Status& why);
 
 // A step's result, or the end of the job.
 template <typename T>
-T OrEndBootstrap(Result<T> r, const JobOptions& o, const cluster::MpiSession& mpi) {
+T OrEndBootstrap(Result<T> r, const JobOptions& o, const cluster::Bootstrap& mpi) {
   if (!r.ok()) EndBootstrap(o, &mpi, mpi.rank(), r.status());
   return std::move(*r);
 }
-inline void OrEndBootstrap(const Status& s, const JobOptions& o, const cluster::MpiSession& mpi) {
+inline void OrEndBootstrap(const Status& s, const JobOptions& o, const cluster::Bootstrap& mpi) {
   if (!s.ok()) EndBootstrap(o, &mpi, mpi.rank(), s);
 }
 
@@ -44,6 +44,6 @@ void WithDeadline(std::string_view step, Nanos timeout, const JobOptions& o, int
                   const std::function<void()>& call);
 
 // MpiSession::Leave (MPI_Finalize, which waits for every rank) under job.phase_timeout.
-void LeaveMpi(const JobOptions& o, const cluster::MpiSession& mpi);
+void LeaveMpi(const JobOptions& o, const cluster::Bootstrap& mpi);
 
 }  // namespace mooncake::app

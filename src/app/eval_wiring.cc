@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "app/run.h"
-#include "cluster/mpi_session.h"
+#include "cluster/mpi/mpi_session.h"
 #include "eval/eval_command.h"
 
 namespace mooncake::app {
@@ -15,7 +15,7 @@ int RunEval(int argc, char** argv) {
     std::cerr << "mooncake eval: " << mpi.status().ToString() << "\n";
     return 1;
   }
-  const cluster::MpiSession& session = **mpi;
+  const cluster::Bootstrap& session = **mpi;
   eval::SweepComm comm;
   comm.rank = session.rank();
   comm.size = session.size();

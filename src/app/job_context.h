@@ -6,7 +6,7 @@
 
 #include "app/bootstrap.h"
 #include "app/options.h"
-#include "cluster/mpi_session.h"
+#include "cluster/bootstrap.h"
 #include "cluster/role_table.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
@@ -15,7 +15,7 @@ namespace mooncake::app {
 
 struct JobContext {
   const JobOptions& options;
-  const cluster::MpiSession& mpi;
+  const cluster::Bootstrap& mpi;
   const cluster::RoleTable& roles;
   transport::Transport& transport;
   transport::Rpc& rpc;

@@ -12,7 +12,7 @@
 #include "app/bootstrap.h"
 #include "app/p2p_options.h"
 #include "app/run.h"
-#include "cluster/mpi_session.h"
+#include "cluster/mpi/mpi_session.h"
 #include "p2p/local_object.h"
 #include "transport/rpc.h"
 
@@ -79,8 +79,7 @@ Status CheckBeforeMpi(const P2pOptions& o, int rank, int world) {
 }
 
 // --source-ranks readable: every rank says whether it can read PATH (collective).
-Result<std::vector<int32_t>> ReadableRanks(const cluster::MpiSession& mpi,
-                                           const std::string& path) {
+Result<std::vector<int32_t>> ReadableRanks(const cluster::Bootstrap& mpi, const std::string& path) {
   const char mine = Readable(path) ? 1 : 0;
   auto all = mpi.AllGather(std::as_bytes(std::span<const char>(&mine, 1)));
   std::vector<int32_t> ranks;
@@ -133,7 +132,7 @@ int RunP2p(int argc, char** argv) {
     std::cerr << "mooncake p2p: " << mpi_or.status().ToString() << "\n";
     return 1;
   }
-  const cluster::MpiSession& mpi = **mpi_or;
+  const cluster::Bootstrap& mpi = **mpi_or;
   log::SetTag("r" + std::to_string(mpi.rank()) + " p2p");
   if (mpi.size() < 2) {
     std::cerr << "mooncake p2p: needs at least 2 ranks (mpirun -np N, N >= 2)\n";

@@ -18,7 +18,7 @@
 #include "app/job_context.h"
 #include "app/serve_job.h"
 #include "app/store_service.h"
-#include "cluster/mpi_session.h"
+#include "cluster/mpi/mpi_session.h"
 #include "cluster/role_table.h"
 #include "common/log.h"
 #include "common/units.h"
@@ -103,7 +103,7 @@ bool LoadWorkloadEarly(const JobOptions& options, serve::Workload* workload) {
 }
 
 // --dry-run: the role table with every rank's host, then exit 0.
-int DryRun(const JobOptions& options, const cluster::MpiSession& mpi,
+int DryRun(const JobOptions& options, const cluster::Bootstrap& mpi,
            const cluster::RoleTable& roles) {
   std::string host = mpi.hostname();
   auto all =
@@ -121,7 +121,7 @@ int DryRun(const JobOptions& options, const cluster::MpiSession& mpi,
 
 // Every rank's host, role and available memory (app/host_memory.h), gathered before any store
 // segment is allocated.
-std::vector<RankMemory> GatherRankMemory(const JobOptions& options, const cluster::MpiSession& mpi,
+std::vector<RankMemory> GatherRankMemory(const JobOptions& options, const cluster::Bootstrap& mpi,
                                          Role role) {
   RankMemory mine{mpi.hostname(), role == Role::kStore, 0, ""};
   mine.available = AvailableMemory(&mine.source);
@@ -155,7 +155,7 @@ void TouchSegment(std::byte* data, uint64_t size, const std::vector<RankMemory>&
 // Store ranks register their DRAM segment; prefill and decode ranks a staging buffer. Returns
 // the regions to export (none when this role needs no buffer).
 std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, Role role,
-                                                    const cluster::MpiSession& mpi,
+                                                    const cluster::Bootstrap& mpi,
                                                     transport::Transport& transport,
                                                     const std::vector<RankMemory>& memory,
                                                     AlignedBuffer* buffer) {
@@ -200,7 +200,7 @@ std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, R
 }
 
 // Each rank's endpoint paths, as UCX really selected them, in the role table (rank 0 prints).
-void PrintJobTable(const JobOptions& options, const cluster::MpiSession& mpi,
+void PrintJobTable(const JobOptions& options, const cluster::Bootstrap& mpi,
                    const cluster::RoleTable& roles, transport::Transport& transport,
                    const std::vector<PeerInfo>& peers) {
   std::string to_zero = transport.DescribePath(Rank{0});
@@ -220,7 +220,7 @@ void PrintJobTable(const JobOptions& options, const cluster::MpiSession& mpi,
 
 // Quiesce before closing: every rank has stopped issuing operations once all pass the first
 // barrier.
-void Shutdown(const JobOptions& options, const cluster::MpiSession& mpi,
+void Shutdown(const JobOptions& options, const cluster::Bootstrap& mpi,
               transport::Transport& transport, transport::Rpc& rpc) {
   Status s = mpi.Barrier(options.phase_timeout, "final barrier");
   if (!s.ok()) log::Error("{}", s.ToString());
@@ -245,7 +245,7 @@ void ShutdownWithoutMpi(const JobOptions& options, transport::Transport& transpo
 // After MPI_Init: the transport, the registered buffer, the bootstrap exchange, then the job.
 // `*peers_lost`: a rank died during the job, so MPI_Finalize must not be called.
 int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
-               const cluster::MpiSession& mpi, const cluster::RoleTable& roles, bool* peers_lost) {
+               const cluster::Bootstrap& mpi, const cluster::RoleTable& roles, bool* peers_lost) {
   const Role role = roles.role(mpi.rank());
   // The store's segments must fit their hosts: every rank sees every host's figures, so all
   // of them stop with exit 2 together, before anything is allocated; rank 0 says why.

@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "cluster/mpi/mpi_session.h"
 #include "common/block_content.h"
 #include "common/log.h"
 #include "common/wire.h"

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "cluster/mpi/mpi_session.h"
 #include "common/block_content.h"
 #include "common/log.h"
 #include "common/wire.h"
@@ -49,7 +50,7 @@ std::vector<std::byte> Value(uint64_t id, size_t size) {
 size_t SizeOf(int client, int i) { return 1 + (client * 7919 + i * 104729) % (300 * kKiB); }
 constexpr int kObjects = 20;
 
-void Concurrent(const cluster::MpiSession& mpi, bench::StoreCluster& c, Checker* ck) {
+void Concurrent(const cluster::Bootstrap& mpi, bench::StoreCluster& c, Checker* ck) {
   auto barrier = [&] { ck->Expect(mpi.Barrier(std::chrono::seconds(60)).ok(), "barrier"); };
   if (c.client) {
     for (int i = 0; i < kObjects; ++i) {

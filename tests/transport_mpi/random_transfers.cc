@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 
+#include "cluster/mpi/mpi_session.h"
 #include "common/units.h"
 #include "common/wire.h"
 #include "transfer_bench_setup.h"

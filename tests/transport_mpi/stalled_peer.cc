@@ -18,6 +18,7 @@
 #include <fstream>
 #include <thread>
 
+#include "cluster/mpi/mpi_session.h"
 #include "common/wire.h"
 #include "transfer_bench_setup.h"
 

@@ -1,4 +1,4 @@
-#include "cluster/mpi_session.h"
+#include "cluster/mpi/mpi_session.h"
 
 #include <mpi.h>
 

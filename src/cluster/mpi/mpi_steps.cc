@@ -9,8 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "cluster/mpi_session.h"
-#include "common/log.h"
+#include "cluster/mpi/mpi_session.h"
 #include "common/units.h"
 
 namespace mooncake::cluster {
@@ -20,7 +19,6 @@ namespace {
 // so every rank counts them alike.
 constexpr int kArrivalTagBase = 7000;
 constexpr int kArrivalTags = 20000;
-constexpr Nanos kNoDeadline = std::chrono::hours(24);
 
 std::string MpiError(int rc) {
   char text[MPI_MAX_ERROR_STRING];
@@ -120,8 +118,8 @@ Status StepFailed(Step& s, const Status& why, int rank, int root, std::string_vi
                   missing->size() > 1 ? "s" : "", names, step, FormatDuration(timeout)));
 }
 
-std::vector<std::vector<std::byte>> Split(const Step& s) {
-  std::vector<std::vector<std::byte>> out(s.sizes.size());
+Records Split(const Step& s) {
+  Records out(s.sizes.size());
   for (size_t i = 0; i < s.sizes.size(); ++i) {
     out[i].assign(s.all.begin() + s.displs[i], s.all.begin() + s.displs[i] + s.sizes[i]);
   }
@@ -140,9 +138,8 @@ void Lay(Step& s) {
 
 }  // namespace
 
-Result<std::vector<std::vector<std::byte>>> MpiSession::AllGather(std::span<const std::byte> mine,
-                                                                  std::string_view step,
-                                                                  Nanos timeout) const {
+Result<Records> MpiSession::AllGather(std::span<const std::byte> mine, std::string_view step,
+                                      Nanos timeout) const {
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   auto s = std::make_unique<Step>();
@@ -168,9 +165,8 @@ Result<std::vector<std::vector<std::byte>>> MpiSession::AllGather(std::span<cons
   return Split(*s);
 }
 
-Result<std::vector<std::vector<std::byte>>> MpiSession::Gather(std::span<const std::byte> mine,
-                                                               int root, std::string_view step,
-                                                               Nanos timeout) const {
+Result<Records> MpiSession::Gather(std::span<const std::byte> mine, int root, std::string_view step,
+                                   Nanos timeout) const {
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   auto s = std::make_unique<Step>();
@@ -211,21 +207,6 @@ Status MpiSession::Barrier(Nanos timeout, std::string_view step) const {
   }
   FinishArrivals(*s, deadline);
   return Status::Ok();
-}
-
-std::vector<std::vector<std::byte>> MpiSession::AllGather(std::span<const std::byte> mine) const {
-  auto all = AllGather(mine, "all-gather", kNoDeadline);
-  if (all.ok()) return std::move(*all);
-  log::Error("{}", all.status().ToString());
-  Abort(1);
-}
-
-std::vector<std::vector<std::byte>> MpiSession::Gather(std::span<const std::byte> mine,
-                                                       int root) const {
-  auto all = Gather(mine, root, "gather", kNoDeadline);
-  if (all.ok()) return std::move(*all);
-  log::Error("{}", all.status().ToString());
-  Abort(1);
 }
 
 }  // namespace mooncake::cluster

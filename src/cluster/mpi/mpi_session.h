@@ -1,0 +1,67 @@
+// The bootstrap over MPI (cluster/bootstrap.h). The only folder whose .cc files include <mpi.h>;
+// nothing on the request path calls it.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/bootstrap.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace mooncake::cluster {
+
+class MpiSession final : public Bootstrap {
+ public:
+  // Initialises MPI once (MPI_THREAD_MULTIPLE is not needed: only the main thread calls MPI).
+  static Result<std::unique_ptr<MpiSession>> Init(int* argc, char*** argv);
+  ~MpiSession() override;  // MPI_Finalize
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const std::string& hostname() const override { return hostname_; }
+
+  // The steps are nonblocking MPI polled with short sleeps until `timeout` (a blocking
+  // MPI_Allgather waits for ever). Every rank first tells the step's root that it arrived, so on
+  // the root a Timeout names the ranks that never did. MPI cannot cancel a collective: after a
+  // failed step the step's buffers stay allocated until the job ends.
+  Result<Records> AllGather(std::span<const std::byte> mine, std::string_view step,
+                            Nanos timeout) const override;
+  Result<Records> Gather(std::span<const std::byte> mine, int root, std::string_view step,
+                         Nanos timeout) const override;
+  // MPI_Ibarrier, polled the same way. Polling also keeps UCX progress threads serving peers'
+  // one-sided operations (UCX 1.13 emulates RMA over active messages; a target stuck in
+  // MPI_Barrier stalls its peers).
+  Status Barrier(Nanos timeout, std::string_view step = "barrier") const override;
+  const std::vector<int>& missing_at_last_step() const override { return missing_; }
+  using Bootstrap::AllGather;  // the forms without a deadline
+  using Bootstrap::Gather;
+
+  // MPI_Abort with `code`. After Leave, only this rank ends (with `code`). Under
+  // orte_enable_recovery (the default of launch/mooncake-mpirun) MPI_Abort ends only the calling
+  // rank (measured with Open MPI 4.1.4: the others ran on), so each rank that gives up calls it
+  // for itself.
+  [[noreturn]] void Abort(int code) const override;
+
+  // MPI_Finalize. Why a rank leaves MPI once the bootstrap is over: a rank that is still an MPI
+  // (PMIx) client cannot die alone. Slurm 22.05's PMIx plugin kills the whole step when one of
+  // its clients dies (measured: "_errhandler ... status = -61" then "STEP CANCELLED"), and Open
+  // MPI 4.1's MPI_Finalize hangs when a peer died. A rank that has left can be killed and the
+  // others go on.
+  void Leave() const override;
+
+ private:
+  MpiSession() = default;
+  int rank_ = 0;
+  int size_ = 1;
+  std::string hostname_;
+  mutable int steps_ = 0;  // collective steps so far: tags each step's arrival messages apart
+  mutable std::vector<int> missing_;
+};
+
+}  // namespace mooncake::cluster

@@ -6,7 +6,7 @@ target_link_libraries(store_hdf5_bench PRIVATE mooncake_store_hdf5)
 # The store over MPI + UCX (shared with tests/store_mpi).
 add_library(mooncake_store_bench_setup STATIC ${CMAKE_CURRENT_LIST_DIR}/store_bench_setup.cc)
 target_include_directories(mooncake_store_bench_setup PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(mooncake_store_bench_setup PUBLIC mooncake_store_net mooncake_app
+target_link_libraries(mooncake_store_bench_setup PUBLIC mooncake_store_net
                       mooncake_cluster mooncake_transport_factory mooncake_transport)
 
 add_executable(store_bench ${CMAKE_CURRENT_LIST_DIR}/store_bench.cc

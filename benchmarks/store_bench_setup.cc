@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "app/bootstrap.h"
+#include "cluster/peer_exchange.h"
 #include "transport/factory/transport_factory.h"
 
 namespace mooncake::bench {
@@ -58,7 +58,8 @@ Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::Bootstrap
   auto role = c->role == StoreRole::kMaster  ? cluster::Role::kConductor
               : c->role == StoreRole::kStore ? cluster::Role::kStore
                                              : cluster::Role::kPrefill;
-  auto peers = app::Bootstrap(mpi, *c->transport, c->rpc.get(), role, exported, o.phase_timeout);
+  auto peers =
+      cluster::ExchangePeers(mpi, *c->transport, c->rpc.get(), role, exported, o.phase_timeout);
   if (!peers.ok()) return peers.status();
   std::vector<std::vector<transport::RemoteDescriptor>> regions;
   std::vector<int> store_ranks;

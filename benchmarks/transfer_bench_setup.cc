@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "app/bootstrap.h"
+#include "cluster/peer_exchange.h"
 #include "transport/factory/transport_factory.h"
 
 namespace mooncake::bench {
@@ -86,8 +86,8 @@ Result<Connected> ConnectUcx(const cluster::Bootstrap& mpi, const transport::Ucx
     if (!r.ok()) return r.status();
     c.local.push_back(*r);
   }
-  auto peers = app::Bootstrap(mpi, *c.transport, nullptr, cluster::Role::kStore, c.local,
-                              app::kToolBootstrapTimeout);
+  auto peers = cluster::ExchangePeers(mpi, *c.transport, nullptr, cluster::Role::kStore, c.local,
+                                      cluster::kToolBootstrapTimeout);
   if (!peers.ok()) return peers.status();
   for (auto& p : *peers) c.remote.push_back(std::move(p.regions));
   return c;

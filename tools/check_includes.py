@@ -47,7 +47,9 @@ LAYERS = {
     "app": 4,
 }
 # Links between folders of the same layer that are allowed, (from, to).
-SAME_LAYER = {("conductor", "engine"), ("eval", "sim"), ("engine", "model"), ("transport", "gpu")}
+# cluster's bootstrap exchanges each rank's transport address and registered regions.
+SAME_LAYER = {("conductor", "engine"), ("eval", "sim"), ("engine", "model"), ("transport", "gpu"),
+              ("cluster", "transport")}
 # System headers and the folders (path prefixes under src/) allowed to include them.
 SYSTEM_HEADERS = [
     (re.compile(r"mpi\.h$"), ("cluster/mpi",)),

@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
-#include "app/bootstrap.h"
 #include "app/options.h"
 #include "cluster/bootstrap.h"
+#include "cluster/peer_exchange.h"
 #include "cluster/role_table.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
@@ -19,8 +19,8 @@ struct JobContext {
   const cluster::RoleTable& roles;
   transport::Transport& transport;
   transport::Rpc& rpc;
-  std::vector<PeerInfo> peers;        // index = rank
-  std::byte* local_buffer = nullptr;  // the registered buffer of this rank (may be null)
+  std::vector<cluster::PeerInfo> peers;  // index = rank
+  std::byte* local_buffer = nullptr;     // the registered buffer of this rank (may be null)
   size_t local_buffer_size = 0;
 
   int rank() const { return mpi.rank(); }

@@ -9,10 +9,10 @@
 #include <set>
 #include <thread>
 
-#include "app/bootstrap.h"
 #include "app/p2p_options.h"
 #include "app/run.h"
 #include "cluster/mpi/mpi_session.h"
+#include "cluster/peer_exchange.h"
 #include "p2p/local_object.h"
 #include "transport/rpc.h"
 
@@ -162,7 +162,8 @@ int RunP2p(int argc, char** argv) {
   rpc.set_spin_budget(Nanos(0));
   auto command = std::make_unique<p2p::P2pCommand>(o.command, transport, rpc);
   const cluster::Role role = mpi.rank() == 0 ? cluster::Role::kConductor : cluster::Role::kStore;
-  auto peers = Bootstrap(mpi, transport, &rpc, role, {}, kToolBootstrapTimeout);
+  auto peers =
+      cluster::ExchangePeers(mpi, transport, &rpc, role, {}, cluster::kToolBootstrapTimeout);
   if (!peers.ok()) {
     std::cerr << "mooncake p2p: bootstrap failed: " << peers.status().ToString() << "\n";
     mpi.Abort(1);

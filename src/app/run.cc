@@ -11,7 +11,6 @@
 #include <set>
 #include <thread>
 
-#include "app/bootstrap.h"
 #include "app/bootstrap_deadline.h"
 #include "app/foundation_job.h"
 #include "app/host_memory.h"
@@ -19,6 +18,7 @@
 #include "app/serve_job.h"
 #include "app/store_service.h"
 #include "cluster/mpi/mpi_session.h"
+#include "cluster/peer_exchange.h"
 #include "cluster/role_table.h"
 #include "common/log.h"
 #include "common/units.h"
@@ -202,7 +202,7 @@ std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, R
 // Each rank's endpoint paths, as UCX really selected them, in the role table (rank 0 prints).
 void PrintJobTable(const JobOptions& options, const cluster::Bootstrap& mpi,
                    const cluster::RoleTable& roles, transport::Transport& transport,
-                   const std::vector<PeerInfo>& peers) {
+                   const std::vector<cluster::PeerInfo>& peers) {
   std::string to_zero = transport.DescribePath(Rank{0});
   if (mpi.rank() == 0 && mpi.size() > 1) to_zero = transport.DescribePath(Rank{1});
   auto all_paths = OrEndBootstrap(
@@ -268,8 +268,8 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
     std::fflush(nullptr);
     std::raise(SIGKILL);  // test hook: this rank dies just before the bootstrap exchange
   }
-  auto peers =
-      Bootstrap(mpi, transport, &rpc, role, exported, options.phase_timeout, options.address_file);
+  auto peers = cluster::ExchangePeers(mpi, transport, &rpc, role, exported, options.phase_timeout,
+                                      options.address_file);
   if (!peers.ok()) EndBootstrap(options, &mpi, mpi.rank(), peers.status());
   PrintJobTable(options, mpi, roles, transport, *peers);
   JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};

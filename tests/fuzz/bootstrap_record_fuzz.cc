@@ -1,7 +1,7 @@
-// Fuzzes the bootstrap record decoder (app/bootstrap.h DecodePeerRecord): what every rank reads
-// of every other rank at start (role, host, worker address, remote descriptors). A record that
-// decodes must re-encode to the same bytes.
-#include "app/bootstrap.h"
+// Fuzzes the bootstrap record decoder (cluster/peer_exchange.h DecodePeerRecord): what every rank
+// reads of every other rank at start (role, host, worker address, remote descriptors). A record
+// that decodes must re-encode to the same bytes.
+#include "cluster/peer_exchange.h"
 #include "fuzz_check.h"
 
 using namespace mooncake;
@@ -9,9 +9,9 @@ using namespace mooncake;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto in = fuzz::AsBytes(data, size);
   std::vector<std::byte> address;
-  auto info = app::DecodePeerRecord(in, &address);
+  auto info = cluster::DecodePeerRecord(in, &address);
   if (!info.ok()) return 0;
-  MC_FUZZ_CHECK(fuzz::SameBytes(app::EncodePeerRecord(*info, address), in),
+  MC_FUZZ_CHECK(fuzz::SameBytes(cluster::EncodePeerRecord(*info, address), in),
                 "bootstrap record round trip");
   return 0;
 }

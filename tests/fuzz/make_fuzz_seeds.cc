@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "app/bootstrap.h"
 #include "client/connection_file.h"
+#include "cluster/peer_exchange.h"
 #include "common/checksum.h"
 #include "common/units.h"
 #include "hdf5_template.h"
@@ -194,18 +194,18 @@ void TransportSeeds() {
   d.length = 64 << 20;
   d.packed_key = std::vector<std::byte>(40, std::byte{0x11});
   Write("fuzz_remote_descriptor", "host", d.Encode());
-  app::PeerInfo peer;
+  cluster::PeerInfo peer;
   peer.role = cluster::Role::kStore;
   peer.host = "node07";
   peer.regions = {d};
   const std::vector<std::byte> address(48, std::byte{0x22});  // a UCX worker address
-  Write("fuzz_bootstrap_record", "store_rank", app::EncodePeerRecord(peer, address));
+  Write("fuzz_bootstrap_record", "store_rank", cluster::EncodePeerRecord(peer, address));
   d.type = transport::MemoryType::kCuda;
   d.packed_key.clear();
   Write("fuzz_remote_descriptor", "cuda_no_key", d.Encode());
   peer.role = cluster::Role::kDecode;
   peer.regions = {d, d};
-  Write("fuzz_bootstrap_record", "decode_rank", app::EncodePeerRecord(peer, address));
+  Write("fuzz_bootstrap_record", "decode_rank", cluster::EncodePeerRecord(peer, address));
 }
 
 void TextSeeds(const fs::path& configs) {

@@ -22,9 +22,9 @@ struct StoreSegment {
 struct StoreTopology {
   std::vector<StoreSegment> segments;  // one per store rank, ascending rank
 
-  // From bootstrap records: `regions[r]` are rank r's exported regions (app::PeerInfo::regions);
-  // each rank in `store_ranks` contributes its region number `region_index` as its segment.
-  // InvalidArgument when a store rank exported no such region.
+  // From bootstrap records: `regions[r]` are rank r's exported regions
+  // (cluster::PeerInfo::regions); each rank in `store_ranks` contributes its region number
+  // `region_index` as its segment. InvalidArgument when a store rank exported no such region.
   static Result<StoreTopology> FromRegions(
       const std::vector<int>& store_ranks,
       const std::vector<std::vector<transport::RemoteDescriptor>>& regions,

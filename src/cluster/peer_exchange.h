@@ -1,9 +1,10 @@
-// Bootstrap over MPI (the only use of MPI besides barriers and the final metrics gather):
-// every rank publishes its role, host, UCX worker address and the remote descriptors of the
-// memory it registered; every rank connects to all others and imports all descriptors. Rank 0's
-// record also carries the job token it drew, which every rank's Rpc then requires.
+// The bootstrap exchange: every rank publishes its role, host, transport address and the remote
+// descriptors of the memory it registered; every rank connects to all others and imports all
+// descriptors. Rank 0's record also carries the job token it drew, which every rank's Rpc then
+// requires. Runs over any Bootstrap (cluster/bootstrap.h).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,13 +13,13 @@
 #include "transport/rpc.h"
 #include "transport/transport.h"
 
-namespace mooncake::app {
+namespace mooncake::cluster {
 
 // The bootstrap's deadline in tools that have no job.phase_timeout (its default).
 constexpr Nanos kToolBootstrapTimeout = std::chrono::seconds(60);
 
 struct PeerInfo {
-  cluster::Role role = cluster::Role::kConductor;
+  Role role = Role::kConductor;
   std::string host;
   std::vector<transport::RemoteDescriptor> regions;
   transport::JobToken token;  // rank 0's is the job's; the others send zeros
@@ -34,9 +35,9 @@ Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
 // fails with Timeout (naming, on rank 0, the ranks that never came) when it has not completed
 // within `timeout`. With `address_file`, rank 0 writes every rank's worker address there (hex,
 // one line per rank) for tools that attach to a running job.
-Result<std::vector<PeerInfo>> Bootstrap(const cluster::Bootstrap& mpi, transport::Transport& t,
-                                        transport::Rpc* rpc, cluster::Role my_role,
-                                        const std::vector<transport::MemoryRegion>& exported,
-                                        Nanos timeout, const std::string& address_file = "");
+Result<std::vector<PeerInfo>> ExchangePeers(const Bootstrap& bootstrap, transport::Transport& t,
+                                            transport::Rpc* rpc, Role my_role,
+                                            const std::vector<transport::MemoryRegion>& exported,
+                                            Nanos timeout, const std::string& address_file = "");
 
-}  // namespace mooncake::app
+}  // namespace mooncake::cluster

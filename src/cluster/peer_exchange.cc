@@ -1,4 +1,4 @@
-#include "app/bootstrap.h"
+#include "cluster/peer_exchange.h"
 
 #include <cstdio>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include "common/wire.h"
 
-namespace mooncake::app {
+namespace mooncake::cluster {
 namespace {
 constexpr uint32_t kRecordMagic = 0x4d434250;  // "MCBP"
 constexpr uint32_t kMaxRegions = 4096;
@@ -43,7 +43,7 @@ Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
   if (!r.ok() || magic != kRecordMagic || role > 3 || regions > kMaxRegions) {
     return ProtocolError("malformed bootstrap record");
   }
-  info.role = static_cast<cluster::Role>(role);
+  info.role = static_cast<Role>(role);
   for (uint32_t i = 0; i < regions; ++i) {
     std::span<const std::byte> enc;
     if (!r.GetBytes(&enc, 1 << 20))
@@ -76,21 +76,21 @@ Status WriteAddressFile(const std::string& path, const std::vector<std::vector<s
 
 }  // namespace
 
-Result<std::vector<PeerInfo>> Bootstrap(const cluster::Bootstrap& mpi, transport::Transport& t,
-                                        transport::Rpc* rpc, cluster::Role my_role,
-                                        const std::vector<transport::MemoryRegion>& exported,
-                                        Nanos timeout, const std::string& address_file) {
+Result<std::vector<PeerInfo>> ExchangePeers(const Bootstrap& bootstrap, transport::Transport& t,
+                                            transport::Rpc* rpc, Role my_role,
+                                            const std::vector<transport::MemoryRegion>& exported,
+                                            Nanos timeout, const std::string& address_file) {
   PeerInfo mine;
   mine.role = my_role;
-  mine.host = mpi.hostname();
-  if (mpi.rank() == 0) mine.token = transport::DrawJobToken();
+  mine.host = bootstrap.hostname();
+  if (bootstrap.rank() == 0) mine.token = transport::DrawJobToken();
   for (const auto& region : exported) {
     auto d = t.Export(region);
     if (!d.ok()) return d.status();
     mine.regions.push_back(std::move(*d));
   }
   auto gathered =
-      mpi.AllGather(EncodePeerRecord(mine, t.LocalAddress()), "bootstrap exchange", timeout);
+      bootstrap.AllGather(EncodePeerRecord(mine, t.LocalAddress()), "bootstrap exchange", timeout);
   if (!gathered.ok()) return gathered.status();
   const auto& all = *gathered;
   std::vector<PeerInfo> peers(all.size());
@@ -103,7 +103,7 @@ Result<std::vector<PeerInfo>> Bootstrap(const cluster::Bootstrap& mpi, transport
   }
   if (rpc != nullptr) rpc->SetJobToken(peers[0].token);
   MC_RETURN_IF_ERROR(t.ConnectAll(addresses));
-  if (mpi.rank() == 0 && !address_file.empty()) {
+  if (bootstrap.rank() == 0 && !address_file.empty()) {
     MC_RETURN_IF_ERROR(WriteAddressFile(address_file, addresses));
   }
   for (size_t r = 0; r < peers.size(); ++r) {
@@ -114,4 +114,4 @@ Result<std::vector<PeerInfo>> Bootstrap(const cluster::Bootstrap& mpi, transport
   return peers;
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::cluster

@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
-#include "app/bootstrap.h"
+#include "cluster/peer_exchange.h"
 
-namespace mooncake::app {
+namespace mooncake::cluster {
 namespace {
 
-TEST(BootstrapRecordTest, RoundTripAndEveryTruncationRejected) {
+TEST(PeerRecordTest, RoundTripAndEveryTruncationRejected) {
   PeerInfo info;
-  info.role = cluster::Role::kStore;
+  info.role = Role::kStore;
   info.host = "node17";
   transport::RemoteDescriptor d;
   d.addr = 4096;
@@ -20,7 +20,7 @@ TEST(BootstrapRecordTest, RoundTripAndEveryTruncationRejected) {
   auto back = DecodePeerRecord(bytes, &got_address);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->host, "node17");
-  EXPECT_EQ(back->role, cluster::Role::kStore);
+  EXPECT_EQ(back->role, Role::kStore);
   ASSERT_EQ(back->regions.size(), 1u);
   EXPECT_EQ(back->regions[0].packed_key, d.packed_key);
   EXPECT_EQ(got_address, address);
@@ -30,4 +30,4 @@ TEST(BootstrapRecordTest, RoundTripAndEveryTruncationRejected) {
 }
 
 }  // namespace
-}  // namespace mooncake::app
+}  // namespace mooncake::cluster

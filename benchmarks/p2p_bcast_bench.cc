@@ -7,10 +7,9 @@
 //   mpirun -np N build/p2p_bcast_bench FILE         one timed broadcast of FILE's bytes
 //   build/p2p_bcast_bench --make FILE SIZE_BYTES    writes SIZE_BYTES pseudo-random bytes
 //
-// Prints: "bcast bytes=B ranks=N seconds=S GBps=G verified=1". MPI lives only in this main
-// (and src/cluster), as the project's layering asks.
+// Prints: "bcast bytes=B ranks=N seconds=S GBps=G verified=1". MPI is reached through
+// cluster/mpi (MpiSession::Broadcast), as the project's layering asks.
 #include <fcntl.h>
-#include <mpi.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/mpi/mpi_session.h"
 #include "common/checksum.h"
+#include "common/wire.h"
 
 namespace {
 
@@ -67,6 +68,12 @@ bool ReadFile(const char* path, char* into, uint64_t size) {
   return true;
 }
 
+// What each rank reports after the broadcast (gathered, not timed).
+struct Outcome {
+  double seconds = 0;
+  uint64_t sum = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,10 +85,14 @@ int main(int argc, char** argv) {
                  "usage: mpirun -np N p2p_bcast_bench FILE | p2p_bcast_bench --make FILE BYTES\n");
     return 2;
   }
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  using mooncake::cluster::MpiSession;
+  auto mpi_or = MpiSession::Init(&argc, &argv);
+  if (!mpi_or.ok()) {
+    std::fprintf(stderr, "p2p_bcast_bench: %s\n", mpi_or.status().ToString().c_str());
+    return 1;
+  }
+  const MpiSession& mpi = **mpi_or;
+  const int rank = mpi.rank(), size = mpi.size();
   uint64_t bytes = 0;
   if (rank == 0) {
     FILE* f = std::fopen(argv[1], "rb");
@@ -89,41 +100,43 @@ int main(int argc, char** argv) {
       bytes = static_cast<uint64_t>(std::ftell(f));
     if (f != nullptr) std::fclose(f);
   }
-  MPI_Bcast(&bytes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  // Whole MiB per element (a count fits an int for any size here); the tail goes separately.
-  constexpr uint64_t kUnit = 1 << 20;
+  if (!mpi.Broadcast(std::as_writable_bytes(std::span(&bytes, 1)), 0).ok()) mpi.Abort(1);
   char* buffer = static_cast<char*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096 + 4096));
   if (buffer == nullptr || bytes == 0 || (rank == 0 && !ReadFile(argv[1], buffer, bytes))) {
     if (rank == 0) std::fprintf(stderr, "p2p_bcast_bench: cannot read %s\n", argv[1]);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    mpi.Abort(1);
   }
   // The receivers' pages are touched before the clock starts, as the P2P side's buffers are
   // (it registers them first): otherwise the broadcast pays their page faults and looks slower.
   if (rank != 0) std::memset(buffer, 0, bytes);
-  MPI_Datatype unit;
-  MPI_Type_contiguous(static_cast<int>(kUnit), MPI_BYTE, &unit);
-  MPI_Type_commit(&unit);
-  MPI_Barrier(MPI_COMM_WORLD);
+  if (!mpi.Barrier(std::chrono::hours(1), "broadcast start").ok()) mpi.Abort(1);
   const auto start = std::chrono::steady_clock::now();
-  MPI_Bcast(buffer, static_cast<int>(bytes / kUnit), unit, 0, MPI_COMM_WORLD);
-  if (bytes % kUnit != 0) {
-    MPI_Bcast(buffer + bytes / kUnit * kUnit, static_cast<int>(bytes % kUnit), MPI_BYTE, 0,
-              MPI_COMM_WORLD);
-  }
-  double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!mpi.Broadcast(std::as_writable_bytes(std::span(buffer, bytes)), 0).ok()) mpi.Abort(1);
+  Outcome mine;
+  mine.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  mine.sum = mooncake::Checksum64(buffer, bytes);
+  // The slowest rank's time, and every rank's bytes against rank 0's XXH3-64.
+  mooncake::WireWriter w;
+  w.Put<double>(mine.seconds);
+  w.Put<uint64_t>(mine.sum);
+  const auto all = mpi.AllGather(w.Take());
   double slowest = 0;
-  MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  uint64_t sum = mooncake::Checksum64(buffer, bytes), root_sum = sum;
-  MPI_Bcast(&root_sum, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  int ok = sum == root_sum ? 1 : 0, all_ok = 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  uint64_t root_sum = 0;
+  int all_ok = 1;
+  for (int r = 0; r < size; ++r) {
+    mooncake::WireReader in(all[r]);
+    Outcome o;
+    in.Get(&o.seconds);
+    in.Get(&o.sum);
+    if (r == 0) root_sum = o.sum;
+    slowest = std::max(slowest, o.seconds);
+    if (!in.ok() || o.sum != root_sum) all_ok = 0;
+  }
   if (rank == 0) {
     std::printf("bcast bytes=%llu ranks=%d seconds=%.4f GBps=%.3f verified=%d\n",
                 static_cast<unsigned long long>(bytes), size, slowest,
                 static_cast<double>(bytes) / slowest / 1e9, all_ok);
   }
-  MPI_Type_free(&unit);
   std::free(buffer);
-  MPI_Finalize();
-  return all_ok ? 0 : 1;
+  return all_ok ? 0 : 1;  // ~MpiSession: MPI_Finalize
 }

@@ -42,6 +42,10 @@ class MpiSession final : public Bootstrap {
   using Bootstrap::AllGather;  // the forms without a deadline
   using Bootstrap::Gather;
 
+  // MPI_Bcast of `bytes` from `root`, whatever their size: blocking and without a deadline, for
+  // tools only (the MPI_Bcast baseline, benchmarks/p2p_bcast_bench.cc), not the job's bootstrap.
+  Status Broadcast(std::span<std::byte> bytes, int root) const;
+
   // MPI_Abort with `code`. After Leave, only this rank ends (with `code`). Under
   // orte_enable_recovery (the default of launch/mooncake-mpirun) MPI_Abort ends only the calling
   // rank (measured with Open MPI 4.1.4: the others ran on), so each rank that gives up calls it

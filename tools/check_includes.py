@@ -16,9 +16,15 @@ It also holds the layer order and the system-header rules (LAYERS and SYSTEM_HEA
 
   * a library links only libraries of its own src/ folder, or of a folder in a lower layer; a
     src/ folder missing from LAYERS is an error (say where a new library sits);
-  * <mpi.h> is included only under cluster/mpi*, UCX's headers only under transport/ucx, HDF5's
+  * <mpi.h> is included only under cluster/mpi/, UCX's headers only under transport/ucx, HDF5's
     only under store/hdf5, CUDA's and NCCL's only under gpu (and the engine's CUDA part),
     cpp-httplib only under http.
+
+And beside src/, in tests/ and benchmarks/ (when the tree has them):
+
+  * no <mpi.h>: MPI reaches them only through cluster/mpi/mpi_session.h;
+  * no mooncake_app: only app's own tests (APP_TESTS) link it; the others link the libraries
+    below it (the bootstrap is in cluster).
 
 A tree with none of the LAYERS folders (a test fixture) is checked for links and includes only.
 
@@ -52,13 +58,43 @@ SAME_LAYER = {("conductor", "engine"), ("eval", "sim"), ("engine", "model"), ("t
               ("cluster", "transport")}
 # System headers and the folders (path prefixes under src/) allowed to include them.
 SYSTEM_HEADERS = [
-    (re.compile(r"mpi\.h$"), ("cluster/mpi",)),
+    (re.compile(r"mpi\.h$"), ("cluster/mpi/",)),
     (re.compile(r"(ucp|ucs|uct)/"), ("transport/ucx/",)),
     (re.compile(r"(hdf5\.h|H5\w*\.h)$"), ("store/hdf5/",)),
     (re.compile(r"(cuda\w*\.h|cuda/|nccl\.h|cublas\w*\.h)"), ("gpu/", "engine/cuda")),
     (re.compile(r"httplib\.h$"), ("http/",)),
 ]
 SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>", re.M)
+# Folders beside src/ that build tests and tools, and where app's own tests are: they alone may
+# link mooncake_app (the tests of its option parser and commands, and the fuzzer of that parser).
+OUTSIDE_SRC = ("tests", "benchmarks")
+APP_TESTS = {"tests/app/CMakeLists.txt", "tests/fuzz/CMakeLists.txt"}
+APP_LINK = re.compile(r"\bmooncake_app\b")
+FIXTURES = "tests/graph/"  # this check's own fixture trees, wrong on purpose
+
+
+def outside_src_problems(root):
+    """<mpi.h> or a link of mooncake_app in tests/ and benchmarks/ (beside src/ in `root`)."""
+    problems = []
+    for top in OUTSIDE_SRC:
+        for f in sorted((root / top).rglob("*")):
+            rel = f.relative_to(root).as_posix()
+            if rel.startswith(FIXTURES):
+                continue
+            if f.suffix in SOURCE_SUFFIXES:
+                text = f.read_text(errors="replace")
+                for m in SYSTEM_INCLUDE.finditer(text):
+                    if re.search(r"(^|/)mpi\.h$", m.group(1)):
+                        line_no = text.count("\n", 0, m.start()) + 1
+                        problems.append(f"{rel}:{line_no}: includes <{m.group(1)}>, allowed only "
+                                        "under src/cluster/mpi/ (use cluster/mpi/mpi_session.h)")
+            elif (f.name == "CMakeLists.txt" or f.suffix == ".cmake") and rel not in APP_TESTS:
+                text = re.sub(r"#.*", "", f.read_text(errors="replace"))
+                for m in APP_LINK.finditer(text):
+                    line_no = text.count("\n", 0, m.start()) + 1
+                    problems.append(f"{rel}:{line_no}: names mooncake_app; tests and benchmarks "
+                                    "link the libraries below it (only app's own tests may)")
+    return problems
 
 
 def layer_problems(src, folder_lib, links):
@@ -168,6 +204,7 @@ def main():
             if dep in links:  # only our own libraries: system ones are not headers here
                 problems.append(f"{lib} links {dep} but includes none of its headers")
     problems += layer_problems(src, folder_lib, links)
+    problems += outside_src_problems(src.parent)
     for p in problems:
         print(p)
     print(f"check_includes: {len(links)} libraries, {len(problems)} problem(s)")

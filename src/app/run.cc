@@ -328,8 +328,8 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   if (LauncherRank() >= 0) log::SetTag("r" + std::to_string(LauncherRank()));
   // MPI_Init waits for every rank's startup information without a deadline: bounded here.
   std::optional<Result<std::unique_ptr<cluster::MpiSession>>> init;
-  WithDeadline("MPI_Init", options.phase_timeout, options, launcher_rank,
-               [&] { init.emplace(cluster::MpiSession::Init(argc, argv)); });
+  cluster::WithDeadline("MPI_Init", options.phase_timeout, BootstrapEndOf(options), launcher_rank,
+                        [&] { init.emplace(cluster::MpiSession::Init(argc, argv)); });
   auto& mpi_or = *init;
   if (!mpi_or.ok()) {
     std::cerr << "mooncake: " << mpi_or.status().ToString() << "\n";

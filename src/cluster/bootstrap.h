@@ -19,6 +19,12 @@ namespace mooncake::cluster {
 // One byte string per rank, index = rank.
 using Records = std::vector<std::vector<std::byte>>;
 
+// A step's Timeout as every Bootstrap words it: on the step's `root`, naming `missing` (the ranks
+// that never arrived; empty: every rank arrived but the step did not complete), elsewhere
+// pointing at the root.
+Status StepTimeout(std::string_view step, Nanos timeout, int rank, int root,
+                   const std::vector<int>& missing);
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;

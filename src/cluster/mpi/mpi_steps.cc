@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "cluster/mpi/mpi_session.h"
-#include "common/units.h"
 
 namespace mooncake::cluster {
 namespace {
@@ -91,12 +90,7 @@ Status StepFailed(Step& s, const Status& why, int rank, int root, std::string_vi
   if (why.code() != ErrorCode::kTimeout) {
     return why.WithContext(fmt::format("step '{}' failed on rank {}", step, rank));
   }
-  if (rank != root) {
-    return Timeout(
-        fmt::format("step '{}' did not complete within {}: a rank is missing (rank {} "
-                    "names it)",
-                    step, FormatDuration(timeout), root));
-  }
+  if (rank != root) return StepTimeout(step, timeout, rank, root, *missing);
   for (auto& r : s.arrivals) {
     int done = 0;
     if (r != MPI_REQUEST_NULL) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
@@ -104,18 +98,7 @@ Status StepFailed(Step& s, const Status& why, int rank, int root, std::string_vi
   for (size_t r = 0; r < s.arrived.size(); ++r) {
     if (s.arrived[r] == 0) missing->push_back(static_cast<int>(r));
   }
-  if (missing->empty()) {
-    return Timeout(
-        fmt::format("step '{}': every rank arrived, but the step did not complete "
-                    "within {} (a rank died during it)",
-                    step, FormatDuration(timeout)));
-  }
-  std::string names;
-  for (int r : *missing) names += (names.empty() ? "" : ", ") + std::to_string(r);
-  return Timeout(
-      fmt::format("rank{} {} never reached step '{}' within {} (killed, crashed or "
-                  "stuck before it)",
-                  missing->size() > 1 ? "s" : "", names, step, FormatDuration(timeout)));
+  return StepTimeout(step, timeout, rank, root, *missing);
 }
 
 Records Split(const Step& s) {

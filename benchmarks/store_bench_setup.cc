@@ -26,7 +26,8 @@ Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::Bootstrap
   tc.backend = transport::Backend::kUcx;
   tc.ucx = o.ucx;
   if (rank == 0) tc.ucx.idle_spin = o.master_idle_spin;
-  auto t = transport::CreateTransport(tc, Rank{rank}, mpi.size());
+  auto t = o.make_transport ? o.make_transport(rank, mpi.size())
+                            : transport::CreateTransport(tc, Rank{rank}, mpi.size());
   if (!t.ok()) return t.status();
   c->transport = std::move(*t);
   c->rpc = std::make_unique<transport::Rpc>(*c->transport);

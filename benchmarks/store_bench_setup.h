@@ -1,10 +1,12 @@
-// A store brought up over MPI + UCX, shared by store_bench and the multi-rank store tests
-// (tests/store_mpi): rank 0 serves the metadata master, ranks 1..stores register a DRAM segment
-// of `store_dram` bytes each, the remaining ranks are clients with a registered buffer of
-// `client_buffer` bytes and a StoreClient.
+// A store brought up over a bootstrap and a transport: MPI + UCX in store_bench and the
+// multi-rank store tests (tests/store_mpi), threads of one process over the loopback transport in
+// tests/store/store_bootstrap_test.cc. Rank 0 serves the metadata master, ranks 1..stores register
+// a DRAM segment of `store_dram` bytes each, the remaining ranks are clients with a registered
+// buffer of `client_buffer` bytes and a StoreClient.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -29,6 +31,9 @@ struct StoreClusterOptions {
   store::MasterServiceConfig service;
   store::StoreClientConfig client;
   Nanos phase_timeout = std::chrono::seconds(120);
+  // Makes this rank's transport; empty: UCX with `ucx` (the benchmark's and the mpi tests'). A
+  // one-process test hands each rank its loopback transport.
+  std::function<Result<std::unique_ptr<transport::Transport>>(int rank, int size)> make_transport;
 };
 
 struct StoreCluster {

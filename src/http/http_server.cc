@@ -30,7 +30,28 @@ Request FromHttplib(const httplib::Request& r) {
 void ToHttplib(const Response& in, httplib::Response& out) {
   out.status = in.status;
   for (const auto& [k, v] : in.headers) out.set_header(k, v);
-  out.set_content(in.body, in.content_type);
+  if (!in.stream) {
+    out.set_content(in.body, in.content_type);
+    return;
+  }
+  // cpp-httplib calls the provider until done() or a false return; ours writes the whole
+  // stream in one call. An empty write would end its loop early: none is passed on.
+  out.set_chunked_content_provider(in.content_type,
+                                   [stream = in.stream](size_t, httplib::DataSink& sink) {
+                                     bool open = true;
+                                     try {
+                                       stream([&](std::string_view piece) {
+                                         if (open && !piece.empty())
+                                           open = sink.write(piece.data(), piece.size());
+                                         return open;
+                                       });
+                                     } catch (const std::exception& e) {
+                                       log::Warn("http: a streamed body ended early: {}", e.what());
+                                       open = false;  // the client sees the body cut short
+                                     }
+                                     if (open) sink.done();
+                                     return open;
+                                   });
 }
 
 // A handler that throws answers 500 naming the path instead of ending the job.

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,11 +25,19 @@ struct Request {
   std::vector<std::pair<std::string, std::string>> query;
 };
 
+// Writes one piece of a streamed body to the client at once; false once the client has gone
+// (or a write missed its deadline): the stream should end.
+using StreamWrite = std::function<bool(std::string_view)>;
+
 struct Response {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Set: the body is streamed instead (chunked transfer encoding). The server sends the status
+  // and headers, then calls `stream` once on the handler's thread; each write goes out as it is
+  // made; the body ends when `stream` returns. `body` is ignored.
+  std::function<void(const StreamWrite& write)> stream = nullptr;
 };
 
 using Handler = std::function<Response(const Request&)>;

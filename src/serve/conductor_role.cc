@@ -101,6 +101,10 @@ void ConductorRole::Start() {
   });
   ctx_.rpc.Register(kMsgDecodeDone, [this](Rank from, std::span<const std::byte> bytes,
                                            transport::Responder) { OnDecodeDone(from, bytes); });
+  ctx_.rpc.Register(kMsgDecodeTokens,
+                    [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+                      OnDecodeTokens(from, bytes);
+                    });
 }
 
 void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
@@ -144,6 +148,10 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
   totals_.bytes_loaded += d->bytes_loaded;
   totals_.bytes_stored += d->bytes_stored;
   totals_.bytes_to_decode += d->bytes_to_decode;
+  if (p.stream && d->first_token >= 0 && p.streamed.empty()) {
+    p.streamed.push_back(d->first_token);  // the client's first token, at once
+    cv_.notify_all();
+  }
   if (t.output_length <= 1) {  // the first token was the last: no decode
     if (d->first_token >= 0) output_ids_[d->request] = {d->first_token};
     r.e2e_s = r.ttft_s;
@@ -199,6 +207,34 @@ void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
   output_ids_[d->request] = std::move(d->output_ids);
   r.e2e_s = ctx_.WallToModelSeconds(Nanos(d->done_wall_ns) - start_wall_) - r.arrival_s;
   Resolve(d->request, trace::Outcome::kCompleted, "");
+}
+
+// Handlers run one at a time in arrival order (transport/rpc.h), and a decode rank reports a
+// request's tokens in order: each entry continues what the conductor has. A stale attempt's,
+// a resolved request's, or one that would leave a gap is dropped (DecodeDone brings them all).
+void ConductorRole::OnDecodeTokens(Rank from, std::span<const std::byte> bytes) {
+  auto d = DecodeTokens::Decode(bytes);
+  if (!d.ok()) {
+    log::Error("bad DecodeTokens from rank {}: {}", from.value, d.status().ToString());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t next = 0;
+  for (size_t i = 0; i < d->requests.size(); ++i) {
+    const size_t first = next;
+    next += d->counts[i];
+    const uint64_t id = d->requests[i];
+    if (id >= pending_.size() || !Current(id, d->attempts[i])) continue;
+    Pending& p = pending_[id];
+    if (!p.stream || p.resolved || d->offsets[i] > p.streamed.size()) continue;
+    // Tokens the conductor has already (a re-dispatched request's second attempt) are skipped.
+    const size_t have = p.streamed.size() - d->offsets[i];
+    if (have < d->counts[i]) {
+      p.streamed.insert(p.streamed.end(), d->tokens.begin() + first + have,
+                        d->tokens.begin() + next);
+    }
+  }
+  cv_.notify_all();
 }
 
 // Wall seconds left: the replay's remaining arrivals, or the requests still open at the rate
@@ -284,6 +320,8 @@ void ConductorRole::Run() {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     MaybePrintProgress();
   }
+  run_over_ = true;  // what is still open is lost: its waiting clients are answered now
+  cv_.notify_all();
 }
 
 // Caller holds mutex_. A request dispatched and not resolved, or a replayed one not yet
@@ -315,7 +353,7 @@ std::vector<trace::TraceRequest> ConductorRole::AllRequests() const {
 }
 
 Result<uint64_t> ConductorRole::Submit(std::vector<int32_t> prompt_ids, int32_t max_tokens,
-                                       std::vector<BlockHash> hash_ids) {
+                                       std::vector<BlockHash> hash_ids, bool stream) {
   std::optional<PrefillTask> task;
   uint64_t id = 0;
   int prefill = 0;
@@ -349,6 +387,7 @@ Result<uint64_t> ConductorRole::Submit(std::vector<int32_t> prompt_ids, int32_t 
     records_.push_back(r);
     output_ids_.emplace_back();
     pending_.emplace_back();
+    pending_.back().stream = stream;
     task = DecideLocked(id, arrival_model);
     if (task) prefill = pending_[id].decision.prefill;
   }
@@ -360,10 +399,26 @@ ConductorRole::OnlineResult ConductorRole::Await(uint64_t id, Nanos timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   OnlineResult out;
   if (id >= pending_.size()) return out;
-  cv_.wait_for(lock, timeout, [&] { return pending_[id].resolved; });
-  out.resolved = pending_[id].resolved;
+  cv_.wait_for(lock, timeout, [&] { return pending_[id].resolved || run_over_; });
+  out.resolved = pending_[id].resolved || run_over_;
   out.record = records_[id];
   out.output_ids = output_ids_[id];
+  return out;
+}
+
+ConductorRole::OnlineResult ConductorRole::AwaitTokens(uint64_t id, size_t have, Nanos timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  OnlineResult out;
+  if (id >= pending_.size()) return out;
+  // pending_ may grow (Submit) while this waits: it is indexed anew each time.
+  cv_.wait_for(lock, timeout, [&] {
+    return pending_[id].resolved || run_over_ || pending_[id].streamed.size() > have;
+  });
+  const Pending& p = pending_[id];
+  out.resolved = p.resolved || run_over_;
+  const std::vector<int32_t>& tokens = p.resolved ? output_ids_[id] : p.streamed;
+  if (tokens.size() > have) out.output_ids.assign(tokens.begin() + have, tokens.end());
+  if (out.resolved) out.record = records_[id];
   return out;
 }
 
@@ -427,6 +482,7 @@ PrefillTask ConductorRole::TaskFor(size_t i, const conductor::Decision& d) {
   task.arrival_wall_ns = (start_wall_ + ctx_.ModelToWall(p.arrival_model)).count();
   for (BlockHash h : t.hash_ids) task.hash_ids.push_back(h.value);
   task.prompt_ids = t.prompt_ids;
+  task.stream = p.stream ? 1 : 0;
   return task;
 }
 

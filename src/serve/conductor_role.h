@@ -7,7 +7,8 @@
 //
 // Online requests (HTTP completions, serve_http.h) are one more source: Submit decides them at
 // once through the same scheduler (admission, Algorithm 1, early rejection) and numbers them
-// after the workload's requests; Await waits for one to resolve.
+// after the workload's requests; Await waits for one to resolve, AwaitTokens (a streamed one)
+// for its next tokens.
 #pragma once
 
 #include <condition_variable>
@@ -68,16 +69,24 @@ class ConductorRole {
   // Ends the replay (requests not yet dispatched stay lost) and the serving; any thread.
   void RequestStop();
   // A client's request: its prompt tokens, the tokens to generate, and the block hash ids of
-  // its prompt (completions.h). The id, or kBusy while the job is not taking requests.
+  // its prompt (completions.h). `stream`: its tokens are collected as they are generated (the
+  // prefill's first, then the decode rank's DecodeTokens), for AwaitTokens. The id, or kBusy
+  // while the job is not taking requests.
   Result<uint64_t> Submit(std::vector<int32_t> prompt_ids, int32_t max_tokens,
-                          std::vector<BlockHash> hash_ids);
+                          std::vector<BlockHash> hash_ids, bool stream = false);
   struct OnlineResult {
     bool resolved = false;  // false: still open when the wait ended
     trace::RequestRecord record;
     std::vector<int32_t> output_ids;
   };
-  // Waits for request `id` (from Submit) to resolve, at most `timeout`; any thread.
+  // Waits for request `id` (from Submit) to resolve, at most `timeout`; any thread. Once Run
+  // has returned, a request still open counts as resolved, lost.
   OnlineResult Await(uint64_t id, Nanos timeout);
+  // Waits, at most `timeout`, until streamed request `id` has more than `have` tokens or is
+  // resolved; any thread. `output_ids` holds its tokens from position `have` on: those
+  // generated so far, or once resolved all of them (a re-dispatched request generates the same
+  // greedy tokens again, so what was handed out stays a prefix). `record` is set once resolved.
+  OnlineResult AwaitTokens(uint64_t id, size_t have, Nanos timeout);
   // Every request, the workload's and then the online ones, by id; read after Run.
   std::vector<trace::TraceRequest> AllRequests() const;
   const std::vector<trace::RequestRecord>& records() const { return records_; }
@@ -106,11 +115,14 @@ class ConductorRole {
     bool dispatched = false;
     bool kv_arrived = false;
     bool resolved = false;
+    bool stream = false;            // an online request whose client streams
+    std::vector<int32_t> streamed;  // its tokens generated so far (stream only)
   };
   // Report handlers (RPC threads).
   void OnPrefillDone(Rank from, std::span<const std::byte> bytes);
   void OnKvArrived(Rank from, std::span<const std::byte> bytes, transport::Responder responder);
   void OnDecodeDone(Rank from, std::span<const std::byte> bytes);
+  void OnDecodeTokens(Rank from, std::span<const std::byte> bytes);
   void Resolve(uint64_t id, trace::Outcome outcome, const std::string& reason);
   Nanos ModelNow() const;                            // model time since the replay started
   double WallSecondsLeft(Nanos wall_elapsed) const;  // caller holds mutex_
@@ -148,6 +160,7 @@ class ConductorRole {
   bool accepting_ = false;                   // Submit takes requests
   bool stop_requested_ = false;
   bool serving_over_ = false;  // Run is draining or done
+  bool run_over_ = false;      // Run returned: a request still open is lost (Await returns)
   uint64_t resolved_ = 0, completed_ = 0, effective_ = 0;
   ConductorTotals totals_;
   Nanos start_wall_{0};  // conductor clock at model time 0

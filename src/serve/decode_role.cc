@@ -140,6 +140,8 @@ void DecodeRole::Arrive(const KvDone& kv) {
            trace::TbtAccumulator(kv.output_length - 1),
            {}};
   if (kv.first_token != engine::kNoToken) a.output_ids.push_back(kv.first_token);
+  a.stream = kv.stream != 0;
+  a.reported = a.output_ids.size();  // the first token reached the conductor in PrefillDone
   // The prefill produced the first token: one generated.
   batcher_.Enqueue({std::move(a), kv.input_length, kv.output_length, 1});
   stats_.waiting_high_water =
@@ -161,6 +163,10 @@ void DecodeRole::Step() {
   const uint64_t batch = batcher_.batch_size();
   uint64_t finished = 0;
   size_t index = 0;
+  // Streamed requests' new tokens, once stream_interval has passed since the last report.
+  DecodeTokens report;
+  report.decode_rank = ctx_.peers.self.value;
+  const bool report_due = now >= next_report_;
   batcher_.Advance([&](auto& seq, bool done) {
     Active& a = seq.payload;
     const size_t i = index++;
@@ -169,7 +175,16 @@ void DecodeRole::Step() {
     }
     a.tbt.Add(ctx_.WallToModelSeconds(now - a.last_token));
     a.last_token = now;
-    if (!done) return;
+    if (!done && a.stream && report_due && a.reported < a.output_ids.size()) {
+      report.requests.push_back(a.request);
+      report.attempts.push_back(a.attempt);
+      report.offsets.push_back(static_cast<uint32_t>(a.reported));
+      report.counts.push_back(static_cast<uint32_t>(a.output_ids.size() - a.reported));
+      report.tokens.insert(report.tokens.end(), a.output_ids.begin() + a.reported,
+                           a.output_ids.end());
+      a.reported = a.output_ids.size();
+    }
+    if (!done) return;  // a finished request's tokens all go in DecodeDone
     ctx_.engine->EndDecode(a.request);
     DecodeDone msg{{},
                    a.request,
@@ -183,6 +198,11 @@ void DecodeRole::Step() {
     if (!s.ok()) Fail(s.WithContext("DecodeDone"));
     ++finished;
   });
+  if (!report.requests.empty()) {
+    next_report_ = now + ctx_.config.stream_interval;
+    Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeTokens, report.Encode());
+    if (!s.ok()) Fail(s.WithContext("DecodeTokens"));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.tokens += batch;
   stats_.steps += 1;

@@ -4,7 +4,9 @@
 // each step is one Engine::Decode over the batch (the cost model's step time / time_scale today)
 // and gives every request in it one token. A request joins the batch only when its KV fits in
 // the modelled HBM (beside the weights): the simulator's batcher (engine/decode_batcher.h), so
-// batches grow and shrink as in the simulator.
+// batches grow and shrink as in the simulator. The tokens of requests whose client streams go to
+// the conductor as they are generated (DecodeTokens, at a bounded rate); DecodeDone still
+// carries every token.
 #pragma once
 
 #include <condition_variable>
@@ -47,6 +49,8 @@ class DecodeRole {
     Nanos last_token;  // local clock
     trace::TbtAccumulator tbt;
     std::vector<int32_t> output_ids;  // from an engine that computes tokens; else empty
+    bool stream = false;              // its client streams: DecodeTokens as they come
+    size_t reported = 0;              // output_ids the conductor has (PrefillDone, DecodeTokens)
   };
   void WorkLoop();
   void Arrive(const KvDone& kv);
@@ -68,6 +72,7 @@ class DecodeRole {
   engine::DecodeBatcher<Active> batcher_;
   std::vector<engine::DecodeSeq> step_;  // the batch as the engine sees it, reused every step
   Nanos next_step_{0};
+  Nanos next_report_{0};  // the earliest time of the next DecodeTokens
   std::thread worker_;
 };
 

@@ -29,4 +29,27 @@ Status DecodeDone::Validate() const {
   return Status::Ok();
 }
 
+Status DecodeTokens::Validate() const {
+  const size_t n = requests.size();
+  if (attempts.size() != n || offsets.size() != n || counts.size() != n) {
+    return ProtocolError("DecodeTokens: " + std::to_string(n) + " requests but " +
+                         std::to_string(attempts.size()) + " attempts, " +
+                         std::to_string(offsets.size()) + " offsets, " +
+                         std::to_string(counts.size()) + " counts");
+  }
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<uint64_t>(offsets[i]) + counts[i] > kMaxOutputTokens) {
+      return ProtocolError("DecodeTokens: request " + std::to_string(requests[i]) +
+                           " past the most tokens a request has");
+    }
+    sum += counts[i];
+  }
+  if (sum != tokens.size()) {
+    return ProtocolError("DecodeTokens: counts add up to " + std::to_string(sum) + ", " +
+                         std::to_string(tokens.size()) + " tokens sent");
+  }
+  return Status::Ok();
+}
+
 }  // namespace mooncake::serve

@@ -7,6 +7,7 @@
 //   prefill --(one-sided WRITEs of every block)--> decode's receive buffer
 //   prefill --KvDone--> decode;  prefill --PrefillDone--> conductor
 //   decode --KvArrived--> conductor (reply: admitted or rejected, after Scheduler::AdmitToDecode)
+//   decode --DecodeTokens--> conductor (a streamed request's tokens as they are generated)
 //   decode --DecodeDone--> conductor
 // Times are wall-clock nanoseconds on the conductor's steady clock (ranks convert with their
 // clock offset, see clock_sync.h) unless named *_model_s (model seconds).
@@ -22,18 +23,19 @@
 namespace mooncake::serve {
 
 enum ServeMsg : uint16_t {
-  kMsgClockSync = 0x0201,    // empty request; reply: the conductor's steady clock (int64 ns)
-  kMsgPrefillTask = 0x0202,  // PrefillTask, one-way
-  kMsgKvOffer = 0x0203,      // KvOffer; reply: KvOfferReply
-  kMsgKvDone = 0x0204,       // KvDone, one-way
-  kMsgPrefillDone = 0x0205,  // PrefillDone, one-way
-  kMsgKvArrived = 0x0206,    // KvArrived; reply: KvArrivedReply
-  kMsgDecodeDone = 0x0207,   // DecodeDone, one-way
-  kMsgStop = 0x0208,         // conductor -> every rank: finish; empty request and reply
-  kMsgHeartbeat = 0x0209,    // every rank -> conductor; reply: MembershipView (membership.h)
-  kMsgMembership = 0x020a,   // conductor -> every rank on a death: MembershipView, one-way
-  kMsgReport = 0x020b,       // every rank -> conductor at the end: RankReport; empty reply
-  kMsgShutdown = 0x020c,     // conductor -> every rank: the job is over (MembershipView)
+  kMsgClockSync = 0x0201,     // empty request; reply: the conductor's steady clock (int64 ns)
+  kMsgPrefillTask = 0x0202,   // PrefillTask, one-way
+  kMsgKvOffer = 0x0203,       // KvOffer; reply: KvOfferReply
+  kMsgKvDone = 0x0204,        // KvDone, one-way
+  kMsgPrefillDone = 0x0205,   // PrefillDone, one-way
+  kMsgKvArrived = 0x0206,     // KvArrived; reply: KvArrivedReply
+  kMsgDecodeDone = 0x0207,    // DecodeDone, one-way
+  kMsgStop = 0x0208,          // conductor -> every rank: finish; empty request and reply
+  kMsgHeartbeat = 0x0209,     // every rank -> conductor; reply: MembershipView (membership.h)
+  kMsgMembership = 0x020a,    // conductor -> every rank on a death: MembershipView, one-way
+  kMsgReport = 0x020b,        // every rank -> conductor at the end: RankReport; empty reply
+  kMsgShutdown = 0x020c,      // conductor -> every rank: the job is over (MembershipView)
+  kMsgDecodeTokens = 0x020d,  // DecodeTokens, one-way
 };
 
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
@@ -54,12 +56,13 @@ struct PrefillTask : WireMessage<PrefillTask> {
   std::vector<uint64_t> hash_ids;
   // The prompt's tokens when a client gave them (HTTP); empty: from hash_ids (trace_tokens.h).
   std::vector<int32_t> prompt_ids;
+  uint8_t stream = 0;  // 1: the client streams; the decode rank sends DecodeTokens as it goes
 
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.input_length, m.output_length, m.decode_rank,
           m.local_prefix_blocks, m.prefix_blocks, m.prefix_tokens, m.t_transfer_ns,
-          m.arrival_wall_ns, m.hash_ids, m.prompt_ids);
+          m.arrival_wall_ns, m.hash_ids, m.prompt_ids, m.stream);
   }
   Status Validate() const;
 };
@@ -92,6 +95,7 @@ struct KvDone : WireMessage<KvDone> {
   int64_t first_token_wall_ns = 0;  // end of the prefill (the first token), conductor clock
   uint64_t remote_addr = 0;         // the slot the offer returned
   int32_t first_token = -1;         // the token the prefill generated (-1: a modelled engine)
+  uint8_t stream = 0;               // PrefillTask::stream, passed on
   std::vector<uint64_t> hash_ids;   // block i is at remote_addr + i * block bytes
   // Checksum64 of each block, taken where its KV was produced or read back verified (the
   // decode rank checks what arrived against it); as many as hash_ids.
@@ -99,7 +103,7 @@ struct KvDone : WireMessage<KvDone> {
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.prefill_rank, m.input_length, m.output_length,
-          m.first_token_wall_ns, m.remote_addr, m.first_token, m.hash_ids, m.checksums);
+          m.first_token_wall_ns, m.remote_addr, m.first_token, m.stream, m.hash_ids, m.checksums);
   }
   Status Validate() const;
 };
@@ -160,6 +164,26 @@ struct DecodeDone : WireMessage<DecodeDone> {
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.decode_rank, m.tokens, m.tbt_model_s, m.done_wall_ns,
           m.output_ids);
+  }
+  Status Validate() const;
+};
+
+// The tokens a decode rank generated since its last report, for the streamed requests in its
+// batch: at most one message per decode rank every ServeConfig::stream_interval, whatever the
+// batch size. Entry i: request requests[i] (attempt attempts[i]) generated counts[i] tokens, the
+// next ones of `tokens`, the first of them at position offsets[i] of its output (0 is the
+// prefill's token, which PrefillDone carries).
+struct DecodeTokens : WireMessage<DecodeTokens> {
+  static constexpr const char* kWireName = "DecodeTokens";
+  int32_t decode_rank = -1;
+  std::vector<uint64_t> requests;
+  std::vector<uint32_t> attempts;
+  std::vector<uint32_t> offsets;
+  std::vector<uint32_t> counts;
+  std::vector<int32_t> tokens;
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.decode_rank, m.requests, m.attempts, m.offsets, m.counts, m.tokens);
   }
   Status Validate() const;
 };

@@ -229,6 +229,7 @@ void PrefillRole::Write(WriteJob& job) {
   kv.first_token = job.first_token;
   kv.hash_ids = task.hash_ids;
   kv.checksums = *job.checksums;
+  kv.stream = task.stream;
   Status s = ctx_.rpc.Notify(Rank{task.decode_rank}, kMsgKvDone, kv.Encode());
   if (!s.ok()) Fail(s.WithContext("KvDone to decode rank " + std::to_string(task.decode_rank)));
 }

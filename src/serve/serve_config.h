@@ -30,6 +30,10 @@ struct ServeConfig {
   Nanos job_deadline = Nanos(1'800'000'000'000);  // after it, open requests are lost
   Nanos progress_interval = Nanos(5'000'000'000);
   MembershipConfig membership;  // heartbeats and the failure timeout (wall time)
+  // Decode ranks: the least time between two DecodeTokens reports (streamed requests' tokens),
+  // so that their rate stays bounded however short a decode step is; each carries the tokens
+  // of every streamed request in the batch since the last.
+  Nanos stream_interval = std::chrono::milliseconds(5);
   // Conductor: the run folder, created before the replay: requests.csv grows in it as requests
   // finish, and a partial summary.json is written at every progress line. Empty: none.
   std::string run_dir;

@@ -73,47 +73,140 @@ http::Response Error(int status, const std::string& message, const std::string& 
   return r;
 }
 
-// The body of a resolved completion: one JSON object, or server-sent events (one per token,
-// the last with the finish reason and usage, then [DONE]).
-http::Response CompletionBody(const ServeHttpOptions& o, const CompletionRequest& req, uint64_t id,
-                              const std::vector<int32_t>& output_ids) {
-  std::string finish;
-  const std::vector<int32_t> tokens =
-      ClientTokens(output_ids, req.ignore_eos || o.eos_token_id < 0, o.eos_token_id, &finish);
-  const std::string cid = "cmpl-" + std::to_string(id);
-  const auto created = static_cast<int64_t>(std::time(nullptr));
-  const std::string model = req.model.empty() ? o.model_name : req.model;
-  const nlohmann::json usage = {{"prompt_tokens", req.prompt_ids.size()},
-                                {"completion_tokens", tokens.size()},
-                                {"total_tokens", req.prompt_ids.size() + tokens.size()}};
-  auto chunk = [&](const std::vector<int32_t>& ids, const nlohmann::json& reason) {
+// The JSON objects of one completion's answer: a chunk of tokens, and the usage.
+class CompletionChunks {
+ public:
+  CompletionChunks(const ServeHttpOptions& o, const CompletionRequest& req, uint64_t id)
+      : synthetic_(o.synthetic_tokens),
+        prompt_tokens_(req.prompt_ids.size()),
+        cid_("cmpl-" + std::to_string(id)),
+        created_(static_cast<int64_t>(std::time(nullptr))),
+        model_(req.model.empty() ? o.model_name : req.model) {}
+
+  nlohmann::json Chunk(const std::vector<int32_t>& ids, const nlohmann::json& reason) const {
     nlohmann::json c = {{"index", 0},
                         {"text", ""},
                         {"token_ids", ids},
                         {"logprobs", nullptr},
                         {"finish_reason", reason}};
-    nlohmann::json j = {{"id", cid},
+    nlohmann::json j = {{"id", cid_},
                         {"object", "text_completion"},
-                        {"created", created},
-                        {"model", model},
+                        {"created", created_},
+                        {"model", model_},
                         {"choices", {c}}};
-    if (o.synthetic_tokens) j["synthetic_tokens"] = true;
+    if (synthetic_) j["synthetic_tokens"] = true;
     return j;
+  }
+  // The last chunk: no tokens, the finish reason and the usage.
+  nlohmann::json Last(size_t completion_tokens, const std::string& finish) const {
+    nlohmann::json j = Chunk({}, finish);
+    j["usage"] = {{"prompt_tokens", prompt_tokens_},
+                  {"completion_tokens", completion_tokens},
+                  {"total_tokens", prompt_tokens_ + completion_tokens}};
+    return j;
+  }
+
+ private:
+  bool synthetic_;
+  size_t prompt_tokens_;
+  std::string cid_;
+  int64_t created_;
+  std::string model_;
+};
+
+std::string Event(const std::string& data) { return "data: " + data + "\n\n"; }
+
+// An error answer's body as one event (its JSON without the line end).
+std::string ErrorEvent(const http::Response& error) {
+  std::string body = error.body;
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  return Event(body);
+}
+
+// The tokens a client gets of `output_ids` (so far), cut after the end of sequence unless
+// asked not to.
+std::vector<int32_t> Visible(const ServeHttpOptions& o, const CompletionRequest& req,
+                             const std::vector<int32_t>& output_ids, std::string* finish) {
+  return ClientTokens(output_ids, req.ignore_eos || o.eos_token_id < 0, o.eos_token_id, finish);
+}
+
+// The answer to a request that resolved without completing: 429 for a scheduler rejection,
+// 503 for a request that failed or was lost.
+http::Response NotCompleted(uint64_t id, const trace::RequestRecord& record) {
+  if (record.outcome == trace::Outcome::kRejected) {
+    return Error(429, "rejected by the scheduler (" + record.reject_reason + "): retry later",
+                 "overloaded");
+  }
+  return Error(503,
+               "request " + std::to_string(id) + " " + trace::OutcomeName(record.outcome) +
+                   (record.reject_reason.empty() ? "" : " (" + record.reject_reason + ")"),
+               "unavailable");
+}
+
+// A non-streamed completion's answer: one JSON object.
+http::Response CompletionBody(const ServeHttpOptions& o, const CompletionRequest& req, uint64_t id,
+                              const std::vector<int32_t>& output_ids) {
+  std::string finish;
+  const std::vector<int32_t> tokens = Visible(o, req, output_ids, &finish);
+  const CompletionChunks chunks(o, req, id);
+  nlohmann::json j = chunks.Last(tokens.size(), finish);
+  j["choices"][0]["token_ids"] = tokens;
+  return Json(200, j.dump() + "\n");
+}
+
+// A streamed completion: server-sent events, one per token as the conductor gets it (the
+// prefill's first token, then the decode rank's DecodeTokens), the last with the finish reason
+// and usage, then [DONE]. The status (200, or 429 / 503 / 504 as for a non-streamed request) is
+// chosen when the first token or the request's end comes; an end other than completion after
+// that (rejected at the decode rank's admission, a rank lost twice) is an error event.
+http::Response StreamedCompletion(const ServeHttpOptions& o, ConductorRole& conductor,
+                                  const CompletionRequest& req, uint64_t id) {
+  const auto deadline = std::chrono::steady_clock::now() + o.request_timeout;
+  ConductorRole::OnlineResult first = conductor.AwaitTokens(id, 0, o.request_timeout);
+  if (!first.resolved && first.output_ids.empty()) {
+    return Error(504, "request " + std::to_string(id) + " did not start within the timeout",
+                 "timeout");
+  }
+  if (first.resolved && first.record.outcome != trace::Outcome::kCompleted) {
+    return NotCompleted(id, first.record);
+  }
+  http::Response r{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
+  // The options are copied: the stream runs after this handler has returned.
+  r.stream = [o, &conductor, req, id, first = std::move(first),
+              deadline](const http::StreamWrite& write) {
+    const CompletionChunks chunks(o, req, id);
+    std::vector<int32_t> all = first.output_ids;
+    ConductorRole::OnlineResult at = first;
+    size_t sent = 0;
+    for (;;) {
+      std::string finish;
+      const std::vector<int32_t> visible = Visible(o, req, all, &finish);
+      std::string events;
+      for (; sent < visible.size(); ++sent) {
+        events += Event(chunks.Chunk({visible[sent]}, nullptr).dump());
+      }
+      if (at.resolved) {
+        events += at.record.outcome == trace::Outcome::kCompleted
+                      ? Event(chunks.Last(visible.size(), finish).dump())
+                      : ErrorEvent(NotCompleted(id, at.record));
+        write(events + Event("[DONE]"));
+        return;
+      }
+      // A client that went away ends its stream here; its request runs to its end.
+      if (!events.empty() && !write(events)) return;
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= Nanos(0)) {
+        write(ErrorEvent(
+                  Error(504, "request " + std::to_string(id) + " did not finish within the timeout",
+                        "timeout")) +
+              Event("[DONE]"));
+        return;
+      }
+      at = conductor.AwaitTokens(id, all.size(), std::chrono::duration_cast<Nanos>(left));
+      all.insert(all.end(), at.output_ids.begin(), at.output_ids.end());
+    }
   };
-  if (!req.stream) {
-    nlohmann::json j = chunk(tokens, finish);
-    j["usage"] = usage;
-    return Json(200, j.dump() + "\n");
-  }
-  std::string events;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    events += "data: " + chunk({tokens[i]}, nullptr).dump() + "\n\n";
-  }
-  nlohmann::json last = chunk({}, finish);
-  last["usage"] = usage;
-  events += "data: " + last.dump() + "\n\ndata: [DONE]\n\n";
-  return http::Response{
-      200, "text/event-stream", std::move(events), {{"Cache-Control", "no-cache"}}};
+  return r;
 }
 
 http::Response Complete(const ServeHttpOptions& o, ServeNode& node, const http::Request& request) {
@@ -127,25 +220,16 @@ http::Response Complete(const ServeHttpOptions& o, ServeNode& node, const http::
   ConductorRole* conductor = node.conductor_role();
   if (conductor == nullptr) return Error(503, "the job is not ready", "unavailable");
   std::vector<BlockHash> hashes = PromptBlockHashes(req->prompt_ids, trace::kTraceBlockTokens);
-  auto id = conductor->Submit(req->prompt_ids, req->max_tokens, std::move(hashes));
+  auto id = conductor->Submit(req->prompt_ids, req->max_tokens, std::move(hashes), req->stream);
   if (!id.ok()) return Error(503, id.status().message(), "unavailable");
+  if (req->stream) return StreamedCompletion(o, *conductor, *req, *id);
   const ConductorRole::OnlineResult r = conductor->Await(*id, o.request_timeout);
   if (!r.resolved) {
     return Error(504, "request " + std::to_string(*id) + " did not finish within the timeout",
                  "timeout");
   }
-  switch (r.record.outcome) {
-    case trace::Outcome::kCompleted:
-      return CompletionBody(o, *req, *id, r.output_ids);
-    case trace::Outcome::kRejected:
-      return Error(429, "rejected by the scheduler (" + r.record.reject_reason + "): retry later",
-                   "overloaded");
-    default:
-      return Error(503,
-                   "request " + std::to_string(*id) + " " + trace::OutcomeName(r.record.outcome) +
-                       (r.record.reject_reason.empty() ? "" : " (" + r.record.reject_reason + ")"),
-                   "unavailable");
-  }
+  if (r.record.outcome != trace::Outcome::kCompleted) return NotCompleted(*id, r.record);
+  return CompletionBody(o, *req, *id, r.output_ids);
 }
 
 http::Response Stop(const ServeHttpOptions& o, ServeNode& node, const http::Request& request) {

@@ -7,8 +7,8 @@
 // POST /v1/completions (completions.h) hands a client's request to the conductor (the same
 // scheduler as the trace's requests) and answers when it resolves: 200 with the tokens, 429 with
 // Retry-After when the scheduler rejected it, 400 for a bad body, 503 while the job is not
-// taking requests. With "stream": true the tokens come as server-sent events, sent when the
-// decode rank reports the request done (not yet one by one as generated). POST /admin/stop
+// taking requests. With "stream": true the tokens come as server-sent events as they are
+// generated (the prefill's first, then the decode rank's DecodeTokens). POST /admin/stop
 // (the stop token of endpoint.json in the body) ends the serving: `mooncake serve stop`.
 
 #include <chrono>

@@ -175,6 +175,14 @@ void ServeSeeds() {
   report.ssd = {1, 2, 3};
   report.SetRefusals({{"unknown", 160}, {"attached:127.0.0.1:40000", 2}});
   Write(t, "rank_report", report.Encode(), 9);
+  serve::DecodeTokens tokens;
+  tokens.decode_rank = 3;
+  tokens.requests = {42, 43};
+  tokens.attempts = {0, 1};
+  tokens.offsets = {1, 5};
+  tokens.counts = {2, 1};
+  tokens.tokens = {7, 8, 9};
+  Write(t, "decode_tokens", tokens.Encode(), 10);
 }
 
 void TransportSeeds() {

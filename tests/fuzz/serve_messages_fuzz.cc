@@ -26,7 +26,7 @@ void Try(std::span<const std::byte> in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   auto in = fuzz::AsBytes(data + 1, size - 1);
-  switch (data[0] % 10) {
+  switch (data[0] % 11) {
     case 0:
       Try<PrefillTask>(in);
       break;
@@ -53,6 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 8:
       Try<MembershipView>(in);
+      break;
+    case 10:
+      Try<DecodeTokens>(in);
       break;
     default:
       Try<RankReport>(in);

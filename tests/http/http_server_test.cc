@@ -1,6 +1,7 @@
 // The server as a client sees it, over 127.0.0.1: routes, 404 and 405, a handler that throws
 // (500, the server goes on), a body over the limit (413), a port already in use (an error naming
-// it), an idle connection closed at the read deadline, and Stop() while a client is connected.
+// it), an idle connection closed at the read deadline, Stop() while a client is connected, and a
+// streamed body whose pieces reach the client as they are written.
 #include "http/http_server.h"
 
 #include <arpa/inet.h>
@@ -11,7 +12,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 namespace mooncake::http {
 namespace {
@@ -118,6 +122,74 @@ TEST(HttpServer, AnIdleConnectionNeitherBlocksOthersNorStop) {
   server->Stop();  // idempotent
   ::close(idle);
   ::close(fd);
+}
+
+// The handler writes a piece, then waits until the client has it before writing the next: a
+// server that held the body until the handler ends would keep the client from ever seeing the
+// first piece in time. A client that goes away makes a later write return false.
+TEST(HttpServer, AStreamedBodyReachesTheClientPieceByPiece) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::string received;
+  bool second_write_failed = false, stream_ended = false;
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  auto server = HttpServer::Start(
+      o, {{"GET", "/stream", [&](const Request& r) {
+             Response out{200, "text/event-stream", "", {}};
+             const bool leave = !r.query.empty();
+             out.stream = [&, leave](const StreamWrite& write) {
+               EXPECT_TRUE(write("one\n"));
+               {
+                 std::unique_lock<std::mutex> lock(mutex);
+                 const bool seen = cv.wait_for(lock, std::chrono::seconds(10), [&] {
+                   return received.find("one") != std::string::npos;
+                 });
+                 EXPECT_TRUE(seen) << "the client did not get the first piece before the second";
+               }
+               if (leave) {
+                 // The client closes once it has the first piece; writes fail soon after.
+                 bool ok = true;
+                 for (int i = 0; i < 200 && ok; ++i) {
+                   ok = write(std::string(4096, 'x'));
+                   std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                 }
+                 std::lock_guard<std::mutex> lock(mutex);
+                 second_write_failed = !ok;
+               } else {
+                 EXPECT_TRUE(write("two\n"));
+               }
+               std::lock_guard<std::mutex> lock(mutex);
+               stream_ended = true;
+               cv.notify_all();
+             };
+             return out;
+           }}});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::Client c("127.0.0.1", (*server)->port());
+  auto r = c.Get("/stream", [&](const char* data, size_t n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    received.append(data, n);
+    cv.notify_all();
+    return true;
+  });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(received, "one\ntwo\n");
+
+  received.clear();
+  stream_ended = false;
+  httplib::Client leaver("127.0.0.1", (*server)->port());
+  auto left = leaver.Get("/stream?leave=1", [&](const char* data, size_t n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    received.append(data, n);
+    cv.notify_all();
+    return false;  // cancels: the client closes the connection
+  });
+  EXPECT_FALSE(left);
+  std::unique_lock<std::mutex> lock(mutex);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return stream_ended; }));
+  EXPECT_TRUE(second_write_failed) << "writes to a client that left kept succeeding";
 }
 
 }  // namespace

@@ -9,6 +9,11 @@ Modes:
                1 s TTFT SLO gets 429s with Retry-After and every admitted request completes with
                the reference's tokens; `mooncake serve stop ENDPOINT_FILE` ends the job with exit 0
                and its run folder written (summary.json counts every request).
+  stream       a streamed completion's token events arrive as the decode rank generates them:
+               the first well before the last (their spread is a large share of the request's
+               time, and the first comes well before a non-streamed answer of the same request
+               would), in more than one read; four streams at once and a client that leaves
+               after its first event leave the others' tokens equal to generate's.
   bad_input    malformed JSON, missing and wrong-typed fields, token ids outside the vocabulary,
                max_tokens 0 / negative / huge / a string, a prompt longer than allowed, temperature
                != 0, n != 1, text prompts, an unknown model, a client that disconnects before
@@ -19,6 +24,7 @@ Modes:
 Usage: http_completions_test.py MODE MOONCAKE LAUNCHER MPIRUN [extra mpirun args...]
 """
 import concurrent.futures
+import http.client
 import json
 import os
 import shutil
@@ -50,10 +56,11 @@ def fail(message):
     sys.exit(1)
 
 
-def start_job(extra_args):
+def start_job(extra_args, max_output=32, model="tiny"):
     args = [LAUNCHER, "--mpirun", MPIRUN, "--bin", MOONCAKE, "--roles",
             "conductor:1 store:1 prefill:1 decode:1", "--spread", "none", "--",
-            "--engine.kind", "reference", "--engine.model", "tiny", "--engine.max_output", "32",
+            "--engine.kind", "reference", "--engine.model", model, "--engine.max_output",
+            str(max_output),
             "--time_scale", "1", "--serve.http", "0", "--job.plots", "off",
             "--cluster.failure_timeout", "3s", "--out", RUN] + extra_args
     env = dict(os.environ, MOONCAKE_MPIRUN_ARGS=" ".join(EXTRA))
@@ -112,8 +119,8 @@ def stream_tokens(text):
     return ids
 
 
-def generate(prompt, n):
-    out = subprocess.run([MOONCAKE, "generate", "--model", "tiny", "--prompt-ids",
+def generate(prompt, n, model="tiny"):
+    out = subprocess.run([MOONCAKE, "generate", "--model", model, "--prompt-ids",
                           ",".join(map(str, prompt)), "--max-tokens", str(n)],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out.splitlines()[0])["output_ids"]
@@ -218,6 +225,90 @@ def completions():
             fail(f"the run folder has no {f}")
 
 
+def timed_stream(url, body, leave_after=None):
+    """POSTs a streamed completion over a raw socket and reads it as it comes: (the arrival time
+    of each token event, relative to the send; the tokens; the number of socket reads that
+    carried token events; the time of the end). leave_after=k: close after k token events."""
+    host, port = url[len("http://"):].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=300)
+    sent = time.monotonic()
+    conn.request("POST", "/v1/completions", json.dumps(body),
+                 {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    if resp.status != 200:
+        fail(f"stream: status {resp.status} {resp.read()[:200]!r}")
+    times, ids, reads, text = [], [], 0, ""
+    while True:
+        piece = resp.read1(65536).decode()
+        now = time.monotonic() - sent
+        if not piece:
+            break
+        text += piece
+        got = 0
+        while "\n\n" in text:
+            event, text = text.split("\n\n", 1)
+            if not event.startswith("data: ") or event == "data: [DONE]":
+                continue
+            choice = json.loads(event[len("data: "):])["choices"][0]
+            if choice["finish_reason"] is None:
+                ids += choice["token_ids"]
+                times.append(now)
+                got += 1
+        reads += 1 if got else 0
+        if leave_after is not None and len(ids) >= leave_after:
+            conn.close()
+            return times, ids, reads, now
+    conn.close()
+    return times, ids, reads, time.monotonic() - sent
+
+
+def stream():
+    # The mini preset: a decode step takes milliseconds here (tiny's, a fraction of one).
+    job, url, endpoint = start_job([], max_output=512, model="mini")
+    p, n = prompt(11, 5), 300
+    want = generate(p, n, "mini")
+    body = {"prompt": p, "max_tokens": n, "ignore_eos": True}
+    post(url, {"prompt": prompt(12, 5), "max_tokens": 2})  # the first compute warms up
+    sent = time.monotonic()
+    status, _, text = post(url, body)
+    plain = time.monotonic() - sent
+    if status != 200 or tokens_of(text) != want:
+        fail(f"the non-streamed request: {status} {text[:200]}")
+    times, ids, reads, total = timed_stream(url, dict(body, stream=True))
+    if ids != want:
+        fail(f"streamed tokens {ids[:10]}... differ from generate's {want[:10]}...")
+    spread = times[-1] - times[0]
+    print(f"stream of {n} tokens: first event at {times[0]:.3f} s, last at {times[-1]:.3f} s, "
+          f"end {total:.3f} s, {reads} reads carried token events; the same request "
+          f"non-streamed took {plain:.3f} s")
+    # Load slows decode steps and the whole request alike: compare shares, not speeds.
+    if spread < 0.3 * total:
+        fail(f"the token events came together: {spread:.3f} s between the first and the last "
+             f"of a {total:.3f} s request (want at least 30 %)")
+    if times[0] > 0.5 * plain:
+        fail(f"the first token event came at {times[0]:.3f} s, the non-streamed answer at "
+             f"{plain:.3f} s (want under half)")
+    if reads < 3:
+        fail(f"the token events came in {reads} reads")
+    print("ok: token events arrive as generated")
+    # A client that leaves after its first event, beside four whole streams.
+    prompts = [prompt(20 + i, 40 + 300 * i) for i in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(5) as pool:
+        leaver = pool.submit(timed_stream, url, dict(body, stream=True), 1)
+        runs = list(pool.map(lambda q: timed_stream(
+            url, {"prompt": q, "max_tokens": 64, "ignore_eos": True, "stream": True}), prompts))
+        leaver.result(timeout=300)
+    for q, (_, got, _, _) in zip(prompts, runs):
+        if got != generate(q, 64, "mini"):
+            fail(f"a concurrent stream ({len(q)}-token prompt) differs from generate's tokens")
+    print("ok: four concurrent streams beside a client that left after one event equal "
+          "generate's tokens")
+    summary = stop(job, endpoint)
+    if summary["requests"].get("completed") != 8:
+        fail(f"summary.json: {summary['requests']} (8 completed expected)")
+    print(f"ok: mooncake serve stop: summary.json {json.dumps(summary['requests'])}")
+
+
 def bad_input():
     job, url, endpoint = start_job([])
     good = prompt(7, 600)
@@ -278,7 +369,7 @@ def bad_input():
 
 
 try:
-    {"completions": completions, "bad_input": bad_input}[MODE]()
+    {"completions": completions, "stream": stream, "bad_input": bad_input}[MODE]()
     print(f"PASS ({MODE})")
 finally:
     # A job left behind by a failure: its launcher's process group.

@@ -99,6 +99,41 @@ TEST(ServeMessages, KvDoneCarriesOneChecksumPerBlock) {
   EXPECT_EQ(dd->output_ids, d.output_ids);
 }
 
+// A streamed request's flag travels PrefillTask -> KvDone; DecodeTokens' entries must add up.
+TEST(ServeMessages, StreamedTokensMakeTheRoundTripAndInconsistentCountsAreRefused) {
+  PrefillTask t = SampleTask();
+  t.stream = 1;
+  auto task = PrefillTask::Decode(t.Encode());
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->stream, 1);
+  KvDone kv;
+  kv.stream = 1;
+  auto done = KvDone::Decode(kv.Encode());
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(done->stream, 1);
+
+  DecodeTokens d;
+  d.decode_rank = 3;
+  d.requests = {4, 9};
+  d.attempts = {0, 1};
+  d.offsets = {1, 7};
+  d.counts = {2, 1};
+  d.tokens = {10, 11, 12};
+  auto back = DecodeTokens::Decode(d.Encode());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->requests, d.requests);
+  EXPECT_EQ(back->offsets, d.offsets);
+  EXPECT_EQ(back->tokens, d.tokens);
+  d.tokens.pop_back();
+  auto r = DecodeTokens::Decode(d.Encode());
+  EXPECT_EQ(r.status().code(), ErrorCode::kProtocolError);
+  EXPECT_NE(r.status().message().find("counts add up to 3, 2 tokens sent"), std::string::npos)
+      << r.status().ToString();
+  d.tokens.push_back(12);
+  d.attempts.pop_back();
+  EXPECT_EQ(DecodeTokens::Decode(d.Encode()).status().code(), ErrorCode::kProtocolError);
+}
+
 TEST(ServeMessages, ACountLargerThanTheMessageIsRefusedBeforeAllocating) {
   KvDone kv;
   kv.hash_ids = {1, 2};

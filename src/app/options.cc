@@ -40,7 +40,7 @@ struct RawOptions {
   std::string heartbeat_interval, failure_timeout, survive, fault_kill, fault_stop, status_file,
       address_file;
   std::string listen, connect_file, lease, put_timeout, metrics_port, serve_http, serve_http_linger,
-      serve_drain;
+      serve_drain, serve_http_idle;
   int port = 0;
   RawEngineOptions engine;
 };
@@ -211,7 +211,10 @@ po::options_description Serving(RawOptions* raw) {
       "once stopped, requests in flight are waited for this long (0s..1h)")(
       "serve.http_linger", po::value<std::string>(&raw->serve_http_linger)->default_value("0s"),
       "the endpoint stays up this long after the summary is written, so that a scraper reads "
-      "the final numbers (0s..1h)");
+      "the final numbers (0s..1h)")(
+      "serve.http_idle", po::value<std::string>(&raw->serve_http_idle)->default_value("5s"),
+      "an HTTP connection is closed when its next request has not come (or a read or write "
+      "stalled) this long; each open connection holds a thread of the conductor (1s..1h)");
   return d;
 }
 
@@ -397,6 +400,8 @@ Status StoreServiceOptions(const RawOptions& raw, JobOptions* o) {
                                     Nanos(3'600'000'000'000), &o->serve_drain));
   MC_RETURN_IF_ERROR(DurationOption("serve.http_linger", raw.serve_http_linger, Nanos(0),
                                     Nanos(3'600'000'000'000), &o->serve_http_linger));
+  MC_RETURN_IF_ERROR(DurationOption("serve.http_idle", raw.serve_http_idle, Nanos(1'000'000'000),
+                                    Nanos(3'600'000'000'000), &o->serve_http_idle));
   MC_RETURN_IF_ERROR(DurationOption("store.lease", raw.lease, Nanos(10'000'000),
                                     Nanos(3'600'000'000'000), &o->store_lease));
   return DurationOption("store.put_timeout", raw.put_timeout, Nanos(100'000'000),

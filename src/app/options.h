@@ -91,6 +91,7 @@ struct JobOptions {
   int serve_http = -1;    // serve.http: the conductor's /metrics, /health, /v1/models (-1: off)
   Nanos serve_drain{60'000'000'000};  // serve.drain: requests in flight waited for once stopped
   Nanos serve_http_linger{0};  // serve.http_linger: the endpoint stays up this long after the end
+  Nanos serve_http_idle{5'000'000'000};  // serve.http_idle: an idle connection is closed after it
 };
 
 // What main() should do after parsing.

@@ -191,6 +191,7 @@ std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& n
   options.synthetic_tokens = !o.engine.reference;
   options.stop_token = NewStopToken();
   options.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.job_deadline);
+  options.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.serve_http_idle);
   auto server = serve::StartServeHttp(options, node);
   if (!server.ok()) {
     log::Error("serve.http = {}: {}", o.serve_http, server.status().message());

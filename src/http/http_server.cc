@@ -2,8 +2,11 @@
 
 #include <httplib.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -11,6 +14,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "http/connection_pool.h"
 
 namespace mooncake::http {
 
@@ -20,6 +24,18 @@ struct HttpServer::Impl {
 };
 
 namespace {
+
+// cpp-httplib's task queue over a ConnectionPool (threads as connections need them).
+class PoolQueue final : public httplib::TaskQueue {
+ public:
+  PoolQueue(size_t max_threads, std::chrono::milliseconds idle_exit)
+      : pool_(max_threads, idle_exit) {}
+  void enqueue(std::function<void()> fn) override { pool_.Enqueue(std::move(fn)); }
+  void shutdown() override { pool_.Shutdown(); }
+
+ private:
+  ConnectionPool pool_;
+};
 
 Request FromHttplib(const httplib::Request& r) {
   Request out{r.method, r.path, r.body, r.remote_addr, {}};
@@ -86,13 +102,21 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   s.set_keep_alive_timeout(std::max<time_t>(1, secs(options.read_timeout).first));
   s.set_payload_max_length(options.max_body_bytes);
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, with which a second job
-  // given the same port would share it in silence instead of failing.
-  s.set_socket_options([](int sock) {
+  // given the same port would share it in silence instead of failing. The socket is kept to
+  // raise its backlog once bound.
+  // TCP_DEFER_ACCEPT: a connection is accepted once its first bytes came (or after the read
+  // deadline): one that sends nothing waits in the kernel, not on a thread that polls for it.
+  auto listening = std::make_shared<std::atomic<int>>(-1);
+  const int defer_s = static_cast<int>(std::max<int64_t>(1, options.read_timeout.count() / 1000));
+  s.set_socket_options([listening, defer_s](int sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    ::setsockopt(sock, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
+    listening->store(sock);
   });
-  const int threads = std::max(1, options.threads);
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  const size_t threads = static_cast<size_t>(std::max(1, options.threads));
+  const std::chrono::milliseconds idle_exit = options.idle_thread_exit;
+  s.new_task_queue = [threads, idle_exit] { return new PoolQueue(threads, idle_exit); };
 
   std::set<std::string> paths;
   for (Route& r : routes) {
@@ -135,6 +159,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
                                                  : "cannot bind";
     return IoError("http: cannot listen on " + options.host + ":" + std::to_string(options.port) +
                    ": " + reason);
+  }
+  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): in a burst of
+  // connects, those past it had their SYN dropped and retried a second later. Listening again
+  // on the bound socket raises it (the kernel caps it at net.core.somaxconn).
+  if (const int sock = listening->load(); sock >= 0 && ::listen(sock, SOMAXCONN) != 0) {
+    log::Warn("http: {}:{}: cannot raise the listen backlog: {}", options.host, port,
+              std::strerror(errno));
   }
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->server.listen_after_bind(); });

@@ -2,8 +2,9 @@
 
 // A small HTTP/1.1 server for the job's endpoints (/metrics, /health; the OpenAI-compatible API
 // builds on it). It wraps cpp-httplib so that no other library includes <httplib.h>: handlers see
-// plain structs. Every connection has read and write deadlines and a bounded body, and the
-// handlers run on a fixed pool of threads, so a slow or idle client cannot hold the job.
+// plain structs. Every connection has read and write deadlines and a bounded body. Each connection
+// is served by a thread of its own from accept to close (cpp-httplib's model), started when it
+// comes (connection_pool.h): idle connections hold threads, not the requests of others.
 
 #include <chrono>
 #include <functional>
@@ -54,7 +55,10 @@ struct ServerOptions {
   std::chrono::milliseconds read_timeout{5000};
   std::chrono::milliseconds write_timeout{5000};
   size_t max_body_bytes = 1 << 20;
+  // The most connections served at once (one thread each; more wait to be accepted by a
+  // thread). An idle connection holds its thread until read_timeout.
   int threads = 4;
+  std::chrono::milliseconds idle_thread_exit{10'000};  // a thread without work this long ends
 };
 
 class HttpServer {

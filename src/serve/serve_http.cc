@@ -321,6 +321,8 @@ Result<std::unique_ptr<http::HttpServer>> StartServeHttp(const ServeHttpOptions&
   server.host = options.host;
   server.port = options.port;
   server.threads = options.threads;
+  server.read_timeout = options.idle_timeout;
+  server.write_timeout = options.idle_timeout;
   const double time_scale = options.time_scale;
   auto counts = std::make_shared<HttpCounts>();
   auto metrics = [&node, time_scale, counts](const http::Request&) {

@@ -38,7 +38,12 @@ struct ServeHttpOptions {
   bool synthetic_tokens = false;  // the cost model: the response says its tokens are not real
   std::string stop_token;         // POST /admin/stop must carry it
   std::chrono::milliseconds request_timeout{600'000};  // a completion waited for at most
-  int threads = 64;  // connections served at once (a completion holds one while it runs)
+  // A connection is closed when its next request has not come, or a read or a write of it
+  // stalled, this long (serve.http_idle).
+  std::chrono::milliseconds idle_timeout{5'000};
+  // Connections served at once, a thread each (a completion holds one while it runs, an idle
+  // connection until the read deadline, 5 s); each needs a file descriptor of the conductor.
+  int threads = 4096;
 };
 
 // Starts the endpoint; the node (a conductor, started) must outlive the returned server.

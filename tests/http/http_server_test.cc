@@ -1,18 +1,22 @@
 // The server as a client sees it, over 127.0.0.1: routes, 404 and 405, a handler that throws
 // (500, the server goes on), a body over the limit (413), a port already in use (an error naming
 // it), an idle connection closed at the read deadline, Stop() while a client is connected, and a
-// streamed body whose pieces reach the client as they are written.
+// streamed body whose pieces reach the client as they are written, and 2000 idle connections
+// while a request is served.
 #include "http/http_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -190,6 +194,140 @@ TEST(HttpServer, AStreamedBodyReachesTheClientPieceByPiece) {
   std::unique_lock<std::mutex> lock(mutex);
   ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return stream_ended; }));
   EXPECT_TRUE(second_write_failed) << "writes to a client that left kept succeeding";
+}
+
+// `n` connections to the server, made at once (non-blocking connects, then waited for):
+// the descriptors of those that connected within `deadline`.
+std::vector<int> ConnectMany(int port, int n, std::chrono::seconds deadline) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<pollfd> pending;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd < 0) break;
+    const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (rc == 0 || errno == EINPROGRESS) {
+      pending.push_back({fd, POLLOUT, 0});
+    } else {
+      ::close(fd);
+    }
+  }
+  std::vector<int> connected;
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (!pending.empty() && std::chrono::steady_clock::now() < end) {
+    if (::poll(pending.data(), pending.size(), 100) <= 0) continue;
+    std::vector<pollfd> still;
+    for (const pollfd& p : pending) {
+      if (p.revents == 0) {
+        still.push_back({p.fd, POLLOUT, 0});
+        continue;
+      }
+      int err = 0;
+      socklen_t len = sizeof err;
+      ::getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err == 0 && (p.revents & POLLOUT)) {
+        connected.push_back(p.fd);
+      } else {
+        ::close(p.fd);
+      }
+    }
+    pending.swap(still);
+  }
+  for (const pollfd& p : pending) ::close(p.fd);
+  return connected;
+}
+
+// True while the server has not closed `fd` (nothing to read yet, no end of stream).
+bool StillOpen(int fd) {
+  char byte = 0;
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+// Threads of this process now (/proc/self/task).
+size_t ProcessThreads() {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+// A connection that has been answered once and is kept alive: its descriptor, or -1.
+int KeptAlive(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string request = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
+    ::close(fd);
+    return -1;
+  }
+  std::string got;
+  char buf[512];
+  while (got.find("hello world\n") == std::string::npos) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      ::close(fd);
+      return -1;
+    }
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return fd;
+}
+
+// 2000 idle connections are held open up to the read deadline (30 s here): 500 kept alive after
+// a request (each holds a thread of the server) and 1500 that send nothing (they wait in the
+// kernel: TCP_DEFER_ACCEPT). A request on a new connection meanwhile is answered at once, not
+// after they have timed out, and none of them was refused or closed early. The threads that
+// serve connections start as they come and end once idle: a server allowed 4096 does not start
+// with 4096, and keeps none once the connections are gone.
+TEST(HttpServer, TwoThousandIdleConnectionsDoNotDelayARequestAndTheirThreadsEnd) {
+  ServerOptions o;
+  o.read_timeout = std::chrono::seconds(30);
+  o.threads = 4096;
+  o.idle_thread_exit = std::chrono::milliseconds(500);
+  const size_t before = ProcessThreads();
+  auto server = StartTestServer(o);
+  ASSERT_TRUE(server);
+  EXPECT_LT(ProcessThreads(), before + 16) << "threads started before any connection";
+  std::vector<int> idle;
+  for (int i = 0; i < 500; ++i) {
+    const int fd = KeptAlive(server->port());
+    if (fd >= 0) idle.push_back(fd);
+  }
+  EXPECT_EQ(idle.size(), 500u) << "requests on kept-alive connections failed";
+  EXPECT_GE(ProcessThreads(), before + 500) << "kept-alive connections without a thread each";
+  for (int fd : ConnectMany(server->port(), 1500, std::chrono::seconds(20))) idle.push_back(fd);
+  EXPECT_EQ(idle.size(), 2000u) << "connections refused or dropped";
+  httplib::Client c("127.0.0.1", server->port());
+  c.set_connection_timeout(20);
+  c.set_read_timeout(20);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = c.Get("/hello");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(r) << "no answer within 20 s: " << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(took, std::chrono::seconds(20));
+  size_t open = 0;
+  for (int fd : idle) open += StillOpen(fd) ? 1 : 0;
+  EXPECT_EQ(open, idle.size()) << "idle connections closed before their read deadline";
+  for (int fd : idle) ::close(fd);
+  c.stop();
+  // Closed by the client, each connection ends; its thread ends 500 ms after.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ProcessThreads() > before + 16 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_LT(ProcessThreads(), before + 16) << "the idle connections' threads did not end";
+  server->Stop();
 }
 
 }  // namespace

@@ -14,6 +14,10 @@ Modes:
                time, and the first comes well before a non-streamed answer of the same request
                would), in more than one read; four streams at once and a client that leaves
                after its first event leave the others' tokens equal to generate's.
+  idle         2000 connections to the endpoint stay idle (100 after a GET /health, kept alive,
+               1900 that send nothing; serve.http_idle 60s) while a completion is sent on a new
+               one: it is answered with generate's tokens while (nearly) all of them are still
+               open, not after the server has timed them out.
   bad_input    malformed JSON, missing and wrong-typed fields, token ids outside the vocabulary,
                max_tokens 0 / negative / huge / a string, a prompt longer than allowed, temperature
                != 0, n != 1, text prompts, an unknown model, a client that disconnects before
@@ -27,6 +31,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -309,6 +314,87 @@ def stream():
     print(f"ok: mooncake serve stop: summary.json {json.dumps(summary['requests'])}")
 
 
+def open_idle(url, keep_alive, silent):
+    """Connections to the endpoint: `keep_alive` after one GET /health each, `silent` that send
+    nothing. Returns their sockets."""
+    host, port = url[len("http://"):].rsplit(":", 1)
+    socks = []
+    for _ in range(keep_alive):
+        s = socket.create_connection((host, int(port)), timeout=30)
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = b""
+        while not got.endswith(b"ok\n"):
+            piece = s.recv(4096)
+            if not piece:
+                fail("a keep-alive connection was closed after GET /health")
+            got += piece
+        socks.append(s)
+    pending = []
+    for _ in range(silent):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex((host, int(port)))
+        pending.append(s)
+    poller = select.poll()
+    by_fd = {s.fileno(): s for s in pending}
+    for fd in by_fd:
+        poller.register(fd, select.POLLOUT)
+    deadline = time.time() + 60
+    while by_fd and time.time() < deadline:
+        for fd, _ in poller.poll(500):
+            s = by_fd.pop(fd)
+            poller.unregister(fd)
+            if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
+                fail("an idle connection was refused")
+            socks.append(s)
+    if by_fd:
+        fail(f"{len(by_fd)} idle connections not made within 60 s")
+    return socks
+
+
+def still_open(s):
+    s.setblocking(False)
+    try:
+        return s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def idle():
+    # Idle connections are closed after serve.http_idle: 60 s, so that a loaded machine's slow
+    # setup of 2000 connections does not see them closed before the request is sent.
+    job, url, endpoint = start_job(["--serve.http_idle", "60s"])
+    p = prompt(5, 40)
+    want = generate(p, 8)
+    socks = open_idle(url, 100, 1900)
+    print(f"ok: {len(socks)} idle connections open")
+    sent = time.monotonic()
+    try:
+        status, _, text = post(url, {"prompt": p, "max_tokens": 8, "ignore_eos": True},
+                               timeout=60)
+    except OSError as e:
+        fail(f"no answer within 60 s beside {len(socks)} idle connections ({e})")
+    took = time.monotonic() - sent
+    if status != 200 or tokens_of(text) != want:
+        fail(f"the completion beside the idle connections: {status} {text[:200]}")
+    still = sum(1 for s in socks if still_open(s))
+    print(f"ok: a completion answered in {took:.2f} s with generate's tokens; {still} of "
+          f"{len(socks)} idle connections still open then")
+    # The server closes an idle connection at serve.http_idle: answered behind them, the
+    # request would find at most the last few handler threads' worth still open.
+    if still < 0.9 * len(socks):
+        fail(f"only {still} of {len(socks)} idle connections were still open when the "
+             "completion was answered: it waited for them")
+    for s in socks:
+        s.close()
+    summary = stop(job, endpoint)
+    if summary["requests"].get("completed") != 1:
+        fail(f"summary.json: {summary['requests']} (1 completed expected)")
+    print(f"ok: mooncake serve stop: summary.json {json.dumps(summary['requests'])}")
+
+
 def bad_input():
     job, url, endpoint = start_job([])
     good = prompt(7, 600)
@@ -369,7 +455,8 @@ def bad_input():
 
 
 try:
-    {"completions": completions, "stream": stream, "bad_input": bad_input}[MODE]()
+    {"completions": completions, "stream": stream, "idle": idle,
+     "bad_input": bad_input}[MODE]()
     print(f"PASS ({MODE})")
 finally:
     # A job left behind by a failure: its launcher's process group.

@@ -27,6 +27,7 @@ import http.client
 import json
 import math
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -281,7 +282,8 @@ def run_inside(args, requests, out):
         for r in requests:
             f.write(json.dumps(r) + "\n")
     run_dir = os.path.join(out, "inside")
-    job = Job(args, run_dir, ["--trace", trace, "--load.scale", str(args.time_scale)])
+    job = Job(args, run_dir, ["--trace", trace, "--load.scale", str(args.time_scale)] +
+              shlex.split(args.job_args))
     rc = job.wait(timeout=900)
     if rc != 0:
         job.fail(f"the inside replay exited {rc}")
@@ -311,6 +313,9 @@ def main():
                     help="the reference model preset of the job started (default tiny)")
     ap.add_argument("--endpoint", help="a running job's endpoint.json: send to it instead of "
                                        "starting one")
+    ap.add_argument("--job_args", default="",
+                    help="more mooncake options for the jobs started, e.g. \"--slo.ttft 2s\" "
+                         "(a tighter SLO: some requests get 429)")
     ap.add_argument("--inside", action="store_true",
                     help="also replay the slice inside a second job (--trace) and print it beside")
     ap.add_argument("--mpirun", default=os.environ.get("MPIRUN", "mpirun"),
@@ -340,7 +345,7 @@ def main():
             usage_error(f"{endpoint}: not an endpoint file ({e})")
     else:
         run_dir = os.path.join(args.out, "job")
-        job = Job(args, run_dir, ["--serve.http", "0"])
+        job = Job(args, run_dir, ["--serve.http", "0"] + shlex.split(args.job_args))
     try:
         if job is not None:
             endpoint = job.endpoint()

@@ -68,7 +68,10 @@ def start_job(extra_args, max_output=32, model="tiny"):
             "--engine.kind", "reference", "--engine.model", model, "--engine.max_output",
             str(max_output),
             "--time_scale", "1", "--serve.http", "0", "--job.plots", "off",
-            "--cluster.failure_timeout", "3s", "--out", RUN] + extra_args
+            "--cluster.failure_timeout", "3s", "--out", RUN,
+            # A job whose test was killed (CTest's 300 s timeout) ends by itself: it runs in its
+            # own session, out of reach of the kill, and would serve for the default 30 min.
+            "--job.deadline", "280s"] + extra_args
     env = dict(os.environ, MOONCAKE_MPIRUN_ARGS=" ".join(EXTRA))
     log = open(LOG, "w")
     job = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,

@@ -284,7 +284,10 @@ def run_inside(args, requests, out):
     run_dir = os.path.join(out, "inside")
     job = Job(args, run_dir, ["--trace", trace, "--load.scale", str(args.time_scale)] +
               shlex.split(args.job_args))
-    rc = job.wait(timeout=900)
+    try:
+        rc = job.wait(timeout=900)
+    finally:
+        job.kill()  # a timeout or an interrupt leaves no job behind
     if rc != 0:
         job.fail(f"the inside replay exited {rc}")
     return json.load(open(os.path.join(run_dir, "summary.json")))
@@ -326,6 +329,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "runs", "http_replay"),
                     help="where the results and the job's run folder go (default runs/http_replay)")
     args = ap.parse_args()
+    # A TERM (Slurm's end, kill) unwinds like Ctrl-C, through the `finally` that stops the job:
+    # the job runs in its own session and would otherwise serve on alone.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.requests < 1 or args.time_scale <= 0 or not 1 <= args.max_prompt <= 8192 or \
             args.max_tokens < 1:
         usage_error("--requests and --max_tokens must be >= 1, --time_scale > 0, --max_prompt "

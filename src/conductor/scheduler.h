@@ -137,6 +137,8 @@ class Scheduler {
   uint64_t fetched_blocks() const { return fetched_blocks_; }
   // Predicted time at which the instance's prefill queue drains.
   Nanos PrefillFreeAt(int prefill) const { return prefill_[prefill].free_at; }
+  // Requests dispatched to the prefill instance whose prefill has not finished.
+  int PrefillOutstanding(int prefill) const { return prefill_[prefill].outstanding; }
   const SearchStats& search_stats() const { return stats_; }
   // Appends every later call and its answer to *log (not owned; null stops). The request and
   // block spans are recorded as given: they must outlive the log.

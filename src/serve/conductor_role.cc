@@ -51,6 +51,17 @@ ConductorRole::Snapshot ConductorRole::TakeSnapshot() const {
       ++s.in_flight;
     }
   }
+  const Nanos now = ModelNow();
+  const conductor::SchedulerConfig& c = scheduler_.config();
+  for (int i = 0; i < c.prefill_instances; ++i) {
+    const Nanos left = std::max(Nanos(0), scheduler_.PrefillFreeAt(i) - now);
+    s.prefill.push_back({scheduler_.PrefillOutstanding(i), engine::NanosToSeconds(left), 0});
+  }
+  const conductor::DecodeLoad& d = scheduler_.decode_load();
+  for (int i = 0; i < c.decode_instances; ++i) {
+    const Nanos tbt = d.PredictTbtNow(i, 0);
+    s.decode.push_back({d.ActiveCount(i), engine::NanosToSeconds(tbt), d.ActiveTokens(i)});
+  }
   return s;
 }
 

@@ -99,10 +99,17 @@ class ConductorRole {
   std::vector<uint64_t> LostRequests() const;
   // A consistent copy for a scrape (any thread): the records of the requests resolved so far,
   // how many were dispatched and not yet resolved, and the trace's size.
+  // One instance's load as the scheduler sees it (model clock).
+  struct InstanceLoad {
+    int requests = 0;           // prefill: queued or running; decode: in the batch
+    double predicted_s = 0;     // prefill: until its queue drains; decode: next step's TBT
+    int64_t decode_tokens = 0;  // decode: context tokens of the batch
+  };
   struct Snapshot {
     std::vector<trace::RequestRecord> resolved;
     uint64_t in_flight = 0;
     uint64_t requests = 0;
+    std::vector<InstanceLoad> prefill, decode;  // by instance index
   };
   Snapshot TakeSnapshot() const;
 

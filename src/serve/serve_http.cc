@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -256,6 +257,29 @@ http::Handler Counted(std::shared_ptr<HttpCounts> counts, std::string path, http
   };
 }
 
+// Each instance's queue and the scheduler's prediction for it, what early rejection acts on.
+void AddInstanceLoads(http::PrometheusText& t, const ConductorRole::Snapshot& s) {
+  for (size_t i = 0; i < s.prefill.size(); ++i) {
+    const http::Labels l = {{"instance", std::to_string(i)}};
+    t.Gauge("mooncake_prefill_queue_requests", "Requests queued or running on a prefill instance.",
+            s.prefill[i].requests, l);
+    t.Gauge("mooncake_prefill_queue_predicted_seconds",
+            "Predicted model time until a prefill instance's queue drains.",
+            s.prefill[i].predicted_s, l);
+  }
+  for (size_t i = 0; i < s.decode.size(); ++i) {
+    const http::Labels l = {{"instance", std::to_string(i)}};
+    t.Gauge("mooncake_decode_batch_requests", "Requests in a decode instance's batch.",
+            s.decode[i].requests, l);
+    t.Gauge("mooncake_decode_batch_tokens", "Context tokens of a decode instance's batch.",
+            static_cast<double>(s.decode[i].decode_tokens), l);
+    // An idle instance predicts no step: reported as 0 rather than +Inf.
+    const double tbt = std::isfinite(s.decode[i].predicted_s) ? s.decode[i].predicted_s : 0.0;
+    t.Gauge("mooncake_decode_predicted_tbt_seconds",
+            "Predicted model time of a decode instance's next step.", tbt, l);
+  }
+}
+
 }  // namespace
 
 void AppendServingMetrics(ServeNode& node, double time_scale, http::PrometheusText* out) {
@@ -299,6 +323,7 @@ void AppendServingMetrics(ServeNode& node, double time_scale, http::PrometheusTe
     AddHistograms(t, "mooncake_tbt_seconds",
                   "Time between tokens of completed requests (mean of the longest 10 % of gaps).",
                   kTbtBounds, tbt, time_scale);
+    AddInstanceLoads(t, s);
     t.Counter("mooncake_prefix_blocks_total", "Prompt blocks of requests that reached prefill.",
               static_cast<double>(blocks));
     t.Counter("mooncake_prefix_blocks_hit_total", "Of those, blocks reused from a cache.",

@@ -39,6 +39,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -207,9 +208,29 @@ def completions():
 
     # The burst: long prompts at once under a 1 s TTFT SLO; the scheduler turns some away.
     burst = [prompt(100 + i, 4000) for i in range(16)]
+    # /metrics sampled meanwhile: the prefill instance's queue and predicted drain time, which
+    # early rejection acts on, must show the burst while it runs.
+    seen = {"requests": 0.0, "seconds": 0.0}
+    during = threading.Event()
+
+    def sample():
+        while not during.is_set():
+            for key, name in (("requests", "mooncake_prefill_queue_requests"),
+                              ("seconds", "mooncake_prefill_queue_predicted_seconds")):
+                seen[key] = max(seen[key], metric(url, name, [("instance", "0")]))
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     with concurrent.futures.ThreadPoolExecutor(len(burst)) as pool:
         results = list(pool.map(
             lambda p: post(url, {"prompt": p, "max_tokens": 4, "ignore_eos": True}), burst))
+    during.set()
+    sampler.join()
+    if seen["requests"] < 1 or seen["seconds"] <= 0:
+        fail(f"/metrics never showed the burst in prefill instance 0's queue: {seen}")
+    print(f"ok: /metrics showed prefill instance 0's queue at up to {seen['requests']:.0f} "
+          f"requests, {seen['seconds']:.3f} s predicted")
     sent += len(burst)
     codes = [r[0] for r in results]
     if codes.count(429) == 0 or codes.count(200) == 0 or set(codes) - {200, 429}:

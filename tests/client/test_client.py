@@ -682,13 +682,21 @@ def test_remove_then_reput_with_ssd_serves_the_new_version_and_recovers_it(tmp_p
 
 def test_a_tcp_job_serves_clients_over_tcp(tmp_path):
     """A job pinned to tcp: its clients (default transports, or tcp) move bytes over tcp with
-    active-message rendezvous, acknowledged through the attached connection."""
+    active-message rendezvous, acknowledged through the attached connection.
+
+    Messages from the job larger than UCX's default 64K tcp receive segment must not abort the
+    client: a 4000-key batch, whose answers of about 120 KB leave eagerly (UCX 1.13 sizes what
+    it sends by its own receive segment, which the client must match: UcxConfig's
+    tcp_rx_seg_size)."""
     j = StoreJob(tmp_path, ranks=3, options=["--transport.tls", "tcp", "--store.dram", "128MiB"])
     for tls in ("auto", "tcp"):
         store = attach(j.connect, transport_tls=tls)
         key = f"tcp/{tls}"
         assert store.put(key, values.value(key, (16 << 20) + 5)) == 0, store.last_error()
         assert values.matches(key, store.get(key))
+        keys = [f"tcp/{tls}/batch/{i:05d}" for i in range(4000)]
+        assert store.put_batch(keys, [k.encode() for k in keys]) == 0, store.last_error()
+        assert store.get_batch(keys) == [k.encode() for k in keys], store.last_error()
         assert store.close() == 0
     cpp = subprocess.run([CLIENT_PEER, str(j.connect), "put", "tcp-cpp"], capture_output=True,
                          text=True, timeout=120)

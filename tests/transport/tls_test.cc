@@ -24,5 +24,19 @@ TEST(TlsTest, FamiliesAreReadTokenByTokenNotBySubstring) {
   EXPECT_FALSE(ClassifyTls(ResolveTls("auto")).pinned);
 }
 
+// The tcp receive segment is set wherever UCX may open tcp (the ends of a tcp connection must
+// agree on it), and nowhere else (UCX warns about a setting no interface took).
+TEST(TlsTest, TcpMayOpenUnderUcxDefaultsListsAndExclusions) {
+  EXPECT_TRUE(TcpMayOpen("all"));
+  EXPECT_TRUE(TcpMayOpen(""));
+  EXPECT_TRUE(TcpMayOpen("tcp,self"));
+  EXPECT_TRUE(TcpMayOpen("posix,sysv,cma,tcp,self"));
+  EXPECT_TRUE(TcpMayOpen("^sm"));
+  EXPECT_FALSE(TcpMayOpen("posix,sysv,cma,self"));
+  EXPECT_FALSE(TcpMayOpen("^tcp"));
+  EXPECT_FALSE(TcpMayOpen("^ud,tcp"));
+  EXPECT_FALSE(TcpMayOpen("rc,ud,self,posix,sysv,cma"));
+}
+
 }  // namespace
 }  // namespace mooncake::transport

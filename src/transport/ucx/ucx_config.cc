@@ -33,4 +33,10 @@ TlsFamilies ClassifyTls(const std::string& resolved) {
   return f;
 }
 
+bool TcpMayOpen(const std::string& ucx_tls) {
+  if (ucx_tls.empty() || ucx_tls == "all") return true;
+  if (ucx_tls[0] == '^') return !ClassifyTls(ucx_tls.substr(1)).tcp;
+  return ClassifyTls(ucx_tls).tcp;
+}
+
 }  // namespace mooncake::transport

@@ -27,6 +27,10 @@ struct UcxConfig {
   // The tcp transport's receive segment (UCX_TCP_RX_SEG_SIZE, UCX's default 64K). 512K by
   // measurement (docs/TRANSFER.md: tcp 1-16 MiB reads ~1.4x, writes ~1.3x on loopback, while
   // ucx_perftest does not gain from it). Empty keeps UCX's default or the environment's value.
+  // Set in every process that may open tcp, job ranks and attached processes alike: UCX 1.13's
+  // tcp sizes the active messages it sends (eager sends and their fragments) by its own receive
+  // segment and aborts a receiver whose segment is smaller (tcp_ep.c "Assertion `hdr->length
+  // <= ...`"), so the two ends of a tcp connection must agree on it.
   std::string tcp_rx_seg_size = "512K";
   // The progress thread spins this long after its last event before it starts to sleep
   // (exponential back-off up to max_sleep). busy_poll never sleeps (benchmarks on pinned cores).
@@ -58,5 +62,8 @@ struct TlsFamilies {
   bool rdma = false;  // rc*, ud*, dc*, ib, rdma
 };
 TlsFamilies ClassifyTls(const std::string& resolved_tls);
+// Whether UCX may open a tcp interface under UCX_TLS = `ucx_tls` as UCX reads it back ("all",
+// a list, or "^" and the transports left out).
+bool TcpMayOpen(const std::string& ucx_tls);
 
 }  // namespace mooncake::transport

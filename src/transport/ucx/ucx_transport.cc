@@ -165,10 +165,9 @@ static Status CheckRdmaPin(const std::string& user_tls) {
                          " is empty or missing); use auto to take what the host has, or shm / tcp");
 }
 
-// UCX_NET_DEVICES as UCX read it (from the environment, or transport.devices): UCX has no
-// getter for one field, so it is read off ucp_config_print's "UCX_NET_DEVICES=lo" line. Empty
-// for "all".
-static std::string ConfiguredNetDevices(const ucp_config_t* cfg) {
+// The value UCX will use for `key` ("UCX_TLS"), as the environment and ucp_config_modify left
+// it: UCX has no getter for one field, so it is read off ucp_config_print's "UCX_TLS=..." line.
+static std::string ConfiguredValue(const ucp_config_t* cfg, const std::string& key) {
   char* text = nullptr;
   size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
@@ -177,11 +176,22 @@ static std::string ConfiguredNetDevices(const ucp_config_t* cfg) {
   std::fclose(out);
   std::string printed(text, size);
   std::free(text);
-  const std::string key = "UCX_NET_DEVICES=";
-  const size_t at = printed.find(key);
-  if (at == std::string::npos) return "";
+  const std::string line = key + "=";
+  size_t at = printed.rfind("\n" + line);
+  if (at != std::string::npos) {
+    ++at;
+  } else if (printed.compare(0, line.size(), line) == 0) {
+    at = 0;
+  } else {
+    return "";
+  }
   const size_t end = printed.find('\n', at);
-  std::string value = printed.substr(at + key.size(), end - at - key.size());
+  return printed.substr(at + line.size(), end == std::string::npos ? end : end - at - line.size());
+}
+
+// UCX_NET_DEVICES as UCX read it (from the environment, or transport.devices). Empty for "all".
+static std::string ConfiguredNetDevices(const ucp_config_t* cfg) {
+  std::string value = ConfiguredValue(cfg, "UCX_NET_DEVICES");
   return value == "all" ? "" : value;
 }
 
@@ -205,11 +215,10 @@ Status UcxTransport::CreateContext() {
   }
   // A transport-level setting: UCX keeps it and applies it to each interface it opens, by the
   // name inside that transport's table (tcp: RX_SEG_SIZE; shm and rdma have none by that name).
-  // UCX warns "invalid configuration" when an interface without it is opened, so it is set only
-  // when the job pins tcp without shared-memory transports.
-  const TlsFamilies families = ClassifyTls(ResolveTls(config_.tls));
-  const bool tcp_only = families.tcp && !families.shm && !families.rdma;
-  if (tcp_only && !config_.tcp_rx_seg_size.empty() &&
+  // UCX warns "invalid configuration" when no interface took it, so it is set only where a tcp
+  // interface may open. There it is set whatever else is configured, in job ranks and attached
+  // processes alike: the two ends of a tcp connection must agree on it (UcxConfig).
+  if (TcpMayOpen(ConfiguredValue(cfg, "UCX_TLS")) && !config_.tcp_rx_seg_size.empty() &&
       (st = ucp_config_modify(cfg, "RX_SEG_SIZE", config_.tcp_rx_seg_size.c_str())) != UCS_OK) {
     log::Warn("UCX RX_SEG_SIZE={} not applied: {}", config_.tcp_rx_seg_size, ucs_status_string(st));
   }

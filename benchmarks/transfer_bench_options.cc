@@ -65,7 +65,7 @@ size_t BenchOptions::FootprintFor(const CaseSpec& spec) const {
 
 Result<BenchOptions> ParseBenchOptions(int argc, char** argv, bool print_help) {
   std::string operation, block, duration, warmup, buffer, data_path, slice, am_slice, timeout,
-      kv_model, models_dir, progress, memory;
+      kv_model, models_dir, progress, memory, tcp_error_mode;
   int batch = 0, threads = 0, depth = 0, tokens = 0;
   bool sweep = false;
   BenchOptions o;
@@ -91,6 +91,11 @@ Result<BenchOptions> ParseBenchOptions(int argc, char** argv, bool print_help) {
       "data-path", po::value(&data_path)->default_value("auto"), "auto | rma | am")(
       "slice", po::value(&slice)->default_value("1MiB"), "RMA slice size")(
       "am-slice", po::value(&am_slice)->default_value("4MiB"), "active-message slice size")(
+      "tcp-error-mode", po::value(&tcp_error_mode)->default_value("default"),
+      "tcp-only jobs: default (UCX's, zero-copy rendezvous) | peer (UCX's peer mode; the "
+      "rendezvous is copied out of the receive segment)")(
+      "tcp-rndv-thresh", po::value(&o.ucx.tcp_rndv_thresh)->default_value("256K"),
+      "tcp-only jobs: UCX_RNDV_THRESH (auto: UCX's own choice)")(
       "progress", po::value(&progress)->default_value("thread"),
       "busy (progress thread never sleeps) | thread (sleeps with back-off when idle)")(
       "timeout", po::value(&timeout)->default_value("30s"), "deadline of every batch")(
@@ -141,6 +146,10 @@ Result<BenchOptions> ParseBenchOptions(int argc, char** argv, bool print_help) {
   o.ucx.tls = o.tls_label == "auto" ? "" : o.tls_label;
   o.ucx.busy_poll = progress == "busy";
   if (progress != "busy" && progress != "thread") return InvalidArgument("bad --progress");
+  if (tcp_error_mode != "default" && tcp_error_mode != "peer") {
+    return InvalidArgument("bad --tcp-error-mode: " + tcp_error_mode + " (default | peer)");
+  }
+  o.ucx.tcp_peer_error_mode = tcp_error_mode == "peer";
   if (data_path == "auto")
     o.ucx.data_path = transport::DataPath::kAuto;
   else if (data_path == "rma")

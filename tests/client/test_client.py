@@ -685,8 +685,9 @@ def test_a_tcp_job_serves_clients_over_tcp(tmp_path):
     active-message rendezvous, acknowledged through the attached connection.
 
     Messages from the job larger than UCX's default 64K tcp receive segment must not abort the
-    client: a 4000-key batch, whose answers of about 120 KB leave eagerly (UCX 1.13 sizes what
-    it sends by its own receive segment, which the client must match: UcxConfig's
+    client: a 4000-key batch, whose answers of about 120 KB leave eagerly, and the 64 KiB values
+    of verify_all, which the job's rendezvous threshold (256K) sends eagerly (UCX 1.13 sizes
+    what it sends by its own receive segment, which the client must match: UcxConfig's
     tcp_rx_seg_size)."""
     j = StoreJob(tmp_path, ranks=3, options=["--transport.tls", "tcp", "--store.dram", "128MiB"])
     for tls in ("auto", "tcp"):

@@ -32,6 +32,23 @@ struct UcxConfig {
   // segment and aborts a receiver whose segment is smaller (tcp_ep.c "Assertion `hdr->length
   // <= ...`"), so the two ends of a tcp connection must agree on it.
   std::string tcp_rx_seg_size = "512K";
+  // Error mode of the endpoints between job ranks over tcp. UCX 1.13's peer error mode needs
+  // memory invalidation, which its tcp memory domain lacks, so with it UCX selects no tcp lane
+  // for rendezvous RMA: every rendezvous then travels as active-message fragments that the
+  // receiver copies out of its receive segment (one more pass over the bytes, and 1 MiB more of
+  // cache). UCX's default mode keeps put-zcopy rendezvous (the receiving socket reads straight
+  // into the target buffer): 1 MiB writes ~1.3x, reads ~1.15x (docs/TRANSFER.md). Our error
+  // handler stays installed either way (a peer that exits or dies resets its connection, which
+  // fails the endpoint, as for attached processes); true restores the peer mode (UCX's
+  // keepalive and request-id checks). Only for jobs pinned to tcp without shm or rdma.
+  bool tcp_peer_error_mode = false;
+  // UCX_RNDV_THRESH for tcp-only jobs (empty: UCX's default, or the environment's value). With
+  // put-zcopy rendezvous UCX's automatic threshold is 8 KiB, and a 64 KiB message then pays
+  // the rendezvous round trips: 64 KiB ~0.6x against eager sends. 256K by measurement. It
+  // applies to the job's endpoints to attached processes too: messages up to it leave eagerly,
+  // which they receive because their tcp receive segment is tcp_rx_seg_size as well (so it
+  // must stay below tcp_rx_seg_size).
+  std::string tcp_rndv_thresh = "256K";
   // The progress thread spins this long after its last event before it starts to sleep
   // (exponential back-off up to max_sleep). busy_poll never sleeps (benchmarks on pinned cores).
   Nanos idle_spin = Nanos(200'000);

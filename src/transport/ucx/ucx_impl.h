@@ -164,6 +164,9 @@ void PeerErrorCallback(void* arg, ucp_ep_h ep, ucs_status_t status);
 // The UCX transports of an endpoint's lanes ("posix/memory,sysv/memory"), for logs and for
 // choosing the data path.
 std::string LaneTransports(ucp_ep_h ep);
+// Whether UCX gave `ep` a lane for rendezvous RMA (an rma_bw lane): a large AM then lands
+// straight in the receiver's buffer; without one it travels as fragments the receiver copies.
+bool HasRndvRmaLane(ucp_ep_h ep);
 
 struct UcpListenerDeleter {
   void operator()(ucp_listener_h listener) const { ucp_listener_destroy(listener); }
@@ -268,7 +271,7 @@ class UcxTransport final : public Transport {
   void SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status_t status, const void* data,
                size_t length);
   bool UsesAm(int32_t peer) const;
-  // The endpoint's lanes and data path of job rank `peer` (paths_, use_am_).
+  // The endpoint's lanes and data path of job rank `peer` (paths_, use_am_, am_zero_copy_).
   void DescribeEndpoint(int32_t peer);
   // The number this process goes by at `peer`: self_, or on a process outside the job the
   // number the listener `peer` gave it.
@@ -323,6 +326,7 @@ class UcxTransport final : public Transport {
   EndpointTable eps_;
   std::vector<std::unique_ptr<PeerErrorArg>> error_args_;  // outlive the endpoints
   std::vector<char> use_am_;                               // per peer: AM data path (1) or RMA (0)
+  std::vector<char> am_zero_copy_;  // per peer: the AM rendezvous puts into the target buffer
   std::vector<std::string> paths_;  // per peer: UCX transports of the endpoint's lanes
   std::unique_ptr<std::atomic<bool>[]> peer_failed_;  // UCX reported the endpoint failed
   // MarkPeerDead: transfers are refused, messages still go out (a fenced rank that wakes up is

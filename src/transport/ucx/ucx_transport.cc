@@ -88,16 +88,24 @@ void PeerErrorCallback(void* arg, ucp_ep_h, ucs_status_t status) {
 }
 
 // The UCX transports of an endpoint's lanes, read from ucp_ep_print_info ("posix/memory").
-std::string LaneTransports(ucp_ep_h ep) {
+// ucp_ep_print_info's text: a "lane[i]: ..." line per lane, with its uses ("am", "rma_bw#0").
+static std::string EndpointInfo(ucp_ep_h ep) {
   char* text = nullptr;
   size_t size = 0;
   FILE* stream = open_memstream(&text, &size);
-  if (stream == nullptr) return "unknown";
+  if (stream == nullptr) return "";
   ucp_ep_print_info(ep, stream);
   std::fclose(stream);
-  std::set<std::string> names;
   std::string all(text, size);
   std::free(text);
+  return all;
+}
+
+bool HasRndvRmaLane(ucp_ep_h ep) { return EndpointInfo(ep).find(" rma_bw#") != std::string::npos; }
+
+std::string LaneTransports(ucp_ep_h ep) {
+  std::set<std::string> names;
+  const std::string all = EndpointInfo(ep);
   size_t pos = 0;
   while ((pos = all.find("lane[", pos)) != std::string::npos) {
     size_t eol = all.find('\n', pos);
@@ -143,6 +151,7 @@ Status UcxTransport::Init() {
   // Sized once: ConnectAll fills every slot, Attach (a process outside the job) only some.
   eps_.Resize(world_size_);
   use_am_.assign(world_size_, 0);
+  am_zero_copy_.assign(world_size_, 0);
   paths_.assign(world_size_, "");
   running_ = true;
   progress_thread_ = std::thread([this] { ProgressLoop(); });
@@ -221,6 +230,13 @@ Status UcxTransport::CreateContext() {
   if (TcpMayOpen(ConfiguredValue(cfg, "UCX_TLS")) && !config_.tcp_rx_seg_size.empty() &&
       (st = ucp_config_modify(cfg, "RX_SEG_SIZE", config_.tcp_rx_seg_size.c_str())) != UCS_OK) {
     log::Warn("UCX RX_SEG_SIZE={} not applied: {}", config_.tcp_rx_seg_size, ucs_status_string(st));
+  }
+  // The rendezvous threshold only where every lane is tcp (UcxConfig::tcp_rndv_thresh).
+  const TlsFamilies families = ClassifyTls(ResolveTls(config_.tls));
+  const bool tcp_only = families.tcp && !families.shm && !families.rdma;
+  if (tcp_only && !config_.tcp_rndv_thresh.empty() &&
+      (st = ucp_config_modify(cfg, "RNDV_THRESH", config_.tcp_rndv_thresh.c_str())) != UCS_OK) {
+    log::Warn("UCX RNDV_THRESH={} not applied: {}", config_.tcp_rndv_thresh, ucs_status_string(st));
   }
   net_devices_ = ConfiguredNetDevices(cfg);
   ucp_params_t params{};
@@ -373,8 +389,12 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
   // UCX 1.13's shared-memory transports have no peer-failure handler, and asking for one makes
   // UCX refuse them; so peer-failure callbacks are requested only where every transport can
   // honour them (tcp, rdma). Elsewhere a dead peer is detected by deadlines, which every wait has.
+  // On tcp alone the handler comes with UCX's default mode unless asked otherwise
+  // (UcxConfig::tcp_peer_error_mode: the peer mode forces a copying rendezvous there).
   const TlsFamilies families = ClassifyTls(ResolveTls(config_.tls));
   const bool peer_errors = families.pinned && !families.shm;
+  const bool tcp_only = families.tcp && !families.rdma;
+  const bool peer_mode = peer_errors && (!tcp_only || config_.tcp_peer_error_mode);
   for (int r = 0; r < world_size_; ++r) {
     error_args_.push_back(std::make_unique<PeerErrorArg>(PeerErrorArg{this, r}));
     ucp_ep_params_t ep{};
@@ -382,7 +402,7 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
     ep.address = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
     if (peer_errors) {
       ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-      ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+      ep.err_mode = peer_mode ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
       ep.err_handler.cb = PeerErrorCallback;
       ep.err_handler.arg = error_args_.back().get();
     }
@@ -400,6 +420,7 @@ Status UcxTransport::ConnectAll(const std::vector<std::vector<std::byte>>& addre
 
 void UcxTransport::DescribeEndpoint(int32_t r) {
   paths_[r] = LaneTransports(eps_.Get(r));
+  am_zero_copy_[r] = HasRndvRmaLane(eps_.Get(r));
   switch (config_.data_path) {
     case DataPath::kRma:
       use_am_[r] = 0;
@@ -421,7 +442,9 @@ std::string UcxTransport::DescribePath(Rank peer) const {
     return attached->path + (attached->use_am ? " (am rendezvous)" : " (rma)");
   }
   if (eps_.Get(peer.value) == nullptr) return "not connected";
-  return paths_[peer.value] + (use_am_[peer.value] ? " (am rendezvous)" : " (rma)");
+  if (!use_am_[peer.value]) return paths_[peer.value] + " (rma)";
+  return paths_[peer.value] +
+         (am_zero_copy_[peer.value] ? " (am rendezvous, zero-copy)" : " (am rendezvous)");
 }
 
 bool UcxTransport::UsesAm(int32_t peer) const { return use_am_[peer] != 0; }

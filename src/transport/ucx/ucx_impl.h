@@ -63,7 +63,9 @@ struct AttachReplyHeader {
   int32_t listener;  // the answering rank (an attaching process may wait on several)
 };
 inline constexpr uint32_t kAttachMagic = 0x4d434154;  // "MCAT"
-inline constexpr uint32_t kAttachVersion = 1;
+// 2: every process that may open tcp uses the 512K receive segment (ucx_config.h); a client of
+// version 1 kept UCX's 64K and aborted in UCX on a larger eager answer, so it is refused instead.
+inline constexpr uint32_t kAttachVersion = 2;
 inline constexpr size_t kMaxCredentialBytes = 4096;
 
 // Owners of the UCX handles with a plain destructor. Endpoints are not among them: they are

@@ -33,6 +33,7 @@
 #include "serve/summary.h"
 #include "serve/token_check.h"
 #include "store/net/topology.h"
+#include "store/node/ssd_summary.h"
 #include "trace/run_report.h"
 
 namespace mooncake::app {
@@ -71,28 +72,22 @@ serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workloa
   c.scheduler.ttft_margin = Nanos(
       static_cast<int64_t>(static_cast<double>(o.admission_margin.count()) * o.sched.time_scale));
   c.requests = &workload.requests;
-  c.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
-  c.master.master.lease = o.store_lease;
-  c.master.master.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
-  c.master.master.put_timeout = o.store_put_timeout;
-  c.master.master.when_full =
-      o.store_keep_when_full ? store::WhenFull::kKeep : store::WhenFull::kEvict;
-  c.master.master.suspect_for = 2 * o.failure_timeout;  // a dead rank is declared by then
+  c.master = MasterNodeConfigFrom(o);
   return c;
 }
 
-// Roles and handlers up, the SSD tier opened (store.ssd = on); then the recovered blocks enter
-// the master and the conductor's prefix index before any request is admitted.
-void StartNode(JobContext& ctx, serve::ServeNode& node, const std::string& run_dir, SsdJob* ssd) {
-  AbortUnlessOk(ctx, node.Start(), 1);
-  if (ctx.options.store_ssd) {
-    Status s = SetUpSsd(ctx, run_dir, node.master(), ssd);
-    AbortUnlessOk(ctx, s, ctx.role() == Role::kStore ? 2 : 1);
-  }
+// Roles and handlers up, the SSD tier opened (store.ssd = on; on a store rank only the tier can
+// fail to start); then the recovered blocks enter the master and the conductor's prefix index
+// before any request is admitted.
+void StartNode(JobContext& ctx, serve::ServeNode& node) {
+  AbortUnlessOk(ctx, node.Start(), ctx.role() == Role::kStore ? 2 : 1);
   Barrier(ctx, "handlers registered");
-  if (ctx.options.store_ssd) CollectiveAdmitRecovered(ctx, *ssd);
-  if (node.scheduler() && !ssd->recovered_keys.empty()) {
-    size_t indexed = serve::IndexRecoveredBlocks(*node.scheduler(), ssd->recovered_keys,
+  if (ctx.options.store_ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
+  const std::vector<std::string> no_keys;
+  const std::vector<std::string>& recovered =
+      node.master_node() ? node.master_node()->recovery().keys : no_keys;
+  if (node.scheduler() && !recovered.empty()) {
+    size_t indexed = serve::IndexRecoveredBlocks(*node.scheduler(), recovered,
                                                  node.context().layout.model_name(),
                                                  ctx.roles.count(Role::kPrefill));
     std::printf("conductor: %zu recovered blocks entered the prefix index\n", indexed);
@@ -105,8 +100,7 @@ void StartNode(JobContext& ctx, serve::ServeNode& node, const std::string& run_d
   if (ctx.options.survive_rank_loss) LeaveMpi(ctx.options, ctx.mpi);
 }
 
-void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
-                  SsdJob& ssd) {
+void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload) {
   const engine::KvLayout& layout = node.context().layout;
   std::printf(
       "serving %zu requests from %s, policy %s, time scale %.3g, KV block %s moved "
@@ -117,7 +111,7 @@ void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload
       FormatBytes(layout.real_block_bytes()).c_str());
   std::fflush(stdout);
   node.RunConductor();
-  StopSpilling(ssd);
+  node.master_node()->StopSpilling();
   node.StopOthers();
 }
 
@@ -275,11 +269,11 @@ void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
 // The conductor's summary: every live rank's report (over the RPC), the SSD tier's counters,
 // the dead ranks, the run folder.
 int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
-                     const serve::RankReport& all, SsdJob& ssd, const std::string& run_dir,
+                     const serve::RankReport& all, const std::string& run_dir,
                      serve::ReferenceTokens* reference) {
   const JobOptions& o = ctx.options;
   serve::SummaryInputs in;
-  if (o.store_ssd) in.ssd_line = SsdSummary(ssd, node.master(), all.ssd, &in.ssd_extra);
+  if (o.store_ssd) in.ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &in.ssd_extra);
   in.measured_compute = o.engine.reference;
   if (o.engine.reference) in.matmul_backend = model::MatmulBackend();
   if (o.engine.reference) {
@@ -403,19 +397,18 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   deps.engine = (*job_engine)->engine.get();
 
   if (o.serve_http >= 0) InstallServeStopSignals(ctx.role() == Role::kConductor);
-  serve::ServeNode node(PartOf(ctx.role()), std::move(deps), config, cost, layout,
-                        ConductorSetupOf(o, workload));
+  // What the bucket files of the SSD tier say of the blocks: the reference model's own.
+  const bool reference = o.engine.reference;
+  serve::ServeNode node(
+      PartOf(ctx.role()), std::move(deps), config, cost, layout, ConductorSetupOf(o, workload),
+      StoreRankConfigFrom(o, run_dir, ctx.rank(), reference ? layout.model_name() : "",
+                          reference ? (*job_engine)->kv_layout_text : ""));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
     log::Error("rank {} ends: {}", rank, why.ToString());
     std::fflush(nullptr);
     std::_Exit(4);
   });
-  SsdJob ssd;  // after `node`: its coordinator detaches from the master when destroyed
-  if (o.engine.reference) {
-    ssd.model_preset = layout.model_name();
-    ssd.kv_layout = (*job_engine)->kv_layout_text;
-  }
-  StartNode(ctx, node, run_dir, &ssd);
+  StartNode(ctx, node);
   ArmFaults(o, ctx.rank());
   int code = 0;
   if (ctx.role() == Role::kConductor) {
@@ -434,11 +427,11 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     }
     std::optional<StopSignalWatch> stop_signals;
     if (o.serve_http >= 0) stop_signals.emplace(*node.conductor_role());
-    RunConductor(ctx, node, workload, ssd);
+    RunConductor(ctx, node, workload);
     stop_signals.reset();
     const serve::RankReport all = node.CollectReports(node.Finish());
     DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
-    code = ConductorSummary(ctx, node, workload, all, ssd, run_dir, reference.get());
+    code = ConductorSummary(ctx, node, workload, all, run_dir, reference.get());
     node.ShutdownOthers();
     if (endpoint) {
       // serve.http_linger: a scraper gets the final numbers (they equal summary.json's).
@@ -448,7 +441,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   } else {
     node.WaitForStop();
     serve::RankReport report = node.Finish();
-    if (o.store_ssd) report.ssd = SsdCounters(ssd);
+    if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
     Status sent = node.SendReport(report);
     if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
     node.WaitForShutdown();

@@ -1,46 +1,24 @@
-// The SSD tier in the live job (store.ssd = on): what store ranks and the conductor do.
+// The store's two nodes in the live job (store/node/): their settings from the job's options,
+// and the collective steps of their start.
 //
-// - Store ranks open an Hdf5Tier under <ssd dir>/rank<r> (recovering what the files hold),
-//   serve the spill / promote / SSD-read messages (store::SsdStoreService) and forward the
-//   tier's LRU drops to the master.
-// - The conductor attaches a store::SpillCoordinator to the master as its EvictionSink.
+// - The master's rank (the conductor) holds a store::MasterNode: with store.ssd = on, its spill
+//   coordinator is the master's eviction sink.
+// - Store ranks hold a store::StoreRankNode: with store.ssd = on, an HDF5 tier under
+//   <ssd dir>/rank<r> (recovering what the files hold) and its SSD service.
 // - Before requests are admitted, every store rank reports its recovered blocks (MPI gather);
-//   the conductor AddReplica()s them. At the end the tiers' counters travel in the store ranks'
-//   reports (over the RPC, so a dead rank does not hang the end of the job).
+//   the master admits them. At the end the tiers' counters travel in the store ranks' reports
+//   (over the RPC, so a dead rank does not hang the end of the job).
 //
 // Every function named Collective* must be called by every rank of the job, in the same order.
 #pragma once
 
-#include <map>
-#include <memory>
 #include <string>
 
 #include "app/job_context.h"
-#include "common/status.h"
-#include "store/hdf5/tier.h"
-#include "store/net/master_service.h"
-#include "store/ssd/ssd_coordinator.h"
-#include "store/ssd/ssd_store_service.h"
+#include "store/node/master_node.h"
+#include "store/node/store_rank_node.h"
 
 namespace mooncake::app {
-
-struct SsdJob {
-  // What the bucket files' attributes say of the blocks (set before the tier opens; empty: the
-  // cost model's scaled blocks of o.sched.model).
-  std::string model_preset, kv_layout;
-  // Store rank. The tier is declared last of the two so it is destroyed first: its destructor
-  // may still report LRU drops through the service.
-  std::unique_ptr<store::SsdStoreService> service;
-  std::unique_ptr<store::hdf5::Hdf5Tier> tier;
-  store::hdf5::RecoveryReport recovery;
-  // Conductor.
-  std::unique_ptr<store::SpillCoordinator> coordinator;
-  uint64_t recovered = 0, dropped_at_recovery = 0;
-  // Conductor: recovery drops by reason over every store rank (store/ssd_tier.h RecoveryReport).
-  uint64_t recovery_torn = 0, recovery_superseded = 0, recovery_tombstoned = 0,
-           recovery_unreadable_files = 0;
-  std::vector<std::string> recovered_keys;  // conductor: the store keys of every recovered block
-};
 
 // The master's first object version: the wall clock in nanoseconds, a restart epoch that outranks
 // every version an earlier run over the same SSD folder wrote (recovery lifts it further when a
@@ -50,23 +28,19 @@ uint64_t WallClockVersion();
 // The job's run folder as rank 0 decided it (--out or runs/<UTC timestamp>), known to every rank.
 std::string CollectiveRunDir(JobContext& ctx);
 
-// Store ranks: open the tier and register handlers; conductor: attach the coordinator to
-// `master` (null elsewhere). Call before the "handlers registered" barrier. Not collective.
-Status SetUpSsd(JobContext& ctx, const std::string& run_dir, store::MasterService* master,
-                SsdJob* job);
+// The store's master (store.* options; a fresh restart epoch).
+store::MasterNodeConfig MasterNodeConfigFrom(const JobOptions& options);
 
-// Store ranks send their recovered blocks; the conductor records them with the master.
-void CollectiveAdmitRecovered(JobContext& ctx, SsdJob& job);
+// Store rank `rank`'s set-up (its tier under store.ssd_dir, or <run_dir>/ssd). What the bucket
+// files say of the blocks: `model_preset` and `kv_layout`, or when empty the cost model's scaled
+// blocks of the job's model.
+store::StoreRankConfig StoreRankConfigFrom(const JobOptions& options, const std::string& run_dir,
+                                           int rank, std::string model_preset = "",
+                                           std::string kv_layout = "");
 
-// Conductor: stop spilling (completes what is queued) before the store ranks are told to stop.
-void StopSpilling(SsdJob& job);
-
-// A store rank's tier counters, for its RankReport (empty without a tier).
-std::vector<uint64_t> SsdCounters(SsdJob& job);
-
-// Conductor: `sum` is every store rank's SsdCounters added up. Fills `extra` (summary.json) and
-// returns the summary table's line.
-std::string SsdSummary(SsdJob& job, store::MasterService* master, std::vector<uint64_t> sum,
-                       std::map<std::string, double>* extra);
+// Store ranks send their recovered blocks (`store_rank`: null on other ranks); the master's rank
+// admits them (`master`: null on other ranks) and prints what was found.
+void CollectiveAdmitRecovered(JobContext& ctx, store::StoreRankNode* store_rank,
+                              store::MasterNode* master);
 
 }  // namespace mooncake::app

@@ -25,6 +25,7 @@
 #include "serve/serve_node.h"
 #include "store/net/directory.h"
 #include "store/net/messages.h"
+#include "store/node/ssd_summary.h"
 
 namespace mooncake::app {
 namespace {
@@ -214,7 +215,7 @@ std::string ResultLine(const serve::RankReport& all, size_t dead, const store::M
 
 // Rank 0's summary when the service ends: summary.json in the run folder and a few lines.
 // Returns false when an acknowledged object was lost (the job then exits 1).
-bool Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve::RankReport& all,
+bool Summarize(JobContext& ctx, serve::ServeNode& node, const serve::RankReport& all,
                const std::string& run_dir) {
   store::MasterService* master = node.master();
   const store::StatsResponse stats = master->Stats();
@@ -222,7 +223,7 @@ bool Summarize(JobContext& ctx, serve::ServeNode& node, SsdJob& ssd, const serve
       master->WithMaster([](store::MetadataMaster& m) { return m.Stats(); });
   std::map<std::string, double> extra;
   std::string ssd_line;
-  if (ctx.options.store_ssd) ssd_line = SsdSummary(ssd, master, all.ssd, &extra);
+  if (ctx.options.store_ssd) ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &extra);
   CountLosses(ms, &extra);
   const bool keep = ctx.options.store_keep_when_full;
   extra["when_full_keep"] = keep ? 1 : 0;
@@ -294,26 +295,18 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   const engine::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
   serve::ConductorSetup setup;
   setup.store_service = true;
-  setup.master.master.promote_after = o.store_ssd ? o.store_promote_after : 0;
-  setup.master.master.lease = o.store_lease;
-  setup.master.master.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
-  setup.master.master.put_timeout = o.store_put_timeout;
-  setup.master.master.when_full =
-      o.store_keep_when_full ? store::WhenFull::kKeep : store::WhenFull::kEvict;
-  setup.master.master.suspect_for = 2 * o.failure_timeout;  // a dead rank is declared by then
+  setup.master = MasterNodeConfigFrom(o);
   serve::ServeNode node(
       ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,
-      NodeDeps(ctx), config, cost, layout, setup);
+      NodeDeps(ctx), config, cost, layout, setup, StoreRankConfigFrom(o, run_dir, ctx.rank()));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
     log::Error("rank {} ends: {}", rank, why.ToString());
     std::fflush(nullptr);
     std::_Exit(4);
   });
-  SsdJob ssd;
   std::atomic<bool> stop_asked{false};
   std::string connect_file;
   Status s = node.Start();
-  if (s.ok() && o.store_ssd) s = SetUpSsd(ctx, run_dir, node.master(), &ssd);
   auto listener = s.ok() ? Listen(ctx) : Result<ListenerRecord>(s);
   if (!listener.ok()) {
     log::Error("{}", listener.status().ToString());
@@ -322,7 +315,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   auto gathered = OrEndBootstrap(
       ctx.mpi.Gather(WireEncode(*listener), 0, "client listeners", o.phase_timeout), o, ctx.mpi);
   OrEndBootstrap(ctx.mpi.Barrier(o.phase_timeout, "store service ready"), o, ctx.mpi);
-  if (o.store_ssd) CollectiveAdmitRecovered(ctx, ssd);
+  if (o.store_ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
   if (ctx.rank() == 0) {
     std::vector<ListenerRecord> listeners;
     for (const auto& bytes : gathered) {
@@ -352,10 +345,10 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   WaitForStop(ctx, node, stop_asked);
   int code = 0;
   if (ctx.role() == Role::kConductor) {
-    StopSpilling(ssd);
+    node.master_node()->StopSpilling();
     node.StopOthers();
     const serve::RankReport all = node.CollectReports(node.Finish());
-    const bool kept_all = Summarize(ctx, node, ssd, all, run_dir);
+    const bool kept_all = Summarize(ctx, node, all, run_dir);
     code = all.errors == 0 && kept_all ? 0 : 1;
     // The outcome is known: written now, not only when the teardown is done, for a launcher
     // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
@@ -363,7 +356,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     node.ShutdownOthers();
   } else {
     serve::RankReport report = node.Finish();
-    if (o.store_ssd) report.ssd = SsdCounters(ssd);
+    if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
     if (node.stop_requested()) {
       Status sent = node.SendReport(report);
       if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());

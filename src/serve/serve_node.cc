@@ -14,17 +14,17 @@ namespace mooncake::serve {
 
 ServeNode::ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& config,
                      const engine::CostModel& cost, const engine::KvLayout& layout,
-                     ConductorSetup setup)
+                     ConductorSetup setup, store::StoreRankConfig store_rank)
     : part_(part),
       deps_(std::move(deps)),
       setup_(std::move(setup)),
+      store_rank_config_(std::move(store_rank)),
       ctx_{deps_.transport, deps_.rpc, deps_.peers, config, cost, layout, deps_.engine} {}
 
 ServeNode::~ServeNode() {
   if (detector_) deps_.transport.SetPeerFailureHandler(nullptr);
   if (heartbeats_) heartbeats_->Stop();
   if (detector_) detector_->Stop();
-  if (rereplicator_) rereplicator_->Stop();
   if (prefill_) prefill_->Stop();
   if (decode_) decode_->Stop();
   if (master_) master_->Stop();
@@ -48,16 +48,16 @@ Status ServeNode::Start() {
                      });
   StartMembership();
   if (part_ == ServePart::kConductor) {
-    store::MasterServiceConfig mc = setup_.master;
-    master_.emplace(mc, deps_.rpc, clock_);
-    Status s = master_->AddSegments(deps_.topology);
-    if (!s.ok()) return s;
-    master_->Start();
-    rereplicator_ = std::make_unique<store::Rereplicator>(deps_.transport, *master_, deps_.topology,
-                                                          ctx_.config.phase_timeout);
-    s = rereplicator_->Start();
+    store::MasterNodeConfig mc = setup_.master;
+    mc.copy_timeout = ctx_.config.phase_timeout;
+    master_.emplace(std::move(mc), deps_.transport, deps_.rpc, deps_.topology);
+    Status s = master_->Start();
     if (!s.ok()) return s;
     if (!setup_.store_service) StartConductor();
+  } else if (part_ == ServePart::kStore) {
+    store_rank_.emplace(store_rank_config_, ctx_.peers.self, ctx_.peers.conductor, deps_.transport,
+                        deps_.rpc, deps_.local_buffer);
+    return store_rank_->Start();
   } else if (part_ == ServePart::kPrefill || part_ == ServePart::kDecode) {
     if (ctx_.engine == nullptr) {
       return InvalidArgument("rank " + std::to_string(ctx_.peers.self.value) +
@@ -115,17 +115,13 @@ void ServeNode::OnRankDead(const DeadRank& dead) {
   if (master_ && deps_.topology.Find(dead.rank) != nullptr) {
     // A store rank: its replicas go; objects left below their replica count are copied again
     // from the survivors; objects with none left are gone (prefills recompute those blocks).
-    std::vector<std::string> lost;
-    Status s = master_->WithMaster(
-        [&](store::MetadataMaster& m) { return m.RemoveSegment(dead.rank, &lost); });
-    if (!s.ok()) log::Warn("removing the segment of rank {}: {}", dead.rank.value, s.ToString());
+    const std::vector<std::string> lost = master_->OnStoreRankDead(dead.rank);
     if (!lost.empty() && !conductor_) {  // the store service (a serving job recomputes them)
       log::Error(
           "store rank {} died holding the only replica of {} object(s): they are lost "
           "(summary.json objects_lost_rank_died)",
           dead.rank.value, lost.size());
     }
-    if (rereplicator_) rereplicator_->Kick();
     std::vector<BlockHash> gone;
     for (const std::string& key : lost) {
       if (auto id = ctx_.layout.HashOfKey(key)) gone.push_back(BlockHash{*id});

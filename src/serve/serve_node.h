@@ -32,8 +32,9 @@
 #include "serve/serve_context.h"
 #include "store/net/client.h"
 #include "store/net/master_service.h"
-#include "store/net/rereplicator.h"
 #include "store/net/topology.h"
+#include "store/node/master_node.h"
+#include "store/node/store_rank_node.h"
 
 namespace mooncake::serve {
 
@@ -52,7 +53,8 @@ struct ServeNodeDeps {
 struct ConductorSetup {
   conductor::SchedulerConfig scheduler;  // instance counts are taken from the peers
   const std::vector<trace::TraceRequest>* requests = nullptr;
-  store::MasterServiceConfig master;
+  // The store's master (its copy_timeout is taken from ServeConfig::phase_timeout).
+  store::MasterNodeConfig master;
   // The store service (job.mode = store): the metadata master, re-replication and membership
   // only; no scheduler and no requests (RunConductor must not be called).
   bool store_service = false;
@@ -60,15 +62,17 @@ struct ConductorSetup {
 
 class ServeNode {
  public:
-  // `config`, `cost`, `layout` and `conductor.requests` must outlive the node.
+  // `config`, `cost`, `layout` and `conductor.requests` must outlive the node. `store_rank`:
+  // what a store rank sets up besides its segment (its SSD tier).
   ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& config,
             const engine::CostModel& cost, const engine::KvLayout& layout,
-            ConductorSetup conductor = {});
+            ConductorSetup conductor = {}, store::StoreRankConfig store_rank = {});
   ~ServeNode();
   ServeNode(const ServeNode&) = delete;
   ServeNode& operator=(const ServeNode&) = delete;
 
-  // Builds this rank's roles and registers their handlers (and the stop handler).
+  // Builds this rank's roles and registers their handlers (and the stop handler). A store rank
+  // opens its SSD tier here: an error then is the tier's.
   Status Start();
   // Prefill and decode ranks: measure the offset of this rank's clock to the conductor's.
   Status SyncClock();
@@ -102,7 +106,9 @@ class ServeNode {
   ServePart part() const { return part_; }
   const ServeContext& context() const { return ctx_; }
   const store::StoreTopology& topology() const { return deps_.topology; }
-  store::MasterService* master() { return master_ ? &*master_ : nullptr; }
+  store::MasterService* master() { return master_ ? &master_->service() : nullptr; }
+  store::MasterNode* master_node() { return master_ ? &*master_ : nullptr; }
+  store::StoreRankNode* store_rank() { return store_rank_ ? &*store_rank_ : nullptr; }
   conductor::Scheduler* scheduler() { return scheduler_ ? &*scheduler_ : nullptr; }
   ConductorRole* conductor_role() { return conductor_ ? &*conductor_ : nullptr; }
 
@@ -116,6 +122,7 @@ class ServeNode {
   ServePart part_;
   ServeNodeDeps deps_;
   ConductorSetup setup_;
+  store::StoreRankConfig store_rank_config_;
   ServeContext ctx_;
   SteadyClock clock_;
   std::atomic<bool> stop_{false}, shutdown_{false};
@@ -125,10 +132,10 @@ class ServeNode {
   std::condition_variable reports_cv_;
   std::map<int, RankReport> reports_;  // conductor: by rank
   std::unique_ptr<trace::RequestLog> request_log_;
-  std::unique_ptr<store::Rereplicator> rereplicator_;  // conductor
-  std::unique_ptr<FailureDetector> detector_;          // conductor
-  std::unique_ptr<HeartbeatSender> heartbeats_;        // others
-  std::optional<store::MasterService> master_;
+  std::unique_ptr<FailureDetector> detector_;       // conductor
+  std::unique_ptr<HeartbeatSender> heartbeats_;     // others
+  std::optional<store::MasterNode> master_;         // conductor
+  std::optional<store::StoreRankNode> store_rank_;  // store ranks
   std::optional<store::StoreClient> client_;
   std::optional<conductor::Scheduler> scheduler_;
   std::optional<ConductorRole> conductor_;

@@ -80,7 +80,7 @@ class InProcessJob {
                                ServePart::kDecode};
     ConductorSetup setup;
     setup.requests = &requests;
-    setup.master.tick_interval = std::chrono::milliseconds(5);
+    setup.master.service.tick_interval = std::chrono::milliseconds(5);
     for (int r = 0; r < kRanks; ++r) {
       peers.self = Rank{r};
       std::span<std::byte> local;

@@ -1,0 +1,56 @@
+#include "store/node/master_node.h"
+
+#include "common/log.h"
+
+namespace mooncake::store {
+
+MasterNode::MasterNode(MasterNodeConfig cfg, transport::Transport& transport, transport::Rpc& rpc,
+                       const StoreTopology& topology)
+    : cfg_(std::move(cfg)),
+      transport_(transport),
+      rpc_(rpc),
+      topology_(topology),
+      service_(cfg_.service, rpc, clock_) {}
+
+MasterNode::~MasterNode() { Stop(); }
+
+Status MasterNode::Start() {
+  Status s = service_.AddSegments(topology_);
+  if (!s.ok()) return s;
+  service_.Start();
+  rereplicator_ =
+      std::make_unique<Rereplicator>(transport_, service_, topology_, cfg_.copy_timeout);
+  s = rereplicator_->Start();
+  if (!s.ok()) return s;
+  if (cfg_.ssd) {
+    coordinator_ = std::make_unique<SpillCoordinator>(rpc_, service_, cfg_.spill);
+    coordinator_->Start();
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> MasterNode::OnStoreRankDead(Rank rank) {
+  std::vector<std::string> lost;
+  Status s = service_.WithMaster([&](MetadataMaster& m) { return m.RemoveSegment(rank, &lost); });
+  if (!s.ok()) log::Warn("removing the segment of rank {}: {}", rank.value, s.ToString());
+  if (rereplicator_) rereplicator_->Kick();
+  return lost;
+}
+
+void MasterNode::AdmitRecovered(Rank rank, const RecoveredBlocks& blocks) {
+  if (!coordinator_) return;
+  coordinator_->AddRecovered(rank, blocks);
+  recovery_.Add(blocks);
+}
+
+void MasterNode::StopSpilling() {
+  if (coordinator_) coordinator_->Stop();
+}
+
+void MasterNode::Stop() {
+  StopSpilling();
+  if (rereplicator_) rereplicator_->Stop();
+  service_.Stop();
+}
+
+}  // namespace mooncake::store

@@ -1,0 +1,76 @@
+// MasterNode: the store's master on one rank (the conductor of a serving job, rank 0 of the
+// store service): the metadata master served over the RPC, re-replication after a store rank
+// dies and, with an SSD tier, the spill coordinator as the master's eviction sink. It is the
+// one place that knows how these parts are started, fed and stopped; ServeNode and the store
+// service each hold one.
+//
+// Threading: Start, AdmitRecovered, StopSpilling and Stop on the owner's thread;
+// OnStoreRankDead from the membership's thread (the parts take their own locks).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/net/master_service.h"
+#include "store/net/rereplicator.h"
+#include "store/net/ssd_messages.h"
+#include "store/net/topology.h"
+#include "store/node/recovery_totals.h"
+#include "store/ssd/ssd_coordinator.h"
+#include "transport/rpc.h"
+#include "transport/transport.h"
+
+namespace mooncake::store {
+
+struct MasterNodeConfig {
+  MasterServiceConfig service;
+  Nanos copy_timeout = std::chrono::seconds(30);  // one re-replication copy (the phase timeout)
+  bool ssd = false;  // store.ssd: evicted replicas spill to the store ranks' tiers
+  SpillCoordinatorConfig spill;
+};
+
+class MasterNode {
+ public:
+  // `transport`, `rpc` and `topology` (every store rank's segment) must outlive the node.
+  MasterNode(MasterNodeConfig cfg, transport::Transport& transport, transport::Rpc& rpc,
+             const StoreTopology& topology);
+  ~MasterNode();
+  MasterNode(const MasterNode&) = delete;
+  MasterNode& operator=(const MasterNode&) = delete;
+
+  // Registers the segments and every handler, starts the threads. Call before peers may call
+  // (before the bootstrap barrier).
+  Status Start();
+  // A store rank died: its replicas go and objects left below their replica count are copied
+  // again from the survivors. Returns the keys of the objects that had no other replica.
+  std::vector<std::string> OnStoreRankDead(Rank rank);
+  // Store rank `rank`'s blocks recovered from its SSD tier enter the master (before requests
+  // are admitted). Ignored without an SSD tier.
+  void AdmitRecovered(Rank rank, const RecoveredBlocks& blocks);
+  // Stops spilling (completes what is queued): before the store ranks are told to stop.
+  void StopSpilling();
+  // Stops every thread; idempotent. Handlers stay registered (stop the Rpc before destroying).
+  void Stop();
+
+  MasterService& service() { return service_; }
+  const RecoveryTotals& recovery() const { return recovery_; }
+  // Null without an SSD tier.
+  const SpillCoordinator* coordinator() const { return coordinator_.get(); }
+
+ private:
+  MasterNodeConfig cfg_;
+  transport::Transport& transport_;
+  transport::Rpc& rpc_;
+  const StoreTopology& topology_;
+  SteadyClock clock_;
+  MasterService service_;
+  std::unique_ptr<Rereplicator> rereplicator_;
+  // Declared last: destroyed first, so it detaches from the master while the master lives.
+  std::unique_ptr<SpillCoordinator> coordinator_;
+  RecoveryTotals recovery_;
+};
+
+}  // namespace mooncake::store

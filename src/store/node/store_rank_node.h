@@ -1,0 +1,86 @@
+// StoreRankNode: what a store rank runs besides its DRAM segment (which the job registers and
+// exports at bootstrap): with store.ssd = on, the HDF5 tier under its own folder (recovering what
+// the files hold) and the SSD service that spills, promotes and serves reads for the master and
+// the clients, forwarding the tier's LRU drops to the master. ServeNode and the store service
+// each hold one on their store ranks.
+//
+// The tier's set-up policy lives here, not in the launcher: buckets sized from the capacity, the
+// LRU on only when a full store may evict (store.when_full = evict).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/status.h"
+#include "store/hdf5/tier.h"
+#include "store/net/ssd_messages.h"
+#include "store/ssd/ssd_store_service.h"
+#include "transport/rpc.h"
+#include "transport/transport.h"
+
+namespace mooncake::store {
+
+struct StoreRankConfig {
+  bool ssd = false;             // store.ssd: open a tier (otherwise the node does nothing)
+  std::string ssd_dir;          // this rank's tier folder (created if missing)
+  uint64_t ssd_capacity = 0;    // bytes of bucket files
+  uint64_t spill_queue = 0;     // bytes of spills waiting for the disk
+  bool keep_when_full = false;  // store.when_full = keep: a full tier refuses, deletes nothing
+  // The bucket files' attributes: what the blocks are.
+  std::string model_preset, kv_layout;
+};
+
+// A store rank's tier counters, as they travel in its RankReport (ssd_summary.h adds them up).
+enum SsdCounter : size_t {
+  kSpilled,
+  kSpillsRefused,
+  kSpillErrors,
+  kPromoted,
+  kReadsServed,
+  kReadFailures,
+  kDroppedByLru,
+  kBlocksOnDisk,
+  kBuckets,
+  kSsdCounters
+};
+
+class StoreRankNode {
+ public:
+  // `transport`, `rpc` and the segment's memory must outlive the node; `master` is the rank of
+  // the store's master.
+  StoreRankNode(StoreRankConfig cfg, Rank self, Rank master, transport::Transport& transport,
+                transport::Rpc& rpc, std::span<std::byte> segment);
+  ~StoreRankNode();
+  StoreRankNode(const StoreRankNode&) = delete;
+  StoreRankNode& operator=(const StoreRankNode&) = delete;
+
+  // Opens the tier (recovery scans its files) and registers the SSD handlers: before peers may
+  // call. Without store.ssd nothing to do.
+  Status Start();
+  // What recovery found, for the master (empty without a tier).
+  RecoveredBlocks Recovered() const;
+  // The tier's counters, indexed by SsdCounter, after its queue drained (empty without a tier).
+  std::vector<uint64_t> SsdCounters();
+  bool has_tier() const { return tier_ != nullptr; }
+
+ private:
+  hdf5::Hdf5TierOptions TierOptions();
+  void LogRecovery(const std::string& dir) const;
+
+  StoreRankConfig cfg_;
+  Rank self_, master_;
+  transport::Transport& transport_;
+  transport::Rpc& rpc_;
+  std::span<std::byte> segment_;
+  // The tier is declared after the service so it is destroyed first: its destructor may still
+  // report LRU drops through the service.
+  std::unique_ptr<SsdStoreService> service_;
+  std::unique_ptr<hdf5::Hdf5Tier> tier_;
+  hdf5::RecoveryReport recovery_;
+};
+
+}  // namespace mooncake::store

@@ -312,14 +312,18 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
 
 }  // namespace
 
-serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
+store::StoreTopology StoreTopologyOf(JobContext& ctx) {
   std::vector<std::vector<transport::RemoteDescriptor>> regions;
   for (const auto& p : ctx.peers) regions.push_back(p.regions);
   auto topology = store::StoreTopology::FromRegions(ctx.roles.RanksOf(Role::kStore), regions);
   if (!topology.ok()) AbortUnlessOk(ctx, topology.status(), 1);
+  return std::move(*topology);
+}
+
+serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
   serve::ServePeers peers{Rank{ctx.rank()}, Rank{0}, ctx.roles.RanksOf(Role::kPrefill),
                           ctx.roles.RanksOf(Role::kDecode)};
-  return serve::ServeNodeDeps{ctx.transport, ctx.rpc, std::move(peers), std::move(*topology),
+  return serve::ServeNodeDeps{ctx.transport, ctx.rpc, std::move(peers), StoreTopologyOf(ctx),
                               std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)};
 }
 

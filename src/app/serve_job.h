@@ -15,6 +15,9 @@ namespace mooncake::app {
 // The serving roles' settings and workload source, from the job's options.
 serve::ServeConfig ServeConfigFrom(const JobOptions& options);
 serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& options);
+// Every store rank's segment, from the bootstrap records. Aborts the job when a store rank
+// exported no segment.
+store::StoreTopology StoreTopologyOf(JobContext& ctx);
 // What a ServeNode takes from the job: this rank's transport and RPC, who plays which role, the
 // store ranks' segments (from the bootstrap records), this rank's registered buffer. Aborts the
 // job when a store rank exported no segment.

@@ -19,10 +19,8 @@
 #include "common/secret.h"
 #include "common/units.h"
 #include "common/wire_fields.h"
-#include "engine/cost_model.h"
-#include "engine/kv_layout.h"
 #include "serve/master_metrics.h"
-#include "serve/serve_node.h"
+#include "serve/store_service_node.h"
 #include "store/net/directory.h"
 #include "store/net/messages.h"
 #include "store/node/ssd_summary.h"
@@ -158,13 +156,13 @@ Status OpenToClients(JobContext& ctx, const std::vector<ListenerRecord>& listene
 
 // Rank 0's /metrics (store.metrics_port): started, its address printed and written to
 // <run folder>/metrics.json for scrape configs; a port that cannot be had ends the job.
-std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::ServeNode& node,
+std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::StoreServiceNode& node,
                                                const std::string& run_dir) {
   const JobOptions& o = ctx.options;
   std::vector<Rank> store_ranks;
   for (int r : ctx.roles.RanksOf(Role::kStore)) store_ranks.push_back(Rank{r});
-  auto server = serve::ServeMasterMetrics(o.store_listen, o.metrics_port, *node.master(),
-                                          std::move(store_ranks),
+  auto server = serve::ServeMasterMetrics(o.store_listen, o.metrics_port,
+                                          node.master_node()->service(), std::move(store_ranks),
                                           [&node] { return node.dead_ranks().size(); });
   if (!server.ok()) {
     log::Error("store.metrics_port = {}: {}", o.metrics_port, server.status().message());
@@ -215,12 +213,12 @@ std::string ResultLine(const serve::RankReport& all, size_t dead, const store::M
 
 // Rank 0's summary when the service ends: summary.json in the run folder and a few lines.
 // Returns false when an acknowledged object was lost (the job then exits 1).
-bool Summarize(JobContext& ctx, serve::ServeNode& node, const serve::RankReport& all,
+bool Summarize(JobContext& ctx, serve::StoreServiceNode& node, const serve::RankReport& all,
                const std::string& run_dir) {
-  store::MasterService* master = node.master();
-  const store::StatsResponse stats = master->Stats();
+  store::MasterService& master = node.master_node()->service();
+  const store::StatsResponse stats = master.Stats();
   const store::MasterStats ms =
-      master->WithMaster([](store::MetadataMaster& m) { return m.Stats(); });
+      master.WithMaster([](store::MetadataMaster& m) { return m.Stats(); });
   std::map<std::string, double> extra;
   std::string ssd_line;
   if (ctx.options.store_ssd) ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &extra);
@@ -265,7 +263,8 @@ bool Summarize(JobContext& ctx, serve::ServeNode& node, const serve::RankReport&
 
 // Rank 0 waits for a stop: a signal or kServiceStop. Store ranks wait for the conductor's stop;
 // one that was signalled itself stops alone when none comes within the phase timeout.
-void WaitForStop(JobContext& ctx, serve::ServeNode& node, const std::atomic<bool>& stop_asked) {
+void WaitForStop(JobContext& ctx, serve::StoreServiceNode& node,
+                 const std::atomic<bool>& stop_asked) {
   SteadyClock clock;
   Nanos signalled_at{0};
   for (;;) {
@@ -291,14 +290,12 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   const std::string run_dir = CollectiveRunDir(ctx);
   serve::ServeConfig config = ServeConfigFrom(o);
   config.job_deadline = std::chrono::hours(24 * 365 * 10);  // a service: the stop ends it
-  const engine::CostModel cost(o.sched.model, o.sched.hardware);
-  const engine::KvLayout layout(cost, o.kv_scale, o.sched.model.name);
-  serve::ConductorSetup setup;
-  setup.store_service = true;
-  setup.master = MasterNodeConfigFrom(o);
-  serve::ServeNode node(
+  serve::StoreServiceNode node(
       ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,
-      NodeDeps(ctx), config, cost, layout, setup, StoreRankConfigFrom(o, run_dir, ctx.rank()));
+      serve::StoreServiceDeps{ctx.transport, ctx.rpc, Rank{ctx.rank()}, Rank{0},
+                              StoreTopologyOf(ctx),
+                              std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)},
+      config, MasterNodeConfigFrom(o), StoreRankConfigFrom(o, run_dir, ctx.rank()));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
     log::Error("rank {} ends: {}", rank, why.ToString());
     std::fflush(nullptr);

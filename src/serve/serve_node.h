@@ -8,14 +8,11 @@
 //   conductor: RunConductor -> StopOthers -> Finish -> CollectReports -> ShutdownOthers
 //   others:    WaitForStop -> Finish -> SendReport -> WaitForShutdown.
 // The end of the job goes over the RPC, never through an MPI collective: ranks declared dead
-// (membership.h) are skipped, so the survivors end cleanly.
+// (membership.h) are skipped, so the survivors end cleanly (rank_lifecycle.h). The store's parts
+// are store/node's MasterNode (conductor) and StoreRankNode (store ranks).
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -25,8 +22,8 @@
 #include "engine/kv_layout.h"
 #include "serve/conductor_role.h"
 #include "serve/decode_role.h"
-#include "serve/membership.h"
 #include "serve/prefill_role.h"
+#include "serve/rank_lifecycle.h"
 #include "serve/rank_report.h"
 #include "serve/serve_config.h"
 #include "serve/serve_context.h"
@@ -37,8 +34,6 @@
 #include "store/node/store_rank_node.h"
 
 namespace mooncake::serve {
-
-enum class ServePart { kConductor, kStore, kPrefill, kDecode };
 
 struct ServeNodeDeps {
   transport::Transport& transport;
@@ -55,9 +50,6 @@ struct ConductorSetup {
   const std::vector<trace::TraceRequest>* requests = nullptr;
   // The store's master (its copy_timeout is taken from ServeConfig::phase_timeout).
   store::MasterNodeConfig master;
-  // The store service (job.mode = store): the metadata master, re-replication and membership
-  // only; no scheduler and no requests (RunConductor must not be called).
-  bool store_service = false;
 };
 
 class ServeNode {
@@ -79,29 +71,29 @@ class ServeNode {
   // Conductor: replays every request until each is resolved or the job deadline passes.
   void RunConductor();
   // Conductor: tells every live rank to stop. Errors of the stop calls go into the report.
-  void StopOthers();
+  void StopOthers() { lifecycle_.StopOthers(); }
   // Other ranks: wait for the conductor's stop (bounded by the job deadline + phase timeout).
-  void WaitForStop();
-  // Other ranks: the conductor's stop has arrived (the store service polls it).
-  bool stop_requested() const { return stop_; }
+  void WaitForStop() { lifecycle_.WaitForStop(); }
   // Stops the roles and returns this rank's counters.
   RankReport Finish();
   // Other ranks: send this rank's report to the conductor.
-  Status SendReport(const RankReport& report);
+  Status SendReport(const RankReport& report) { return lifecycle_.SendReport(report); }
   // Conductor: every live rank's report (and `own`), waiting up to the phase timeout; a rank
   // that died meanwhile is skipped, one that did not answer is an error in the result.
-  RankReport CollectReports(const RankReport& own);
+  RankReport CollectReports(const RankReport& own) { return lifecycle_.CollectReports(own); }
   // Conductor: tells every live rank that the job is over (with the final membership).
-  void ShutdownOthers();
+  void ShutdownOthers() { lifecycle_.ShutdownOthers(); }
   // Other ranks: wait for the conductor's shutdown (bounded by the phase timeout).
-  void WaitForShutdown();
+  void WaitForShutdown() { lifecycle_.WaitForShutdown(); }
 
   // Others: `on_lost` runs (heartbeat thread) when the conductor is unreachable or fenced this
   // rank; the live job ends the process there. Set before Start.
-  void OnConductorLost(HeartbeatSender::LostHandler on_lost) { on_lost_ = std::move(on_lost); }
+  void OnConductorLost(HeartbeatSender::LostHandler on_lost) {
+    lifecycle_.OnConductorLost(std::move(on_lost));
+  }
   // Conductor: every rank declared dead so far. Others: whether any rank was (as last heard).
-  std::vector<DeadRank> dead_ranks() const;
-  bool peers_lost() const;
+  std::vector<DeadRank> dead_ranks() const { return lifecycle_.dead_ranks(); }
+  bool peers_lost() const { return lifecycle_.peers_lost(); }
 
   ServePart part() const { return part_; }
   const ServeContext& context() const { return ctx_; }
@@ -115,7 +107,6 @@ class ServeNode {
  private:
   void StartConductor();
   void StartClient();
-  void StartMembership();
   void OnRankDead(const DeadRank& dead);
   std::vector<int> OtherRanks() const;
 
@@ -124,16 +115,8 @@ class ServeNode {
   ConductorSetup setup_;
   store::StoreRankConfig store_rank_config_;
   ServeContext ctx_;
-  SteadyClock clock_;
-  std::atomic<bool> stop_{false}, shutdown_{false};
-  RankReport report_;
-  HeartbeatSender::LostHandler on_lost_;
-  std::mutex reports_mutex_;
-  std::condition_variable reports_cv_;
-  std::map<int, RankReport> reports_;  // conductor: by rank
+  RankLifecycle lifecycle_;  // stopped first in the destructor: no death reaches a stopped part
   std::unique_ptr<trace::RequestLog> request_log_;
-  std::unique_ptr<FailureDetector> detector_;       // conductor
-  std::unique_ptr<HeartbeatSender> heartbeats_;     // others
   std::optional<store::MasterNode> master_;         // conductor
   std::optional<store::StoreRankNode> store_rank_;  // store ranks
   std::optional<store::StoreClient> client_;

@@ -1,0 +1,93 @@
+// RankLifecycle: one rank's membership and the end of the job, over the RPC: the conductor runs
+// the failure detector and collects the others' reports; every other rank sends heartbeats and
+// waits for the conductor's stop and shutdown. The serving job (ServeNode) and the store service
+// (StoreServiceNode) end the same way; neither needs the other's parts for it.
+//
+// Order: Start (registers the stop, shutdown and report handlers; starts the heartbeats) -> then
+//   conductor: StopOthers -> Finish -> CollectReports -> ShutdownOthers
+//   others:    WaitForStop (or poll stop_requested) -> Finish -> SendReport -> WaitForShutdown.
+// Ranks declared dead (membership.h) are skipped, so the survivors end cleanly.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/clock.h"
+#include "serve/membership.h"
+#include "serve/rank_report.h"
+#include "serve/serve_config.h"
+#include "transport/rpc.h"
+#include "transport/transport.h"
+
+namespace mooncake::serve {
+
+// What a rank plays; its index is the slot of RankReport::peak_rss_bytes.
+enum class ServePart { kConductor, kStore, kPrefill, kDecode };
+
+class RankLifecycle {
+ public:
+  // `transport`, `rpc` and `config` must outlive it. `others`: every other rank the conductor
+  // watches, stops and waits for (read on the conductor only).
+  RankLifecycle(ServePart part, transport::Transport& transport, transport::Rpc& rpc, Rank self,
+                Rank conductor, std::vector<int> others, const ServeConfig& config);
+  ~RankLifecycle();
+  RankLifecycle(const RankLifecycle&) = delete;
+  RankLifecycle& operator=(const RankLifecycle&) = delete;
+
+  // Conductor: `on_dead` runs (detector's thread) for each rank declared dead. Others:
+  // `on_lost` runs (heartbeat thread) when the conductor is unreachable or fenced this rank.
+  // Set before Start.
+  void OnRankDead(FailureDetector::DeathHandler on_dead) { on_dead_ = std::move(on_dead); }
+  void OnConductorLost(HeartbeatSender::LostHandler on_lost) { on_lost_ = std::move(on_lost); }
+  void Start();
+  // Clears the transport's failure handler and stops the heartbeats or the detector.
+  void Stop();
+
+  // Conductor: tells every live rank to stop. Errors of the stop calls go into the report.
+  void StopOthers();
+  // Others: wait for the conductor's stop (bounded by the job deadline + phase timeout).
+  void WaitForStop();
+  bool stop_requested() const { return stop_; }
+  // This rank's counters of the RPC and transport, its peak RSS, and the errors so far.
+  RankReport Finish();
+  Status SendReport(const RankReport& report);
+  // Conductor: every live rank's report (and `own`), waiting up to the phase timeout; a rank
+  // that died meanwhile is skipped, one that did not answer is an error in the result.
+  RankReport CollectReports(const RankReport& own);
+  // Conductor: tells every live rank that the job is over (with the final membership).
+  void ShutdownOthers();
+  // Others: wait for the conductor's shutdown (bounded by the phase timeout).
+  void WaitForShutdown();
+
+  // Conductor: every rank declared dead so far. Others: whether any rank was (as last heard).
+  std::vector<DeadRank> dead_ranks() const;
+  bool peers_lost() const;
+
+ private:
+  void RegisterEndHandlers();
+  void StartDetector();
+
+  ServePart part_;
+  transport::Transport& transport_;
+  transport::Rpc& rpc_;
+  Rank self_, conductor_;
+  std::vector<int> others_;
+  const ServeConfig& config_;
+  SteadyClock clock_;
+  std::atomic<bool> stop_{false}, shutdown_{false};
+  RankReport report_;
+  FailureDetector::DeathHandler on_dead_;
+  HeartbeatSender::LostHandler on_lost_;
+  std::mutex reports_mutex_;
+  std::condition_variable reports_cv_;
+  std::map<int, RankReport> reports_;            // conductor: by rank
+  std::unique_ptr<FailureDetector> detector_;    // conductor
+  std::unique_ptr<HeartbeatSender> heartbeats_;  // others
+};
+
+}  // namespace mooncake::serve

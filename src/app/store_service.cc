@@ -14,15 +14,14 @@
 #include "app/serve_job.h"
 #include "app/store_rank.h"
 #include "client/connection_file.h"
-#include "common/host_addresses.h"
 #include "common/log.h"
-#include "common/secret.h"
 #include "common/units.h"
 #include "common/wire_fields.h"
 #include "serve/master_metrics.h"
 #include "serve/store_service_node.h"
 #include "store/net/directory.h"
-#include "store/net/messages.h"
+#include "store/node/client_listener.h"
+#include "store/node/losses.h"
 #include "store/node/ssd_summary.h"
 
 namespace mooncake::app {
@@ -46,29 +45,12 @@ void InstallStopSignals() {
   sigaction(SIGUSR1, &sa, nullptr);
 }
 
-// Where one rank accepts processes from outside the job.
-struct ListenerRecord {
-  std::vector<std::string> hosts;
-  uint16_t port = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.hosts, m.port);
-  }
-};
-
 // Every rank listens, admitting the processes that present the job token.
-Result<ListenerRecord> Listen(JobContext& ctx) {
-  const JobOptions& o = ctx.options;
-  const std::vector<std::byte> token = client::TokenBytes(ctx.rpc.job_token());
+Result<store::ListenerRecord> Listen(JobContext& ctx) {
   transport::ListenConfig lc;
-  lc.address = o.store_listen;
-  lc.port = ctx.rank() == 0 ? o.store_port : 0;
-  auto port = ctx.transport.Listen(lc, [token](std::span<const std::byte> credential) {
-    return SecretEquals(credential, std::span<const std::byte>(token));
-  });
-  if (!port.ok()) return port.status().WithContext("store.listen / store.port");
-  // Only addresses of the interfaces UCX may use: a connection through another is refused.
-  return ListenerRecord{ListenerAddresses(o.store_listen, ctx.transport.NetDevices()), *port};
+  lc.address = ctx.options.store_listen;
+  lc.port = ctx.rank() == 0 ? ctx.options.store_port : 0;
+  return store::ListenForClients(ctx.transport, lc, client::TokenBytes(ctx.rpc.job_token()));
 }
 
 std::string UtcNow() {
@@ -79,7 +61,8 @@ std::string UtcNow() {
 }
 
 // Rank 0: the directory clients ask for, from every rank's listener and segment.
-store::StoreDirectory MakeDirectory(JobContext& ctx, const std::vector<ListenerRecord>& listeners) {
+store::StoreDirectory MakeDirectory(JobContext& ctx,
+                                    const std::vector<store::ListenerRecord>& listeners) {
   store::StoreDirectory d;
   d.world_size = ctx.roles.size();
   d.master = Rank{0};
@@ -111,7 +94,7 @@ std::string ThisBinary() {
   return ec ? "mooncake" : exe.string();
 }
 
-client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const ListenerRecord& master,
+client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const store::ListenerRecord& master,
                                           const std::string& run_dir) {
   client::ConnectionInfo c;
   c.mooncake_version = "0.1.0";
@@ -133,22 +116,16 @@ client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const ListenerRecord&
   return c;
 }
 
-// Rank 0: the handlers clients call besides the master's, then the connection file (once the
+// Rank 0: the directory and the stop clients ask for, then the connection file (once the
 // recovered blocks are in the master, so the first client already sees them).
-Status OpenToClients(JobContext& ctx, const std::vector<ListenerRecord>& listeners,
+Status OpenToClients(JobContext& ctx, store::MasterNode& master,
+                     const std::vector<store::ListenerRecord>& listeners,
                      const std::string& run_dir, std::atomic<bool>* stop_asked,
                      std::string* connect_file) {
-  const std::vector<std::byte> directory = MakeDirectory(ctx, listeners).Encode();
-  ctx.rpc.Register(static_cast<uint16_t>(store::StoreMsg::kDirectory),
-                   [directory](Rank, std::span<const std::byte>, transport::Responder r) {
-                     r.Reply(directory);
-                   });
-  ctx.rpc.Register(static_cast<uint16_t>(store::StoreMsg::kServiceStop),
-                   [stop_asked](Rank from, std::span<const std::byte>, transport::Responder r) {
-                     log::Warn("process {} asked the store service to stop", from.value);
-                     r.Reply({});
-                     *stop_asked = true;
-                   });
+  master.ServeClients(MakeDirectory(ctx, listeners), [stop_asked](Rank from) {
+    log::Warn("process {} asked the store service to stop", from.value);
+    *stop_asked = true;
+  });
   *connect_file =
       ctx.options.connect_file.empty() ? run_dir + "/connect.json" : ctx.options.connect_file;
   return client::WriteConnectionFile(*connect_file, MakeConnectionInfo(ctx, listeners[0], run_dir));
@@ -180,37 +157,6 @@ std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::StoreServ
   return std::move(*server);
 }
 
-// Acknowledged objects that went away without a Remove, by cause (docs/STORE.md "When DRAM and
-// the SSD fill"). Fills `extra`; returns the total.
-uint64_t CountLosses(const store::MasterStats& m, std::map<std::string, double>* extra) {
-  auto& e = *extra;
-  e["objects_lost_rank_died"] = static_cast<double>(m.objects_lost);
-  e["objects_lost_evicted_unspilled"] = static_cast<double>(m.dropped_unspilled);
-  e["objects_lost_ssd_lru"] = static_cast<double>(m.dropped_by_tier);
-  const uint64_t lost = m.objects_lost + m.dropped_unspilled + m.dropped_by_tier;
-  e["objects_lost"] = static_cast<double>(lost);
-  e["puts_refused_no_space"] = static_cast<double>(m.puts_refused_no_space);
-  return lost;
-}
-
-// The result line. Under store.when_full = evict the store is a cache and its LRU drops are its
-// policy (counted, still OK); any other loss of an acknowledged object is not OK.
-std::string ResultLine(const serve::RankReport& all, size_t dead, const store::MasterStats& m,
-                       bool keep) {
-  const uint64_t lost = m.objects_lost + m.dropped_unspilled + m.dropped_by_tier;
-  const uint64_t policy = keep ? 0 : m.dropped_unspilled + m.dropped_by_tier;
-  if (all.errors > 0) return "ERRORS";
-  if (lost > policy) {
-    return "LOST " + std::to_string(lost) + " acknowledged object(s) (summary.json objects_lost_*)";
-  }
-  std::string line = "OK";
-  if (dead > 0) line += ", but " + std::to_string(dead) + " rank(s) were lost";
-  if (policy > 0) {
-    line += " (" + std::to_string(policy) + " object(s) evicted, store.when_full = evict)";
-  }
-  return line;
-}
-
 // Rank 0's summary when the service ends: summary.json in the run folder and a few lines.
 // Returns false when an acknowledged object was lost (the job then exits 1).
 bool Summarize(JobContext& ctx, serve::StoreServiceNode& node, const serve::RankReport& all,
@@ -222,10 +168,10 @@ bool Summarize(JobContext& ctx, serve::StoreServiceNode& node, const serve::Rank
   std::map<std::string, double> extra;
   std::string ssd_line;
   if (ctx.options.store_ssd) ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &extra);
-  CountLosses(ms, &extra);
+  store::CountLosses(ms, &extra);
   const bool keep = ctx.options.store_keep_when_full;
   extra["when_full_keep"] = keep ? 1 : 0;
-  const std::string result = ResultLine(all, node.dead_ranks().size(), ms, keep);
+  const std::string result = store::ResultLine(all.errors, node.dead_ranks().size(), ms, keep);
   nlohmann::json j = {{"mode", "store"},
                       {"ranks", ctx.roles.size()},
                       {"store_ranks", ctx.roles.count(Role::kStore)},
@@ -304,7 +250,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   std::atomic<bool> stop_asked{false};
   std::string connect_file;
   Status s = node.Start();
-  auto listener = s.ok() ? Listen(ctx) : Result<ListenerRecord>(s);
+  auto listener = s.ok() ? Listen(ctx) : Result<store::ListenerRecord>(s);
   if (!listener.ok()) {
     log::Error("{}", listener.status().ToString());
     ctx.mpi.Abort(listener.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
@@ -314,12 +260,12 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   OrEndBootstrap(ctx.mpi.Barrier(o.phase_timeout, "store service ready"), o, ctx.mpi);
   if (o.store_ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
   if (ctx.rank() == 0) {
-    std::vector<ListenerRecord> listeners;
+    std::vector<store::ListenerRecord> listeners;
     for (const auto& bytes : gathered) {
-      auto r = WireDecode<ListenerRecord>(bytes, "ListenerRecord");
-      listeners.push_back(r.ok() ? *r : ListenerRecord{});
+      auto r = WireDecode<store::ListenerRecord>(bytes, "ListenerRecord");
+      listeners.push_back(r.ok() ? *r : store::ListenerRecord{});
     }
-    s = OpenToClients(ctx, listeners, run_dir, &stop_asked, &connect_file);
+    s = OpenToClients(ctx, *node.master_node(), listeners, run_dir, &stop_asked, &connect_file);
     if (!s.ok()) {
       log::Error("{}", s.ToString());
       ctx.mpi.Abort(1);

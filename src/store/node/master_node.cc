@@ -43,6 +43,18 @@ void MasterNode::AdmitRecovered(Rank rank, const RecoveredBlocks& blocks) {
   recovery_.Add(blocks);
 }
 
+void MasterNode::ServeClients(const StoreDirectory& directory, std::function<void(Rank)> on_stop) {
+  rpc_.Register(static_cast<uint16_t>(StoreMsg::kDirectory),
+                [bytes = directory.Encode()](Rank, std::span<const std::byte>,
+                                             transport::Responder r) { r.Reply(bytes); });
+  rpc_.Register(static_cast<uint16_t>(StoreMsg::kServiceStop),
+                [on_stop = std::move(on_stop)](Rank from, std::span<const std::byte>,
+                                               transport::Responder r) {
+                  r.Reply({});
+                  on_stop(from);
+                });
+}
+
 void MasterNode::StopSpilling() {
   if (coordinator_) coordinator_->Stop();
 }

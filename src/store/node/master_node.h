@@ -8,12 +8,14 @@
 // OnStoreRankDead from the membership's thread (the parts take their own locks).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "store/net/directory.h"
 #include "store/net/master_service.h"
 #include "store/net/rereplicator.h"
 #include "store/net/ssd_messages.h"
@@ -50,6 +52,10 @@ class MasterNode {
   // Store rank `rank`'s blocks recovered from its SSD tier enter the master (before requests
   // are admitted). Ignored without an SSD tier.
   void AdmitRecovered(Rank rank, const RecoveredBlocks& blocks);
+  // The store service: answers the directory that processes outside the job ask for
+  // (StoreMsg::kDirectory) and their stop (kServiceStop: `on_stop` runs on the dispatcher
+  // thread, with the asking process's rank; it must not block).
+  void ServeClients(const StoreDirectory& directory, std::function<void(Rank)> on_stop);
   // Stops spilling (completes what is queued): before the store ranks are told to stop.
   void StopSpilling();
   // Stops every thread; idempotent. Handlers stay registered (stop the Rpc before destroying).

@@ -310,6 +310,33 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
   return serve::WriteServeSummary(node, all, in);
 }
 
+// The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
+// Otherwise only the conductor needs it, from the start: requests.csv grows as requests end.
+std::string ServeRunDir(JobContext& ctx) {
+  std::string run_dir = ctx.options.store_ssd ? CollectiveRunDir(ctx) : "";
+  if (ctx.role() == Role::kConductor && run_dir.empty()) {
+    auto folder = RunFolder::Create(ctx.options.out_dir);
+    if (folder.ok()) {
+      run_dir = folder->path();
+    } else {
+      log::Error("{}", folder.status().ToString());
+    }
+  }
+  return run_dir;
+}
+
+// Every rank but the conductor: waits for the stop, reports, waits for the shutdown. Returns the
+// exit code.
+int EndOtherRank(serve::ServeNode& node) {
+  node.WaitForStop();
+  serve::RankReport report = node.Finish();
+  if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
+  Status sent = node.SendReport(report);
+  if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
+  node.WaitForShutdown();
+  return report.errors == 0 && sent.ok() ? 0 : 1;
+}
+
 }  // namespace
 
 store::StoreTopology StoreTopologyOf(JobContext& ctx) {
@@ -385,17 +412,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     ctx.mpi.Abort(2);
   }
   const engine::KvLayout& layout = *(*job_engine)->layout;
-  // The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
-  // Otherwise only the conductor needs it, from the start: requests.csv grows as requests end.
-  std::string run_dir = o.store_ssd ? CollectiveRunDir(ctx) : "";
-  if (ctx.role() == Role::kConductor && run_dir.empty()) {
-    auto folder = RunFolder::Create(o.out_dir);
-    if (folder.ok()) {
-      run_dir = folder->path();
-    } else {
-      log::Error("{}", folder.status().ToString());
-    }
-  }
+  const std::string run_dir = ServeRunDir(ctx);
   if (ctx.role() == Role::kConductor) config.run_dir = run_dir;
   serve::ServeNodeDeps deps = NodeDeps(ctx);
   deps.engine = (*job_engine)->engine.get();
@@ -443,13 +460,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
       endpoint->Stop();
     }
   } else {
-    node.WaitForStop();
-    serve::RankReport report = node.Finish();
-    if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
-    Status sent = node.SendReport(report);
-    if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
-    node.WaitForShutdown();
-    code = report.errors == 0 && sent.ok() ? 0 : 1;
+    code = EndOtherRank(node);
   }
   *peers_lost = node.peers_lost();
   return code;

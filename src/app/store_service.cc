@@ -228,6 +228,48 @@ void WaitForStop(JobContext& ctx, serve::StoreServiceNode& node,
   }
 }
 
+// Rank 0, once clients may attach: what the service is and how to stop it.
+void PrintReady(JobContext& ctx, const std::string& connect_file) {
+  const JobOptions& o = ctx.options;
+  std::printf(
+      "store service: %d store ranks x %s DRAM%s, %u replica(s) by default\n"
+      "connection file: %s (mode 0600)\n"
+      "stop it with: %s store stop %s   (or SIGTERM / Ctrl-C)\n",
+      ctx.roles.count(Role::kStore), FormatBytes(o.store_dram).c_str(),
+      o.store_ssd ? " + SSD tier" : "", static_cast<unsigned>(o.replicas),
+      Absolute(connect_file).c_str(), ThisBinary().c_str(), Absolute(connect_file).c_str());
+  PrintSurvivalHint(o);
+  std::fflush(stdout);
+}
+
+// The stop in order: rank 0 stops spilling, then the store ranks, collects their reports and
+// writes the summary; a store rank reports (when the stop came from rank 0). Returns the exit code.
+int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string& run_dir) {
+  const JobOptions& o = ctx.options;
+  int code = 0;
+  if (ctx.role() == Role::kConductor) {
+    node.master_node()->StopSpilling();
+    node.StopOthers();
+    const serve::RankReport all = node.CollectReports(node.Finish());
+    const bool kept_all = Summarize(ctx, node, all, run_dir);
+    code = all.errors == 0 && kept_all ? 0 : 1;
+    // The outcome is known: written now, not only when the teardown is done, for a launcher
+    // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
+    if (!o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
+    node.ShutdownOthers();
+  } else {
+    serve::RankReport report = node.Finish();
+    if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
+    if (node.stop_requested()) {
+      Status sent = node.SendReport(report);
+      if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
+      node.WaitForShutdown();
+    }
+    code = report.errors == 0 ? 0 : 1;
+  }
+  return code;
+}
+
 }  // namespace
 
 int RunStoreService(JobContext& ctx, bool* peers_lost) {
@@ -274,39 +316,9 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   std::unique_ptr<http::HttpServer> metrics;
   if (ctx.rank() == 0 && o.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
   if (o.survive_rank_loss) LeaveMpi(o, ctx.mpi);
-  if (ctx.rank() == 0) {
-    std::printf(
-        "store service: %d store ranks x %s DRAM%s, %u replica(s) by default\n"
-        "connection file: %s (mode 0600)\n"
-        "stop it with: %s store stop %s   (or SIGTERM / Ctrl-C)\n",
-        ctx.roles.count(Role::kStore), FormatBytes(o.store_dram).c_str(),
-        o.store_ssd ? " + SSD tier" : "", static_cast<unsigned>(o.replicas),
-        Absolute(connect_file).c_str(), ThisBinary().c_str(), Absolute(connect_file).c_str());
-    PrintSurvivalHint(o);
-    std::fflush(stdout);
-  }
+  if (ctx.rank() == 0) PrintReady(ctx, connect_file);
   WaitForStop(ctx, node, stop_asked);
-  int code = 0;
-  if (ctx.role() == Role::kConductor) {
-    node.master_node()->StopSpilling();
-    node.StopOthers();
-    const serve::RankReport all = node.CollectReports(node.Finish());
-    const bool kept_all = Summarize(ctx, node, all, run_dir);
-    code = all.errors == 0 && kept_all ? 0 : 1;
-    // The outcome is known: written now, not only when the teardown is done, for a launcher
-    // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
-    if (!o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
-    node.ShutdownOthers();
-  } else {
-    serve::RankReport report = node.Finish();
-    if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
-    if (node.stop_requested()) {
-      Status sent = node.SendReport(report);
-      if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
-      node.WaitForShutdown();
-    }
-    code = report.errors == 0 ? 0 : 1;
-  }
+  const int code = EndService(ctx, node, run_dir);
   *peers_lost = node.peers_lost();
   return code;
 }

@@ -19,10 +19,9 @@
 #include "common/wire_fields.h"
 #include "serve/master_metrics.h"
 #include "serve/store_service_node.h"
+#include "serve/store_summary.h"
 #include "store/net/directory.h"
 #include "store/node/client_listener.h"
-#include "store/node/losses.h"
-#include "store/node/ssd_summary.h"
 
 namespace mooncake::app {
 namespace {
@@ -157,56 +156,6 @@ std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::StoreServ
   return std::move(*server);
 }
 
-// Rank 0's summary when the service ends: summary.json in the run folder and a few lines.
-// Returns false when an acknowledged object was lost (the job then exits 1).
-bool Summarize(JobContext& ctx, serve::StoreServiceNode& node, const serve::RankReport& all,
-               const std::string& run_dir) {
-  store::MasterService& master = node.master_node()->service();
-  const store::StatsResponse stats = master.Stats();
-  const store::MasterStats ms =
-      master.WithMaster([](store::MetadataMaster& m) { return m.Stats(); });
-  std::map<std::string, double> extra;
-  std::string ssd_line;
-  if (ctx.options.store_ssd) ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &extra);
-  store::CountLosses(ms, &extra);
-  const bool keep = ctx.options.store_keep_when_full;
-  extra["when_full_keep"] = keep ? 1 : 0;
-  const std::string result = store::ResultLine(all.errors, node.dead_ranks().size(), ms, keep);
-  nlohmann::json j = {{"mode", "store"},
-                      {"ranks", ctx.roles.size()},
-                      {"store_ranks", ctx.roles.count(Role::kStore)},
-                      {"objects", stats.objects},
-                      {"requests", stats.requests},
-                      {"evicted_replicas", stats.evicted_replicas},
-                      {"revoked_puts", stats.revoked_puts},
-                      {"timed_out_puts", stats.timed_out_puts},
-                      {"rpc_refused_frames", all.rpc_refused_frames},
-                      {"refused_data_messages", all.refused_data_messages},
-                      {"refused_data_messages_by_peer", all.RefusalsByPeer()},
-                      {"dead_ranks", node.dead_ranks().size()},
-                      {"errors", all.errors},
-                      {"extra", extra}};
-  std::FILE* f = std::fopen((run_dir + "/summary.json").c_str(), "w");
-  if (f != nullptr) {
-    std::fputs((j.dump(2) + "\n").c_str(), f);
-    std::fclose(f);
-  }
-  std::printf("\n== mooncake store service ==\n");
-  std::printf(
-      "%-28s %llu objects, %llu requests served, %llu replicas evicted, %llu puts "
-      "revoked (%llu timed out)\n",
-      "store", static_cast<unsigned long long>(stats.objects),
-      static_cast<unsigned long long>(stats.requests),
-      static_cast<unsigned long long>(stats.evicted_replicas),
-      static_cast<unsigned long long>(stats.revoked_puts),
-      static_cast<unsigned long long>(stats.timed_out_puts));
-  if (!ssd_line.empty()) std::printf("%s", ssd_line.c_str());
-  std::printf("%-28s %s\n", "run folder", run_dir.c_str());
-  std::printf("%-28s %s\n", "result", result.c_str());
-  std::fflush(stdout);
-  return result.rfind("LOST", 0) != 0;
-}
-
 // Rank 0 waits for a stop: a signal or kServiceStop. Store ranks wait for the conductor's stop;
 // one that was signalled itself stops alone when none comes within the phase timeout.
 void WaitForStop(JobContext& ctx, serve::StoreServiceNode& node,
@@ -251,7 +200,10 @@ int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string
     node.master_node()->StopSpilling();
     node.StopOthers();
     const serve::RankReport all = node.CollectReports(node.Finish());
-    const bool kept_all = Summarize(ctx, node, all, run_dir);
+    const bool kept_all = serve::WriteStoreSummary(
+        node, all,
+        serve::StoreSummaryInputs{ctx.roles.size(), ctx.roles.count(Role::kStore), o.store_ssd,
+                                  o.store_keep_when_full, run_dir});
     code = all.errors == 0 && kept_all ? 0 : 1;
     // The outcome is known: written now, not only when the teardown is done, for a launcher
     // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/attention_kernels.h"
+#include "model/cpu_features.h"
 
 namespace mooncake::model {
 namespace {
@@ -12,15 +13,8 @@ constexpr int kTile = 4;      // queries that share their loads of K and V
 constexpr int64_t kPad = 16;  // the kernels write whole vectors of scores
 
 bool HasAvx2Fma() {
-#if defined(__x86_64__)
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
+  static const bool has = CpuHasAvx2Fma();
   return has;
-#else
-  return false;
-#endif
 }
 
 void AttendTile(const AttentionKernelSet& k, std::span<const AttentionQuery> tile,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/cpu_features.h"
 #include "model/matmul_small.h"
 
 #if defined(__x86_64__)
@@ -130,12 +131,8 @@ namespace mooncake::model {
 
 void ChooseMatmulKernels() {
 #if defined(__x86_64__)
-  if (std::getenv("BLIS_ARCH_TYPE") != nullptr) return;
-  __builtin_cpu_init();
-  if (!__builtin_cpu_is("amd") || !__builtin_cpu_supports("avx2") ||
-      !__builtin_cpu_supports("fma")) {
-    return;
-  }
+  // A BLIS_ARCH_TYPE the user set stands: setenv below does not overwrite it.
+  if (!CpuHasAvx2Fma() || !__builtin_cpu_is("amd")) return;
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return;
   unsigned family = (eax >> 8) & 0xf;

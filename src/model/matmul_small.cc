@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "model/cpu_features.h"
+
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #endif
@@ -96,10 +98,7 @@ void Rows(const float* x, int mr, int64_t in, const float* wt, int64_t out, int6
 
 }  // namespace
 
-bool SmallRowsLinearAvailable() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+bool SmallRowsLinearAvailable() { return CpuHasAvx2Fma(); }
 
 void SmallRowsLinear(const float* x, int64_t rows, int64_t in, const float* wt, int64_t out,
                      float* y, int64_t kc) {

@@ -1,13 +1,16 @@
 // The store's bring-up that store_bench and the mpi store tests use (benchmarks/
 // store_bench_setup.h), in one process and without MPI: a master (the conductor's role), two
-// store ranks and a client are threads that bootstrap with cluster::InProcessBootstrap over the
-// loopback transport; the client puts objects of many sizes, one and two replicas, and gets
-// every byte back verified.
+// store ranks and a client are threads that bootstrap over the loopback transport, once with
+// cluster::InProcessBootstrap and once with the rendezvous bootstrap (each rank its own TCP
+// connection to rank 0 on 127.0.0.1, as ranks that no launcher started together meet); the
+// client puts objects of many sizes, one and two replicas, and gets every byte back verified.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 #include "cluster/in_process_bootstrap.h"
+#include "cluster/rendezvous_bootstrap.h"
 #include "common/block_content.h"
 #include "store_bench_setup.h"
 #include "transport/loopback/loopback_transport.h"
@@ -21,8 +24,9 @@ const uint64_t kTag = ModelTag("store-bootstrap-test");
 
 size_t SizeOf(int i) { return 1 + (i * 104729) % (200 * 1024); }
 
-TEST(StoreBootstrapTest, MasterTwoStoresAndAClientInOneProcessPutAndGetVerifiedObjects) {
-  auto group = cluster::InProcessBootstrap::CreateGroup(kRanks);
+using Group = std::vector<std::unique_ptr<cluster::Bootstrap>>;
+
+void PutAndGetVerifiedObjects(const Group& group) {
   std::shared_ptr<transport::LoopbackHub> hub;
   auto transports = transport::CreateLoopbackCluster(kRanks, &hub);
   bench::StoreClusterOptions o;
@@ -67,6 +71,30 @@ TEST(StoreBootstrapTest, MasterTwoStoresAndAClientInOneProcessPutAndGetVerifiedO
   }
   EXPECT_EQ(put_failures, 0);
   EXPECT_EQ(wrong_objects, 0);
+}
+
+TEST(StoreBootstrapTest, MasterTwoStoresAndAClientInOneProcessPutAndGetVerifiedObjects) {
+  Group group;
+  for (auto& b : cluster::InProcessBootstrap::CreateGroup(kRanks)) group.push_back(std::move(b));
+  PutAndGetVerifiedObjects(group);
+}
+
+TEST(StoreBootstrapTest, TheSameOverTheRendezvousBootstrap) {
+  const std::string secret = "store-bootstrap-test";
+  cluster::RendezvousConfig c;
+  c.size = kRanks;
+  c.root_host = c.bind_address = "127.0.0.1";
+  c.credential.resize(secret.size());
+  std::memcpy(c.credential.data(), secret.data(), secret.size());
+  Group group;
+  for (int r = 0; r < kRanks; ++r) {
+    c.rank = r;
+    auto b = cluster::RendezvousBootstrap::Create(c);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    if (r == 0) c.root_port = (*b)->port();
+    group.push_back(std::move(*b));
+  }
+  PutAndGetVerifiedObjects(group);
 }
 
 }  // namespace

@@ -66,22 +66,17 @@ store::StoreRankConfig StoreRankConfigFrom(const JobOptions& o, const std::strin
 
 void CollectiveAdmitRecovered(JobContext& ctx, store::StoreRankNode* store_rank,
                               store::MasterNode* master) {
-  std::vector<std::byte> mine;
-  if (store_rank && store_rank->has_tier()) mine = store::Encode(store_rank->Recovered());
-  auto all =
-      OrEndBootstrap(ctx.mpi.Gather(mine, 0, "SSD recovery reports", ctx.options.phase_timeout),
-                     ctx.options, ctx.mpi);
-  if (ctx.rank() != 0 || master == nullptr || master->coordinator() == nullptr) return;
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (all[r].empty()) continue;
-    store::RecoveredBlocks blocks;
-    Status s = store::Decode(all[r], &blocks);
-    if (!s.ok()) {
-      log::Error("recovery report of rank {}: {}", r, s.ToString());
-      continue;
-    }
-    master->AdmitRecovered(Rank{static_cast<int>(r)}, blocks);
+  Status reported =
+      store_rank ? store_rank->ReportRecovered(ctx.options.phase_timeout) : Status::Ok();
+  if (!reported.ok()) {
+    log::Error("{}", reported.ToString());
+    ctx.mpi.Abort(1);
   }
+  // Every store rank's report was admitted once its calls returned: after this barrier the
+  // master holds them all, before any request is admitted.
+  OrEndBootstrap(ctx.mpi.Barrier(ctx.options.phase_timeout, "SSD recovery reports"), ctx.options,
+                 ctx.mpi);
+  if (ctx.rank() != 0 || master == nullptr || master->coordinator() == nullptr) return;
   const std::string line = master->recovery().Line();
   if (!line.empty()) {
     std::fputs(line.c_str(), stdout);

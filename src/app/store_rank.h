@@ -5,8 +5,8 @@
 //   coordinator is the master's eviction sink.
 // - Store ranks hold a store::StoreRankNode: with store.ssd = on, an HDF5 tier under
 //   <ssd dir>/rank<r> (recovering what the files hold) and its SSD service.
-// - Before requests are admitted, every store rank reports its recovered blocks (MPI gather);
-//   the master admits them. At the end the tiers' counters travel in the store ranks' reports
+// - Before requests are admitted, every store rank reports its recovered blocks to the master
+//   over the RPC (StoreRankNode::ReportRecovered); the master admits them. At the end the tiers' counters travel in the store ranks' reports
 //   (over the RPC, so a dead rank does not hang the end of the job).
 //
 // Every function named Collective* must be called by every rank of the job, in the same order.
@@ -38,8 +38,9 @@ store::StoreRankConfig StoreRankConfigFrom(const JobOptions& options, const std:
                                            int rank, std::string model_preset = "",
                                            std::string kv_layout = "");
 
-// Store ranks send their recovered blocks (`store_rank`: null on other ranks); the master's rank
-// admits them (`master`: null on other ranks) and prints what was found.
+// Store ranks send their recovered blocks (`store_rank`: null on other ranks) and every rank
+// waits until all were admitted; the master's rank (`master`: null on other ranks) prints what
+// was found.
 void CollectiveAdmitRecovered(JobContext& ctx, store::StoreRankNode* store_rank,
                               store::MasterNode* master);
 

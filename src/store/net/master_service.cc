@@ -234,7 +234,8 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
     }
     case StoreMsg::kDirectory:
     case StoreMsg::kServiceStop:
-      break;  // the store service's own messages (store/net/directory.h), never routed here
+    case StoreMsg::kRecoveryReport:
+      break;  // the store's nodes' own messages (store/node/), never routed here
   }
   return ProtocolError("unknown store message " + std::to_string(static_cast<int>(type)));
 }

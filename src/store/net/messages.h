@@ -31,6 +31,9 @@ enum class StoreMsg : uint16_t {
   kServiceStop = 0x0409,  // empty request and answer: the store service stops in order
   // A client's writes to these store ranks failed (PeerFailure); empty answer.
   kSuspectRanks = 0x040a,  // SuspectRanksRequest
+  // A store rank's blocks recovered from its SSD tier, in parts (RecoveredBlocks, ssd_messages.h):
+  // only store ranks of the job may send it; empty answer once the master admitted the part.
+  kRecoveryReport = 0x040b,
 };
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;

@@ -1,5 +1,7 @@
 #include "store/node/master_node.h"
 
+#include <fmt/format.h>
+
 #include "common/log.h"
 
 namespace mooncake::store {
@@ -26,6 +28,23 @@ Status MasterNode::Start() {
     coordinator_ = std::make_unique<SpillCoordinator>(rpc_, service_, cfg_.spill);
     coordinator_->Start();
   }
+  rpc_.Register(static_cast<uint16_t>(StoreMsg::kRecoveryReport),
+                [this](Rank from, std::span<const std::byte> request, transport::Responder r) {
+                  r.Fail(AdmitReport(from, request));
+                });
+  return Status::Ok();
+}
+
+Status MasterNode::AdmitReport(Rank from, std::span<const std::byte> request) {
+  // Only the job's store ranks own SSD tiers: a process outside the job (or another role) that
+  // sent blocks would make the master point clients at data that is not there.
+  if (topology_.Find(from) == nullptr) {
+    return PermissionDenied(fmt::format(
+        "rank {} sent an SSD recovery report, but it is not a store rank of the job", from.value));
+  }
+  RecoveredBlocks blocks;
+  if (Status s = Decode(request, &blocks); !s.ok()) return s;
+  AdmitRecovered(from, blocks);
   return Status::Ok();
 }
 
@@ -40,7 +59,13 @@ std::vector<std::string> MasterNode::OnStoreRankDead(Rank rank) {
 void MasterNode::AdmitRecovered(Rank rank, const RecoveredBlocks& blocks) {
   if (!coordinator_) return;
   coordinator_->AddRecovered(rank, blocks);
+  std::lock_guard<std::mutex> lock(recovery_mu_);
   recovery_.Add(blocks);
+}
+
+RecoveryTotals MasterNode::recovery() const {
+  std::lock_guard<std::mutex> lock(recovery_mu_);
+  return recovery_;
 }
 
 void MasterNode::ServeClients(const StoreDirectory& directory, std::function<void(Rank)> on_stop) {

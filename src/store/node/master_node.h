@@ -4,12 +4,14 @@
 // one place that knows how these parts are started, fed and stopped; ServeNode and the store
 // service each hold one.
 //
-// Threading: Start, AdmitRecovered, StopSpilling and Stop on the owner's thread;
-// OnStoreRankDead from the membership's thread (the parts take their own locks).
+// Threading: Start, StopSpilling and Stop on the owner's thread; OnStoreRankDead from the
+// membership's thread; AdmitRecovered from the RPC's dispatcher (a store rank's report) or any
+// thread (the parts take their own locks).
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,7 +52,8 @@ class MasterNode {
   // again from the survivors. Returns the keys of the objects that had no other replica.
   std::vector<std::string> OnStoreRankDead(Rank rank);
   // Store rank `rank`'s blocks recovered from its SSD tier enter the master (before requests
-  // are admitted). Ignored without an SSD tier.
+  // are admitted). Ignored without an SSD tier. Store ranks send them over the RPC
+  // (StoreMsg::kRecoveryReport, StoreRankNode::ReportRecovered), in parts whose counters add up.
   void AdmitRecovered(Rank rank, const RecoveredBlocks& blocks);
   // The store service: answers the directory that processes outside the job ask for
   // (StoreMsg::kDirectory) and their stop (kServiceStop: `on_stop` runs on the dispatcher
@@ -62,11 +65,15 @@ class MasterNode {
   void Stop();
 
   MasterService& service() { return service_; }
-  const RecoveryTotals& recovery() const { return recovery_; }
+  // What the store ranks reported so far (read it after they all reported: a copy).
+  RecoveryTotals recovery() const;
   // Null without an SSD tier.
   const SpillCoordinator* coordinator() const { return coordinator_.get(); }
 
  private:
+  // A store rank's part of its SSD recovery report (StoreMsg::kRecoveryReport).
+  Status AdmitReport(Rank from, std::span<const std::byte> request);
+
   MasterNodeConfig cfg_;
   transport::Transport& transport_;
   transport::Rpc& rpc_;
@@ -76,7 +83,8 @@ class MasterNode {
   std::unique_ptr<Rereplicator> rereplicator_;
   // Declared last: destroyed first, so it detaches from the master while the master lives.
   std::unique_ptr<SpillCoordinator> coordinator_;
-  RecoveryTotals recovery_;
+  mutable std::mutex recovery_mu_;
+  RecoveryTotals recovery_;  // guarded by recovery_mu_
 };
 
 }  // namespace mooncake::store

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "common/log.h"
+#include "store/net/messages.h"
 
 namespace mooncake::store {
 
@@ -64,6 +67,39 @@ void StoreRankNode::LogRecovery(const std::string& dir) const {
 
 RecoveredBlocks StoreRankNode::Recovered() const {
   return tier_ ? ToRecoveredBlocks(recovery_) : RecoveredBlocks{};
+}
+
+std::vector<RecoveredBlocks> SplitRecovered(RecoveredBlocks all, size_t max_part_bytes) {
+  std::vector<RecoveredBlocks> parts;
+  RecoveredBlocks part = all;  // the first part carries the counters
+  part.blocks.clear();
+  size_t bytes = 0;
+  for (auto& b : all.blocks) {
+    const size_t cost = sizeof(uint32_t) + b.key.size() + 4 * sizeof(uint64_t);
+    if (!part.blocks.empty() && bytes + cost > max_part_bytes) {
+      parts.push_back(std::move(part));
+      part = RecoveredBlocks{};
+      part.max_version = all.max_version;  // every part keeps new versions above the disk's
+      bytes = 0;
+    }
+    part.blocks.push_back(std::move(b));
+    bytes += cost;
+  }
+  parts.push_back(std::move(part));
+  return parts;
+}
+
+Status StoreRankNode::ReportRecovered(Nanos timeout) {
+  if (!tier_) return Status::Ok();
+  for (const RecoveredBlocks& part : SplitRecovered(Recovered())) {
+    auto answer =
+        rpc_.Call(master_, static_cast<uint16_t>(StoreMsg::kRecoveryReport), Encode(part), timeout);
+    if (!answer.ok()) {
+      return answer.status().WithContext(fmt::format(
+          "rank {}: SSD recovery report to the master (rank {})", self_.value, master_.value));
+    }
+  }
+  return Status::Ok();
 }
 
 std::vector<uint64_t> StoreRankNode::SsdCounters() {

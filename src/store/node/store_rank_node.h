@@ -48,6 +48,10 @@ enum SsdCounter : size_t {
   kSsdCounters
 };
 
+// `all` as parts whose encodings stay near `max_part_bytes`: the first carries the counters,
+// every part the highest version on disk; their sum (RecoveryTotals::Add) is `all`.
+std::vector<RecoveredBlocks> SplitRecovered(RecoveredBlocks all, size_t max_part_bytes = 8u << 20);
+
 class StoreRankNode {
  public:
   // `transport`, `rpc` and the segment's memory must outlive the node; `master` is the rank of
@@ -63,6 +67,10 @@ class StoreRankNode {
   Status Start();
   // What recovery found, for the master (empty without a tier).
   RecoveredBlocks Recovered() const;
+  // Sends Recovered() to the master over the RPC (StoreMsg::kRecoveryReport) in parts of a few
+  // MiB, each admitted before the next goes (a large tier's report exceeds one RPC payload).
+  // Nothing to send without a tier. A store rank that joins a running job reports the same way.
+  Status ReportRecovered(Nanos timeout);
   // The tier's counters, indexed by SsdCounter, after its queue drained (empty without a tier).
   std::vector<uint64_t> SsdCounters();
   bool has_tier() const { return tier_ != nullptr; }

@@ -6,8 +6,9 @@
 // - Store ranks hold a store::StoreRankNode: with store.ssd = on, an HDF5 tier under
 //   <ssd dir>/rank<r> (recovering what the files hold) and its SSD service.
 // - Before requests are admitted, every store rank reports its recovered blocks to the master
-//   over the RPC (StoreRankNode::ReportRecovered); the master admits them. At the end the tiers' counters travel in the store ranks' reports
-//   (over the RPC, so a dead rank does not hang the end of the job).
+//   over the RPC (StoreRankNode::ReportRecovered); the master admits them. At the end the tiers'
+//   counters travel in the store ranks' reports (over the RPC, so a dead rank does not hang the end
+//   of the job).
 //
 // Every function named Collective* must be called by every rank of the job, in the same order.
 #pragma once

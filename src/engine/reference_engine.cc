@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-
 #include "common/clock.h"
 #include "model/trace_tokens.h"
 #include "trace/trace_request.h"
@@ -18,7 +16,12 @@ std::span<const float> FloatsOf(std::span<const std::byte> bytes) {
 }  // namespace
 
 ReferenceEngine::ReferenceEngine(const model::Transformer& model)
-    : model_(model), shape_(model.KvShapeFor(trace::kTraceBlockTokens)) {}
+    : ReferenceEngine(CpuKvCompute(model)) {}
+
+ReferenceEngine::ReferenceEngine(std::unique_ptr<KvCompute> compute)
+    : compute_(std::move(compute)),
+      shape_{compute_->config().num_layers, compute_->config().num_kv_heads,
+             compute_->config().head_dim, trace::kTraceBlockTokens} {}
 
 std::unique_ptr<KvMemory> ReferenceEngine::AllocateKv(uint64_t bytes) {
   return std::make_unique<HostKvMemory>(bytes);
@@ -26,7 +29,7 @@ std::unique_ptr<KvMemory> ReferenceEngine::AllocateKv(uint64_t bytes) {
 
 // A client's tokens as given (checked against the vocabulary), else the trace's from hash ids.
 Result<std::vector<int32_t>> ReferenceEngine::PromptOf(const PrefillChunk& c) const {
-  const int32_t vocab = model_.config().vocab_size;
+  const int32_t vocab = compute_->config().vocab_size;
   if (c.prompt_ids.empty()) {
     std::vector<BlockHash> ids;
     ids.reserve(c.hash_ids.size());
@@ -47,13 +50,13 @@ Result<std::vector<int32_t>> ReferenceEngine::PromptOf(const PrefillChunk& c) co
 }
 
 Status ReferenceEngine::Resume(const PrefillChunk& c, int64_t* from_token) {
-  if (prompt_ && prompt_->request == c.request && prompt_->cache.tokens() == c.prefix_tokens) {
+  if (prompt_ && prompt_->request == c.request && prompt_->cache->tokens() == c.prefix_tokens) {
     *from_token = c.prefix_tokens;
     return Status::Ok();
   }
   auto tokens = PromptOf(c);
   if (!tokens.ok()) return tokens.status();
-  prompt_.emplace(Prompt{c.request, std::move(*tokens), model::KvCache(shape_)});
+  prompt_.emplace(Prompt{c.request, std::move(*tokens), compute_->NewSequence(shape_)});
   // The whole blocks of the prefix come from `kv` (read from the store, or written by earlier
   // chunks); a partial one is recomputed from its first token.
   const int64_t whole = c.prefix_tokens / shape_.block_tokens;
@@ -64,7 +67,7 @@ Status ReferenceEngine::Resume(const PrefillChunk& c, int64_t* from_token) {
   }
   for (int64_t b = 0; b < whole; ++b) {
     MC_RETURN_IF_ERROR(
-        prompt_->cache.AppendBlock(FloatsOf(c.kv.subspan(b * bb, bb)), shape_.block_tokens));
+        prompt_->cache->AppendBlock(FloatsOf(c.kv.subspan(b * bb, bb)), shape_.block_tokens));
   }
   *from_token = whole * shape_.block_tokens;
   return Status::Ok();
@@ -83,18 +86,18 @@ PrefillResult ReferenceEngine::Prefill(const PrefillChunk& c) {
   }
   std::vector<float> logits;
   if (s.ok()) {
-    s = model_.Prefill(std::span(prompt_->tokens).subspan(from, end - from), &prompt_->cache,
-                       &logits);
+    s = compute_->Prefill(std::span(prompt_->tokens).subspan(from, end - from),
+                          prompt_->cache.get(), &logits);
+  }
+  const uint64_t bb = block_bytes();
+  for (int b = c.first_block; s.ok() && b < c.end_block; ++b) {
+    s = prompt_->cache->CopyBlockOut(
+        b, {reinterpret_cast<float*>(c.kv.data() + b * bb), shape_.BlockFloats()});
   }
   if (!s.ok()) {
     prompt_.reset();
     result.error = s.ToString();
     return result;
-  }
-  const uint64_t bb = block_bytes();
-  for (int b = c.first_block; b < c.end_block; ++b) {
-    const std::span<const float> block = prompt_->cache.block(b);
-    std::memcpy(c.kv.data() + b * bb, block.data(), bb);
   }
   if (end == c.input_length) {
     result.next_token = model::Argmax(logits);
@@ -113,14 +116,14 @@ Status ReferenceEngine::StartDecode(uint64_t request, std::span<const std::byte>
     return InvalidArgument(fmt::format("request {}: {} B of KV for a {}-token prompt ({} blocks)",
                                        request, kv.size(), input_length, blocks));
   }
-  if (first_token < 0 || first_token >= model_.config().vocab_size) {
+  if (first_token < 0 || first_token >= compute_->config().vocab_size) {
     return InvalidArgument(fmt::format("request {}: first token {} outside the vocabulary of {}",
-                                       request, first_token, model_.config().vocab_size));
+                                       request, first_token, compute_->config().vocab_size));
   }
-  Sequence seq{model::KvCache(shape_), first_token};
+  Sequence seq{compute_->NewSequence(shape_), first_token};
   for (int64_t b = 0; b < blocks; ++b) {
     const auto held = static_cast<int32_t>(std::min(bt, input_length - b * bt));
-    MC_RETURN_IF_ERROR(seq.cache.AppendBlock(FloatsOf(kv.subspan(b * bb, bb)), held));
+    MC_RETURN_IF_ERROR(seq.cache->AppendBlock(FloatsOf(kv.subspan(b * bb, bb)), held));
   }
   sequences_.insert_or_assign(request, std::move(seq));
   return Status::Ok();
@@ -132,7 +135,7 @@ DecodeStep ReferenceEngine::Decode(std::span<const DecodeSeq> batch) {
   const Nanos start = SteadyClock().Now();
   DecodeStep step;
   step.time.modelled = false;
-  std::vector<model::KvCache*> caches;
+  std::vector<SequenceKv*> caches;
   std::vector<int32_t> tokens;
   for (const DecodeSeq& d : batch) {
     auto it = sequences_.find(d.request);
@@ -140,16 +143,16 @@ DecodeStep ReferenceEngine::Decode(std::span<const DecodeSeq> batch) {
       step.error = fmt::format("request {} is in the decode batch but never started", d.request);
       return step;
     }
-    caches.push_back(&it->second.cache);
+    caches.push_back(it->second.cache.get());
     tokens.push_back(it->second.last_token);
   }
   std::vector<float> logits;
-  Status s = model_.DecodeStep(caches, tokens, &logits);
+  Status s = compute_->DecodeStep(caches, tokens, &logits);
   if (!s.ok()) {
     step.error = s.ToString();
     return step;
   }
-  const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+  const size_t vocab = static_cast<size_t>(compute_->config().vocab_size);
   for (size_t i = 0; i < batch.size(); ++i) {
     const int32_t next = model::Argmax(std::span(logits).subspan(i * vocab, vocab));
     sequences_.at(batch[i].request).last_token = next;

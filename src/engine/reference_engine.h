@@ -10,6 +10,9 @@
 //
 // Threads: as engine.h says. The prefill side keeps the prompt being computed between chunks;
 // the decode side keeps each joined request's cache and last token.
+//
+// The arithmetic is a KvCompute's (engine/kv_compute.h): the CPU transformer, or the CUDA one
+// (engine/cuda, engine.device = cuda), whose blocks have the same layout.
 #pragma once
 
 #include <memory>
@@ -17,14 +20,16 @@
 #include <unordered_map>
 
 #include "engine/engine.h"
+#include "engine/kv_compute.h"
 #include "model/transformer.h"
 
 namespace mooncake::engine {
 
 class ReferenceEngine final : public Engine {
  public:
-  // `model` must outlive the engine.
+  // On the CPU; `model` must outlive the engine.
   explicit ReferenceEngine(const model::Transformer& model);
+  explicit ReferenceEngine(std::unique_ptr<KvCompute> compute);
 
   const model::KvShape& shape() const { return shape_; }
   uint64_t block_bytes() const override { return shape_.BlockBytes(); }
@@ -41,10 +46,10 @@ class ReferenceEngine final : public Engine {
   struct Prompt {
     uint64_t request = 0;
     std::vector<int32_t> tokens;
-    model::KvCache cache;
+    std::unique_ptr<SequenceKv> cache;
   };
   struct Sequence {
-    model::KvCache cache;
+    std::unique_ptr<SequenceKv> cache;
     int32_t last_token = kNoToken;
   };
   // Rebuilds `prompt_` for the chunk when it is not the continuation of the last one: the KV of
@@ -52,7 +57,7 @@ class ReferenceEngine final : public Engine {
   Status Resume(const PrefillChunk& chunk, int64_t* from_token);
   Result<std::vector<int32_t>> PromptOf(const PrefillChunk& chunk) const;
 
-  const model::Transformer& model_;
+  std::unique_ptr<KvCompute> compute_;
   model::KvShape shape_;
   std::optional<Prompt> prompt_;
   std::unordered_map<uint64_t, Sequence> sequences_;

@@ -15,11 +15,16 @@ include(GoogleTest)
 
 # mooncake_unit_test(NAME SOURCES a.cc b.cc LIBS lib...): a GoogleTest binary whose tests are
 # registered one CTest entry each, labelled "unit", each with a TIMEOUT so nothing can hang CI.
-# COST (seconds) orders a slow binary's tests first under ctest --parallel.
+# COST (seconds) orders a slow binary's tests first under ctest --parallel. LABEL gpu: tests that
+# need a GPU; each GTEST_SKIPs with the reason where there is none, which CTest reports as skipped
+# (gtest_discover_tests matches "[  SKIPPED ]"), never as passed.
 function(mooncake_unit_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;COST" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;COST;LABEL" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 60)
+  endif()
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL unit)
   endif()
   if(NOT ARG_COST)
     set(ARG_COST 0)
@@ -27,7 +32,7 @@ function(mooncake_unit_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES LABELS unit TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST})
+                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST})
 endfunction()
 
 # mooncake_mpi_test(NAME NP n TLS "posix,self" [EXPECT regex] COMMAND exe args...): runs the

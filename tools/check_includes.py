@@ -17,12 +17,14 @@ It also holds the layer order and the system-header rules (LAYERS and SYSTEM_HEA
   * a library links only libraries of its own src/ folder, or of a folder in a lower layer; a
     src/ folder missing from LAYERS is an error (say where a new library sits);
   * <mpi.h> is included only under cluster/mpi/, UCX's headers only under transport/ucx, HDF5's
-    only under store/hdf5, CUDA's and NCCL's only under gpu (and the engine's CUDA part),
-    cpp-httplib only under http.
+    only under store/hdf5, CUDA's, cuBLAS's and NCCL's only under gpu/ and engine/cuda/ (the
+    CUDA transformer), cpp-httplib only under http.
 
 And beside src/, in tests/ and benchmarks/ (when the tree has them):
 
   * no <mpi.h>: MPI reaches them only through cluster/mpi/mpi_session.h;
+  * no CUDA, cuBLAS or NCCL header: they test and measure GPUs through gpu/gpu.h and
+    engine/cuda/cuda_kv_compute.h, which build without CUDA too;
   * no mooncake_app: only app's own tests (APP_TESTS) link it; the others link the libraries
     below it (the bootstrap is in cluster).
 
@@ -56,12 +58,13 @@ LAYERS = {
 # cluster's bootstrap exchanges each rank's transport address and registered regions.
 SAME_LAYER = {("conductor", "engine"), ("eval", "sim"), ("engine", "model"), ("transport", "gpu"),
               ("cluster", "transport")}
+CUDA_HEADER = re.compile(r"(cuda\w*\.h|cuda/|nccl\.h|cublas\w*\.h)")
 # System headers and the folders (path prefixes under src/) allowed to include them.
 SYSTEM_HEADERS = [
     (re.compile(r"mpi\.h$"), ("cluster/mpi/",)),
     (re.compile(r"(ucp|ucs|uct)/"), ("transport/ucx/",)),
     (re.compile(r"(hdf5\.h|H5\w*\.h)$"), ("store/hdf5/",)),
-    (re.compile(r"(cuda\w*\.h|cuda/|nccl\.h|cublas\w*\.h)"), ("gpu/", "engine/cuda")),
+    (CUDA_HEADER, ("gpu/", "engine/cuda/")),
     (re.compile(r"httplib\.h$"), ("http/",)),
 ]
 SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>", re.M)
@@ -74,7 +77,7 @@ FIXTURES = "tests/graph/"  # this check's own fixture trees, wrong on purpose
 
 
 def outside_src_problems(root):
-    """<mpi.h> or a link of mooncake_app in tests/ and benchmarks/ (beside src/ in `root`)."""
+    """<mpi.h>, a CUDA header or a link of mooncake_app in tests/ and benchmarks/ (beside src/)."""
     problems = []
     for top in OUTSIDE_SRC:
         for f in sorted((root / top).rglob("*")):
@@ -88,6 +91,11 @@ def outside_src_problems(root):
                         line_no = text.count("\n", 0, m.start()) + 1
                         problems.append(f"{rel}:{line_no}: includes <{m.group(1)}>, allowed only "
                                         "under src/cluster/mpi/ (use cluster/mpi/mpi_session.h)")
+                    if CUDA_HEADER.search(m.group(1)):
+                        line_no = text.count("\n", 0, m.start()) + 1
+                        problems.append(f"{rel}:{line_no}: includes <{m.group(1)}>, allowed only "
+                                        "under src/gpu/ and src/engine/cuda/ (use gpu/gpu.h or "
+                                        "engine/cuda/cuda_kv_compute.h)")
             elif (f.name == "CMakeLists.txt" or f.suffix == ".cmake") and rel not in APP_TESTS:
                 text = re.sub(r"#.*", "", f.read_text(errors="replace"))
                 for m in APP_LINK.finditer(text):

@@ -18,6 +18,9 @@ po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
       "as mooncake generate --model")(
       "engine.seed", po::value<uint64_t>(&raw->seed)->default_value(0),
       "reference engine: the seed of a preset's weights (as mooncake generate --seed)")(
+      "engine.device", po::value<std::string>(&raw->device)->default_value("cpu"),
+      "reference engine: where prefill and decode ranks compute, cpu or cuda (GPU 0 of the "
+      "rank's node, through CUDA_VISIBLE_DEVICES; the KV blocks are the same layout)")(
       "engine.max_output", po::value<int64_t>(&raw->max_output)->default_value(32),
       "reference engine: output tokens per request at most (each request's output_length is "
       "capped to it; 0 = no cap, up to 100000)")(
@@ -50,6 +53,13 @@ Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, Engi
   if (raw.model.empty()) return InvalidArgument("engine.model = '' (a preset or a folder)");
   out->model = raw.model;
   out->seed = raw.seed;
+  if (raw.device != "cpu" && raw.device != "cuda") {
+    return InvalidArgument(fmt::format("engine.device = '{}' (allowed: cpu, cuda)", raw.device));
+  }
+  out->cuda = raw.device == "cuda";
+  if (out->cuda && !out->reference) {
+    return InvalidArgument("engine.device = cuda needs engine.kind = reference");
+  }
   if (raw.max_output < 0 || raw.max_output > 100000) {
     return OutOfRange(fmt::format("engine.max_output = {} (allowed 0 to 100000)", raw.max_output));
   }

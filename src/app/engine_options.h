@@ -17,6 +17,7 @@ struct EngineOptions {
   bool reference = false;
   std::string model = "tiny";  // engine.model: a preset or a checkpoint folder
   uint64_t seed = 0;           // engine.seed: a preset's weights (as mooncake generate --seed)
+  bool cuda = false;           // engine.device: cpu, or cuda (the transformer on GPU 0)
   int64_t max_output = 32;     // engine.max_output: output lengths capped to it (0: none)
   bool check_tokens = true;    // engine.check_tokens: compare with mooncake generate's output
   bool fault_swap_kv = false;  // fault.swap_kv: a prefill rank swaps two blocks' KV on purpose
@@ -24,7 +25,7 @@ struct EngineOptions {
 
 // The option strings as parsed, converted by ConvertEngineOptions.
 struct RawEngineOptions {
-  std::string kind, model, check_tokens, swap_kv;
+  std::string kind, model, device, check_tokens, swap_kv;
   uint64_t seed = 0;
   int64_t max_output = 32;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/cost_model_engine.h"
+#include "engine/cuda/cuda_kv_compute.h"
 #include "engine/reference_engine.h"
 #include "model/checkpoint.h"
 #include "trace/trace_request.h"
@@ -10,7 +11,7 @@
 namespace mooncake::app {
 
 Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engine::CostModel& cost,
-                                                 bool load_model) {
+                                                 bool load_model, bool on_gpu) {
   auto job = std::make_unique<JobEngine>();
   if (!o.engine.reference) {
     job->layout.emplace(cost, o.kv_scale, o.sched.model.name);
@@ -22,6 +23,13 @@ Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engi
   // rank loads the model: a rank whose copy failed says so before the replay.
   auto loaded = model::LoadModel(o.engine.model, o.engine.seed);
   if (!loaded.ok()) return loaded.status().WithContext("engine.model = " + o.engine.model);
+  // engine.device = cuda: the weights go to the GPU too (the CPU model stays for the token check).
+  std::unique_ptr<engine::KvCompute> gpu;
+  if (load_model && on_gpu && o.engine.cuda) {
+    auto compute = engine::CudaKvCompute(*loaded);
+    if (!compute.ok()) return compute.status().WithContext("engine.device = cuda");
+    gpu = std::move(*compute);
+  }
   auto transformer = model::Transformer::Create(std::move(*loaded));
   if (!transformer.ok()) {
     return transformer.status().WithContext("engine.model = " + o.engine.model);
@@ -43,7 +51,8 @@ Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engi
       shape.layers, shape.kv_heads, shape.head_dim, shape.block_tokens);
   if (!load_model) return job;
   job->model.emplace(std::move(*transformer));
-  job->engine = std::make_unique<engine::ReferenceEngine>(*job->model);
+  job->engine = gpu ? std::make_unique<engine::ReferenceEngine>(std::move(gpu))
+                    : std::make_unique<engine::ReferenceEngine>(*job->model);
   return job;
 }
 

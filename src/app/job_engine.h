@@ -28,9 +28,10 @@ struct JobEngine {
 };
 
 // Every rank builds the same layout (the store keys and block sizes must agree); the model is
-// loaded where `load_model` (prefill, decode, and the conductor when it checks tokens). Errors
-// name engine.model.
+// loaded where `load_model` (prefill, decode, and the conductor when it checks tokens), and with
+// engine.device = cuda computes on the GPU where `on_gpu` (prefill and decode). Errors name
+// engine.model or engine.device (no GPU: why, in gpu::Describe's words).
 Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engine::CostModel& cost,
-                                                 bool load_model);
+                                                 bool load_model, bool on_gpu);
 
 }  // namespace mooncake::app

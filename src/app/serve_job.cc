@@ -406,7 +406,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   // its time, or the reference transformer. The conductor loads the model to check tokens.
   const bool computes = ctx.role() == Role::kPrefill || ctx.role() == Role::kDecode ||
                         (ctx.role() == Role::kConductor && o.engine.check_tokens);
-  auto job_engine = MakeJobEngine(o, cost, computes);
+  auto job_engine = MakeJobEngine(o, cost, computes, ctx.role() != Role::kConductor);
   if (!job_engine.ok()) {
     log::Error("{}", job_engine.status().ToString());
     ctx.mpi.Abort(2);

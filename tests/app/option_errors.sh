@@ -24,6 +24,8 @@ rows=(
   "--conductor.early_rejection sometimes|conductor.early_rejection"
   "--model.preset nosuch|model.preset"
   "--time_scale 0|time_scale"
+  "--engine.device gpu|engine.device = 'gpu' (allowed: cpu, cuda)"
+  "--engine.device cuda|engine.device = cuda needs engine.kind = reference"
   "--job.mode bogus|job.mode"
   "--trace.limit -1|trace.limit"
   "--seed -3|seed"

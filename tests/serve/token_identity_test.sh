@@ -8,6 +8,8 @@
 #   store_kill store.replicas = 2 and store rank 1 SIGKILLed mid-run: lost 0, still no mismatch
 #   swap_kv    fault.swap_kv: a prefill rank swaps two blocks' KV after their checksums were
 #              taken; the run reports checksum failures and exits non-zero
+#   gpu        engine.device = cuda: prefill and decode ranks compute on the GPU, the conductor's
+#              check on the CPU; exits 77 (skipped) where `mooncake --version` finds no GPU
 # Under the sanitizers (SANITIZE non-empty) the model computes about 10x slower: the workload
 # shrinks to 12 shorter requests of 8 tokens, the token check is the job's own, and the SSD
 # counters are not required (too few blocks to count on each).
@@ -26,6 +28,10 @@ fail() {
   exit 1
 }
 cd "$dir" || exit 1
+if [[ $mode == gpu ]]; then
+  gpus=$("$mooncake" --version | tail -1)
+  [[ $gpus =~ ,\ [1-9][0-9]*\ GPU ]] || { echo "SKIP (gpu): needs a CUDA GPU: $gpus"; exit 77; }
+fi
 workload=(--synthetic.requests 40 --synthetic.rate 4 --synthetic.new_tokens 600
   --synthetic.max_input 4096)
 max_output=32
@@ -48,6 +54,7 @@ case $mode in
     args+=(--store.replicas 2 --fault.kill 1@4s)
     ;;
   swap_kv) args+=(--fault.swap_kv on) ;;
+  gpu) args+=(--engine.device cuda) ;;
   *) fail "unknown mode" ;;
 esac
 MOONCAKE_MPIRUN_ARGS="$*" timeout 240 "$launcher" --mpirun "$mpirun" --bin "$mooncake" \

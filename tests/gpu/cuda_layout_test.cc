@@ -5,6 +5,7 @@
 // And without a GPU, asking for the CUDA model is an error that says why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -158,6 +159,56 @@ TEST(CudaLayout, RopeAngleIsRoundedToFloatAsTransformersComputesIt) {
   const float angle = RopeAngle(100003, 0.1f);
   EXPECT_EQ(angle, static_cast<float>(100003) * 0.1f);
   EXPECT_NE(double(angle), 100003.0 * double(0.1f));
+}
+
+// The attention kernel's loop over the context in tiles of AttentionLaunch::kThreads, one value
+// per position and dim, as the kernel runs it (the block reductions as plain loops).
+std::vector<float> TiledAttention(const std::vector<float>& scores, const std::vector<float>& v,
+                                  int32_t dims) {
+  constexpr int32_t T = AttentionLaunch::kThreads;
+  const auto context = static_cast<int64_t>(scores.size());
+  std::vector<float> acc(dims, 0.0f), weight(T);
+  OnlineSoftmax softmax;
+  for (int64_t t0 = 0; t0 < context; t0 += T) {
+    const int32_t n = static_cast<int32_t>(std::min<int64_t>(T, context - t0));
+    float tile_max = -3.402823466e38f;
+    for (int32_t j = 0; j < n; ++j) tile_max = std::max(tile_max, scores[t0 + j]);
+    const float rescale = softmax.Begin(tile_max);
+    float tile_sum = 0.0f;
+    for (int32_t j = 0; j < n; ++j) tile_sum += weight[j] = expf(scores[t0 + j] - softmax.max);
+    softmax.sum += tile_sum;
+    for (int32_t d = 0; d < dims; ++d) {
+      float a = acc[d] * rescale;
+      for (int32_t j = 0; j < n; ++j) a += weight[j] * v[(t0 + j) * dims + d];
+      acc[d] = a;
+    }
+  }
+  for (float& a : acc) a /= softmax.sum;
+  return acc;
+}
+
+TEST(CudaLayout, TiledOnlineSoftmaxIsTheSoftmaxOfTheWholeContext) {
+  constexpr int32_t kDims = 5;
+  for (int64_t context : {1, 2, 127, 128, 129, 300, 1000}) {
+    for (float spread : {1.0f, 30.0f}) {  // 30: e^score alone would overflow float32
+      std::vector<float> scores = Random(context, 8), v = Random(context * kDims, 9);
+      for (float& s : scores) s *= spread;
+      // Rising scores: each tile's maximum exceeds the last, so the rescaling is exercised.
+      for (int64_t t = 0; t < context; ++t) scores[t] += spread * float(t) / float(context);
+      const double top = *std::max_element(scores.begin(), scores.end());
+      double total = 0;
+      for (float s : scores) total += std::exp(double(s) - top);
+      const std::vector<float> got = TiledAttention(scores, v, kDims);
+      for (int32_t d = 0; d < kDims; ++d) {
+        double want = 0;
+        for (int64_t t = 0; t < context; ++t) {
+          want += std::exp(double(scores[t]) - top) / total * v[t * kDims + d];
+        }
+        ASSERT_NEAR(got[d], want, 1e-5)
+            << context << " positions, spread " << spread << ", dim " << d;
+      }
+    }
+  }
 }
 
 TEST(CudaCompute, WithoutAGpuItIsAnErrorThatSaysWhy) {

@@ -5,6 +5,7 @@
 // No CUDA header: this file is included by ordinary C++ too.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -105,6 +106,24 @@ inline constexpr size_t kDefaultSharedBytes = 48 * 1024;
 MC_HOST_DEVICE inline float RopeAngle(int64_t position, float inv_freq) {
   return static_cast<float>(position) * inv_freq;
 }
+
+// The attention kernel's softmax over a context taken in tiles (online, as FlashAttention does):
+// `max` is the largest score so far and `sum` the sum of e^(score - max) over the scores so far.
+// Per tile: Begin(the tile's largest score) raises `max` and returns the factor by which every
+// earlier sum (this one and the weighted V accumulated so far) is scaled down to the new `max`;
+// then the tile's weights are e^(score - max), added to `sum` and to the weighted V. The result is
+// the weighted V divided by `sum`.
+struct OnlineSoftmax {
+  float max = -3.402823466e38f;  // -FLT_MAX: the first tile's factor is e^(-huge) = 0
+  float sum = 0.0f;
+  MC_HOST_DEVICE float Begin(float tile_max) {
+    const float new_max = tile_max > max ? tile_max : max;
+    const float factor = expf(max - new_max);
+    sum *= factor;
+    max = new_max;
+    return factor;
+  }
+};
 
 // Blocks for an element-wise kernel over `count` items, `threads` a block.
 inline int64_t BlocksFor(int64_t count, int32_t threads) { return (count + threads - 1) / threads; }

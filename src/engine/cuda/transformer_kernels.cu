@@ -109,7 +109,7 @@ __global__ void Attention(const float* qkv, QkvRow row, const int64_t* positions
     acc[d] = 0.0f;
   }
   __syncthreads();
-  float max_so_far = -FLT_MAX, sum = 0.0f;
+  OnlineSoftmax softmax;  // every thread keeps the same copy: its inputs are block reductions
   for (int64_t t0 = 0; t0 < context; t0 += T) {
     const int64_t t = t0 + threadIdx.x;
     float score = -FLT_MAX;
@@ -118,23 +118,20 @@ __global__ void Attention(const float* qkv, QkvRow row, const int64_t* positions
       for (int32_t d = 0; d < hd; ++d) dot += q[d] * kv[g.Offset(layer, 0, kv_head, d, t)];
       score = dot * scale;
     }
-    const float new_max = fmaxf(max_so_far, BlockReduce<true>(score, slots));
-    const float w = t < context ? expf(score - new_max) : 0.0f;
+    const float rescale = softmax.Begin(BlockReduce<true>(score, slots));
+    const float w = t < context ? expf(score - softmax.max) : 0.0f;
     weight[threadIdx.x] = w;
-    const float tile_sum = BlockReduce<false>(w, slots);  // its barrier publishes `weight`
-    const float rescale = expf(max_so_far - new_max);     // 0 on the first tile
-    sum = sum * rescale + tile_sum;
+    softmax.sum += BlockReduce<false>(w, slots);  // its barrier publishes `weight`
     const int32_t n = static_cast<int32_t>(context - t0 < T ? context - t0 : T);
     for (int32_t d = threadIdx.x; d < hd; d += T) {
       float a = acc[d] * rescale;
       for (int32_t j = 0; j < n; ++j) a += weight[j] * kv[g.Offset(layer, 1, kv_head, d, t0 + j)];
       acc[d] = a;
     }
-    max_so_far = new_max;
     __syncthreads();  // the tile's weights are read before the next tile writes them
   }
   for (int32_t d = threadIdx.x; d < hd; d += T) {
-    out[r * int64_t{row.heads} * hd + int64_t{head} * hd + d] = acc[d] / sum;
+    out[r * int64_t{row.heads} * hd + int64_t{head} * hd + d] = acc[d] / softmax.sum;
   }
 }
 

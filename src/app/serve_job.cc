@@ -275,7 +275,12 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
   serve::SummaryInputs in;
   if (o.store_ssd) in.ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &in.ssd_extra);
   in.measured_compute = o.engine.reference;
-  if (o.engine.reference) in.matmul_backend = model::MatmulBackend();
+  // The kernels of this (the conductor's) process, which the prefill and decode ranks share
+  // unless they compute on their GPUs.
+  if (o.engine.reference) {
+    in.matmul_backend =
+        o.engine.cuda ? "cuBLAS SGEMM on GPU 0 (engine.device = cuda)" : model::MatmulBackend();
+  }
   if (o.engine.reference) {
     const serve::ConductorRole& conductor = *node.conductor_role();
     if (!run_dir.empty()) {

@@ -71,6 +71,9 @@ if [[ $mode == swap_kv ]]; then
   exit 0
 fi
 ((rc == 0)) || fail "launch/mooncake-mpirun exited $rc"
+if [[ $mode == gpu ]]; then
+  grep -q "matmul cuBLAS SGEMM on GPU 0" "$dir/log" || fail "the clocks line does not name the GPU"
+fi
 grep -q "lost 0  failed 0" "$dir/log" || fail "requests lost or failed"
 (($(num token_mismatches) == 0)) || fail "token_mismatches = $(num token_mismatches)"
 (($(num requests_token_checked) > 0)) || fail "no request's tokens were checked"

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace mooncake::model {
@@ -30,6 +32,15 @@ Status ModelConfig::Validate() const {
     return InvalidArgument(fmt::format("model {}: rms_norm_eps and rope_theta must be > 0", name));
   }
   return Status::Ok();
+}
+
+std::vector<float> RopeInverseFrequencies(const ModelConfig& c) {
+  std::vector<float> inv_freq;
+  for (int32_t i = 0; i < c.head_dim / 2; ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.head_dim);
+    inv_freq.push_back(1.0f / std::pow(static_cast<float>(c.rope_theta), exponent));
+  }
+  return inv_freq;
 }
 
 int64_t ModelConfig::ParameterCount() const {

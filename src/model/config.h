@@ -31,6 +31,10 @@ struct ModelConfig {
   int64_t ParameterCount() const;
 };
 
+// The rotary embedding's head_dim / 2 inverse frequencies as transformers computes them, in
+// float32: 1 / theta^(2i / head_dim).
+std::vector<float> RopeInverseFrequencies(const ModelConfig& config);
+
 // Reads a Hugging Face config.json of a LlamaForCausalLM. Refuses what this model does not
 // compute (rope_scaling, attention or MLP biases, an activation other than silu), naming the key.
 // `source` names the file in errors.

@@ -46,12 +46,6 @@ void Rope(float* v, int32_t head_dim, const float* cos, const float* sin) {
   }
 }
 
-Status CheckSize(const std::vector<float>& w, size_t want, const std::string& what) {
-  if (w.size() == want) return Status::Ok();
-  return InvalidArgument(
-      fmt::format("weight {} holds {} floats, the config needs {}", what, w.size(), want));
-}
-
 }  // namespace
 
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
@@ -73,39 +67,14 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
   const std::vector<float>& head = config_.tie_word_embeddings ? weights_.embed : weights_.lm_head;
   head_ = TransposeWeight(head, config_.vocab_size, h);
   weights_.lm_head.clear();
-  // As transformers computes them, in float32: 1 / theta^(2i / head_dim).
-  for (int32_t i = 0; i < config_.head_dim / 2; ++i) {
-    const float exponent = static_cast<float>(2 * i) / static_cast<float>(config_.head_dim);
-    inv_freq_.push_back(1.0f / std::pow(static_cast<float>(config_.rope_theta), exponent));
-  }
+  inv_freq_ = RopeInverseFrequencies(config_);
 }
 
 Result<Transformer> Transformer::Create(LoadedModel m) {
   ChooseMatmulKernels();  // before this process's first matmul: BLIS decides once
   const ModelConfig& c = m.config;
   MC_RETURN_IF_ERROR(c.Validate());
-  const size_t h = c.hidden_size, q = size_t(c.num_heads) * c.head_dim,
-               kv = size_t(c.num_kv_heads) * c.head_dim, ffn = c.intermediate_size,
-               vocab = c.vocab_size;
-  const ModelWeights& w = m.weights;
-  MC_RETURN_IF_ERROR(CheckSize(w.embed, vocab * h, "embed"));
-  MC_RETURN_IF_ERROR(CheckSize(w.final_norm, h, "final_norm"));
-  if (!c.tie_word_embeddings) MC_RETURN_IF_ERROR(CheckSize(w.lm_head, vocab * h, "lm_head"));
-  if (w.layers.size() != size_t(c.num_layers)) {
-    return InvalidArgument(
-        fmt::format("{} layers of weights, the config has {}", w.layers.size(), c.num_layers));
-  }
-  for (const LayerWeights& L : w.layers) {
-    MC_RETURN_IF_ERROR(CheckSize(L.input_norm, h, "input_norm"));
-    MC_RETURN_IF_ERROR(CheckSize(L.q, q * h, "q"));
-    MC_RETURN_IF_ERROR(CheckSize(L.k, kv * h, "k"));
-    MC_RETURN_IF_ERROR(CheckSize(L.v, kv * h, "v"));
-    MC_RETURN_IF_ERROR(CheckSize(L.o, h * q, "o"));
-    MC_RETURN_IF_ERROR(CheckSize(L.post_norm, h, "post_norm"));
-    MC_RETURN_IF_ERROR(CheckSize(L.gate, ffn * h, "gate"));
-    MC_RETURN_IF_ERROR(CheckSize(L.up, ffn * h, "up"));
-    MC_RETURN_IF_ERROR(CheckSize(L.down, h * ffn, "down"));
-  }
+  MC_RETURN_IF_ERROR(CheckWeightSizes(c, m.weights));
   return Transformer(std::move(m.config), std::move(m.weights));
 }
 

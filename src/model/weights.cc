@@ -1,10 +1,18 @@
 #include "model/weights.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace mooncake::model {
 
 namespace {
+
+Status CheckSize(const std::vector<float>& w, size_t want, const char* what) {
+  if (w.size() == want) return Status::Ok();
+  return InvalidArgument(
+      fmt::format("weight {} holds {} floats, the config needs {}", what, w.size(), want));
+}
 
 class SplitMix64 {
  public:
@@ -59,6 +67,31 @@ ModelWeights SeededWeights(const ModelConfig& c, uint64_t seed) {
   w.final_norm = Norm(rng, h);
   if (!c.tie_word_embeddings) w.lm_head = Uniform(rng, size_t(c.vocab_size) * h, scale(h));
   return w;
+}
+
+Status CheckWeightSizes(const ModelConfig& c, const ModelWeights& w) {
+  const size_t h = c.hidden_size, q = size_t(c.num_heads) * c.head_dim,
+               kv = size_t(c.num_kv_heads) * c.head_dim, ffn = c.intermediate_size,
+               vocab = c.vocab_size;
+  MC_RETURN_IF_ERROR(CheckSize(w.embed, vocab * h, "embed"));
+  MC_RETURN_IF_ERROR(CheckSize(w.final_norm, h, "final_norm"));
+  if (!c.tie_word_embeddings) MC_RETURN_IF_ERROR(CheckSize(w.lm_head, vocab * h, "lm_head"));
+  if (w.layers.size() != size_t(c.num_layers)) {
+    return InvalidArgument(
+        fmt::format("{} layers of weights, the config has {}", w.layers.size(), c.num_layers));
+  }
+  for (const LayerWeights& L : w.layers) {
+    MC_RETURN_IF_ERROR(CheckSize(L.input_norm, h, "input_norm"));
+    MC_RETURN_IF_ERROR(CheckSize(L.q, q * h, "q"));
+    MC_RETURN_IF_ERROR(CheckSize(L.k, kv * h, "k"));
+    MC_RETURN_IF_ERROR(CheckSize(L.v, kv * h, "v"));
+    MC_RETURN_IF_ERROR(CheckSize(L.o, h * q, "o"));
+    MC_RETURN_IF_ERROR(CheckSize(L.post_norm, h, "post_norm"));
+    MC_RETURN_IF_ERROR(CheckSize(L.gate, ffn * h, "gate"));
+    MC_RETURN_IF_ERROR(CheckSize(L.up, ffn * h, "up"));
+    MC_RETURN_IF_ERROR(CheckSize(L.down, h * ffn, "down"));
+  }
+  return Status::Ok();
 }
 
 }  // namespace mooncake::model

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/status.h"
 #include "model/config.h"
 
 namespace mooncake::model {
@@ -27,6 +28,9 @@ struct ModelWeights {
   std::vector<float> final_norm;  // [hidden]
   std::vector<float> lm_head;     // [vocab, hidden]; empty when tied to embed
 };
+
+// Every weight holds the floats the config asks for; the error names the weight and both sizes.
+Status CheckWeightSizes(const ModelConfig& config, const ModelWeights& weights);
 
 // Weights drawn from `seed` alone (SplitMix64, uniform): the same seed gives the same bits on
 // every machine. Matrices uniform in +-1/sqrt(in), embeddings in +-1, norms 1 +- 0.1.

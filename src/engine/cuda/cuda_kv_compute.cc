@@ -237,12 +237,6 @@ class CudaCompute final : public KvCompute {
   mutable Workspace ws_;
 };
 
-Status CheckSize(const std::vector<float>& w, size_t want, const char* what) {
-  if (w.size() == want) return Status::Ok();
-  return InvalidArgument(
-      fmt::format("weight {} holds {} floats, the config needs {}", what, w.size(), want));
-}
-
 // Matrices stacked as rows of one [out, in] matrix (each already [out_i, in]).
 std::vector<float> Stack(std::initializer_list<const std::vector<float>*> parts) {
   std::vector<float> all;
@@ -252,16 +246,8 @@ std::vector<float> Stack(std::initializer_list<const std::vector<float>*> parts)
 
 Status CudaCompute::Init(const model::ModelWeights& w) {
   const model::ModelConfig& c = config_;
-  const size_t h = c.hidden_size, q = size_t(c.num_heads) * c.head_dim,
-               kv = size_t(c.num_kv_heads) * c.head_dim, ffn = c.intermediate_size,
-               vocab = c.vocab_size;
-  MC_RETURN_IF_ERROR(CheckSize(w.embed, vocab * h, "embed"));
-  MC_RETURN_IF_ERROR(CheckSize(w.final_norm, h, "final_norm"));
-  if (!c.tie_word_embeddings) MC_RETURN_IF_ERROR(CheckSize(w.lm_head, vocab * h, "lm_head"));
-  if (w.layers.size() != size_t(c.num_layers)) {
-    return InvalidArgument(
-        fmt::format("{} layers of weights, the config has {}", w.layers.size(), c.num_layers));
-  }
+  const size_t h = c.hidden_size, vocab = c.vocab_size;
+  MC_RETURN_IF_ERROR(model::CheckWeightSizes(c, w));
   MC_CUDA(cudaSetDevice(device_));
   cudaDeviceProp prop{};
   MC_CUDA(cudaGetDeviceProperties(&prop, device_));
@@ -275,24 +261,11 @@ Status CudaCompute::Init(const model::ModelWeights& w) {
   MC_RETURN_IF_ERROR(embed_.Upload(w.embed.data(), w.embed.size()));
   MC_RETURN_IF_ERROR(final_norm_.Upload(w.final_norm.data(), h));
   if (!c.tie_word_embeddings) MC_RETURN_IF_ERROR(lm_head_.Upload(w.lm_head.data(), vocab * h));
-  std::vector<float> inv_freq;  // as model/transformer.cc computes them, in float32
-  for (int32_t i = 0; i < c.head_dim / 2; ++i) {
-    const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.head_dim);
-    inv_freq.push_back(1.0f / std::pow(static_cast<float>(c.rope_theta), exponent));
-  }
+  const std::vector<float> inv_freq = model::RopeInverseFrequencies(c);  // the CPU model's bits
   MC_RETURN_IF_ERROR(inv_freq_.Upload(inv_freq.data(), inv_freq.size()));
   layers_ = std::vector<DeviceLayer>(w.layers.size());
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const model::LayerWeights& L = w.layers[l];
-    MC_RETURN_IF_ERROR(CheckSize(L.input_norm, h, "input_norm"));
-    MC_RETURN_IF_ERROR(CheckSize(L.q, q * h, "q"));
-    MC_RETURN_IF_ERROR(CheckSize(L.k, kv * h, "k"));
-    MC_RETURN_IF_ERROR(CheckSize(L.v, kv * h, "v"));
-    MC_RETURN_IF_ERROR(CheckSize(L.o, h * q, "o"));
-    MC_RETURN_IF_ERROR(CheckSize(L.post_norm, h, "post_norm"));
-    MC_RETURN_IF_ERROR(CheckSize(L.gate, ffn * h, "gate"));
-    MC_RETURN_IF_ERROR(CheckSize(L.up, ffn * h, "up"));
-    MC_RETURN_IF_ERROR(CheckSize(L.down, h * ffn, "down"));
     DeviceLayer& D = layers_[l];
     const std::vector<float> qkv = Stack({&L.q, &L.k, &L.v});
     const std::vector<float> gate_up = Stack({&L.gate, &L.up});

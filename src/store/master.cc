@@ -28,7 +28,7 @@ MetadataMaster::Object* MetadataMaster::FindLive(std::string_view key, uint64_t 
   Object* found = objects_.Find(key, hash);
   if (found == nullptr) return nullptr;
   Object& o = *found;
-  if (!o.visible && o.put_deadline <= clock_.Now()) {
+  if (!o.visible && o.put_deadline <= Now()) {
     ++stats_.timed_out_puts;
     ++stats_.revoked_puts;
     EraseObject(o);
@@ -39,12 +39,21 @@ MetadataMaster::Object* MetadataMaster::FindLive(std::string_view key, uint64_t 
 
 Result<std::vector<ReplicaLocation>> MetadataMaster::PutStart(const std::string& key, uint64_t size,
                                                               const ReplicateConfig& cfg) {
+  const CallTime now(*this);
   return PutStartHashed(key, KeyHash(key), size, cfg);
 }
 
 Result<std::vector<ReplicaLocation>> MetadataMaster::PutStartHashed(const std::string& key,
                                                                     uint64_t hash, uint64_t size,
                                                                     const ReplicateConfig& cfg) {
+  std::vector<ReplicaLocation> out;
+  MC_RETURN_IF_ERROR(PutStartHashedInto(key, hash, size, cfg, &out));
+  return out;
+}
+
+Status MetadataMaster::PutStartHashedInto(const std::string& key, uint64_t hash, uint64_t size,
+                                          const ReplicateConfig& cfg,
+                                          std::vector<ReplicaLocation>* out) {
   if (std::string why = KeyProblem(key); !why.empty()) return InvalidArgument("put: " + why);
   if (size == 0) return InvalidArgument("put of '" + key + "' with size 0");
   if (cfg.replicas == 0) return InvalidArgument("put of '" + key + "' with 0 replicas");
@@ -57,7 +66,7 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStartHashed(const std::s
   // then starts afresh).
   if (Object* old = objects_.Find(key, hash); old != nullptr) {
     if (old->visible) return AlreadyExists("object '" + key + "' exists (objects are immutable)");
-    if (old->put_deadline > clock_.Now()) return Busy("a put of '" + key + "' is in flight");
+    if (old->put_deadline > Now()) return Busy("a put of '" + key + "' is in flight");
     ++stats_.timed_out_puts;
     ++stats_.revoked_puts;
     EraseObject(*old);
@@ -92,18 +101,18 @@ Result<std::vector<ReplicaLocation>> MetadataMaster::PutStartHashed(const std::s
     return last.WithContext("put of '" + key + "'");
   }
   o.put_id = next_put_id_++;
-  o.put_deadline = clock_.Now() + cfg_.put_timeout;
+  o.put_deadline = Now() + cfg_.put_timeout;
   o.counted_in_flight = true;
   stats_.in_flight_puts_high_water = std::max(stats_.in_flight_puts_high_water, ++in_flight_now_);
   LinkDeadline(o);
-  std::vector<ReplicaLocation> out;
-  out.reserve(o.replicas.size());
-  for (const Replica& r : o.replicas) out.push_back(r.loc);
+  out->clear();
+  for (const Replica& r : o.replicas) out->push_back(r.loc);
   for (const Replica& r : o.replicas) EnforceWatermark(r.loc.rank, segments_.at(r.loc.rank));
-  return out;
+  return Status::Ok();
 }
 
 Status MetadataMaster::PutEnd(const std::string& key, uint64_t checksum) {
+  const CallTime now(*this);
   return PutEndHashed(key, KeyHash(key), checksum);
 }
 
@@ -113,7 +122,7 @@ Status MetadataMaster::PutEndHashed(const std::string& key, uint64_t hash, uint6
   if (found == nullptr) return NotFound("no put of '" + key + "' in flight");
   Object& o = *found;
   if (o.visible) return AlreadyExists("object '" + key + "' is already visible");
-  if (o.put_deadline <= clock_.Now()) {
+  if (o.put_deadline <= Now()) {
     ++stats_.timed_out_puts;
     ++stats_.revoked_puts;
     EraseObject(o);
@@ -125,6 +134,7 @@ Status MetadataMaster::PutEndHashed(const std::string& key, uint64_t hash, uint6
 }
 
 Status MetadataMaster::PutRevoke(const std::string& key) {
+  const CallTime now(*this);
   Object* o = FindLive(key);
   if (o == nullptr || o->visible) return NotFound("no put of '" + key + "' in flight");
   ++stats_.revoked_puts;
@@ -133,6 +143,7 @@ Status MetadataMaster::PutRevoke(const std::string& key) {
 }
 
 Result<ObjectView> MetadataMaster::Get(const std::string& key) {
+  const CallTime now(*this);
   return GetHashed(key, KeyHash(key));
 }
 
@@ -159,6 +170,7 @@ Status MetadataMaster::GetHashedInto(const std::string& key, uint64_t hash, Obje
 }
 
 Status MetadataMaster::Exists(const std::string& key) {
+  const CallTime now(*this);
   Object* o = FindLive(key);
   if (o == nullptr || !o->visible || o->replicas.empty()) {
     return NotFound("object '" + key + "'");
@@ -174,6 +186,7 @@ Result<uint64_t> MetadataMaster::Version(const std::string& key) const {
 }
 
 Status MetadataMaster::Remove(const std::string& key) {
+  const CallTime now(*this);
   Object* o = FindLive(key);
   if (o == nullptr) return NotFound("object '" + key + "'");
   if (!o->visible) return Busy("a put of '" + key + "' is in flight (revoke it instead)");
@@ -199,6 +212,7 @@ Status MetadataMaster::Remove(const std::string& key) {
 std::vector<Result<std::vector<ReplicaLocation>>> MetadataMaster::BatchPutStart(
     std::span<const std::string> keys, std::span<const uint64_t> sizes,
     const ReplicateConfig& cfg) {
+  const CallTime now(*this);
   std::vector<Result<std::vector<ReplicaLocation>>> out;
   out.reserve(keys.size());
   HashAndPrefetch(keys);
@@ -215,17 +229,25 @@ std::vector<Result<std::vector<ReplicaLocation>>> MetadataMaster::BatchPutStart(
 std::vector<Status> MetadataMaster::BatchPutEnd(std::span<const std::string> keys,
                                                 std::span<const uint64_t> checksums) {
   std::vector<Status> out;
-  out.reserve(keys.size());
-  HashAndPrefetch(keys);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    out.push_back(i < checksums.size()
-                      ? PutEndHashed(keys[i], hashes_[i], checksums[i])
-                      : InvalidArgument("batch put-end: fewer checksums than keys"));
-  }
+  BatchPutEndInto(keys, checksums, &out);
   return out;
 }
 
+void MetadataMaster::BatchPutEndInto(std::span<const std::string> keys,
+                                     std::span<const uint64_t> checksums,
+                                     std::vector<Status>* status) {
+  const CallTime now(*this);
+  HashAndPrefetch(keys);
+  status->resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    (*status)[i] = i < checksums.size()
+                       ? PutEndHashed(keys[i], hashes_[i], checksums[i])
+                       : InvalidArgument("batch put-end: fewer checksums than keys");
+  }
+}
+
 std::vector<Result<ObjectView>> MetadataMaster::BatchGet(std::span<const std::string> keys) {
+  const CallTime now(*this);
   std::vector<Result<ObjectView>> out;
   out.reserve(keys.size());
   HashAndPrefetch(keys);
@@ -244,12 +266,14 @@ void MetadataMaster::HashAndPrefetch(std::span<const std::string> keys) {
 }
 
 std::vector<uint8_t> MetadataMaster::BatchExists(std::span<const std::string> keys) {
+  const CallTime now(*this);
   std::vector<uint8_t> out(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) out[i] = Exists(keys[i]).ok() ? 1 : 0;
   return out;
 }
 
 std::vector<Status> MetadataMaster::BatchRemove(std::span<const std::string> keys) {
+  const CallTime now(*this);
   std::vector<Status> out;
   out.reserve(keys.size());
   for (const auto& k : keys) out.push_back(Remove(k));
@@ -257,8 +281,9 @@ std::vector<Status> MetadataMaster::BatchRemove(std::span<const std::string> key
 }
 
 size_t MetadataMaster::Tick() {
+  const CallTime call(*this);
   size_t revoked = 0;
-  Nanos now = clock_.Now();
+  Nanos now = Now();
   while (deadlines_front_ != nullptr && deadlines_front_->put_deadline <= now) {
     ++stats_.timed_out_puts;
     ++stats_.revoked_puts;
@@ -304,7 +329,7 @@ MasterStats MetadataMaster::Stats() const {
 }
 
 void MetadataMaster::Grant(Object& o) {
-  o.lease_until = std::max(o.lease_until, clock_.Now() + cfg_.lease);
+  o.lease_until = std::max(o.lease_until, Now() + cfg_.lease);
   Touch(o);
 }
 

@@ -22,7 +22,7 @@ Status MetadataMaster::AddSegment(Rank rank, uint64_t capacity) {
 
 Result<bool> MetadataMaster::MarkSuspect(Rank rank) {
   if (segments_.count(rank) == 0) return NotFound(RankName(rank) + " has no segment");
-  const Nanos now = clock_.Now();
+  const Nanos now = Now();
   Nanos& until = suspect_until_[rank];
   const bool fresh = until <= now;
   until = now + cfg_.suspect_for;
@@ -113,7 +113,7 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
   std::vector<CopyOrder> orders;
   ReleaseHeld();
   // A copy is bounded as a put is: the copier gives up by then (CopyOrder::timeout).
-  const Nanos deadline = clock_.Now() + cfg_.put_timeout;
+  const Nanos deadline = Now() + cfg_.put_timeout;
   objects_.ForEach([&](Object& o) {
     if (orders.size() >= max_orders) return false;
     if (!o.visible || o.copying) return true;
@@ -209,7 +209,7 @@ void MetadataMaster::Candidates(const ReplicateConfig& cfg, std::vector<Rank>* c
   // A rank a client found failing gets nothing new while another rank can take it: a put
   // retried after a failed write must not be sent back to the dead rank (the emptiest one, as
   // it takes nothing new) for the whole failure timeout.
-  const Nanos now = suspect_until_.empty() ? Nanos{0} : clock_.Now();  // no clock read per put
+  const Nanos now = suspect_until_.empty() ? Nanos{0} : Now();  // no clock read per put
   auto suspected = [&](Rank r) {
     auto it = suspect_until_.find(r);
     return it != suspect_until_.end() && it->second > now;
@@ -264,7 +264,7 @@ uint64_t MetadataMaster::EvictOne(Rank rank, Segment& seg) {
   // sink's bounds are per rank, so a last copy at least as large as a declined one is skipped
   // without asking (a full tier would make every put ask once per object otherwise).
   uint64_t declined = UINT64_MAX;
-  const Nanos now = clock_.Now();  // once per pass: a pass may walk many leased objects
+  const Nanos now = Now();  // once per pass: a pass may walk many leased objects
   for (Lru* list : {&seg.lru, &seg.soft_lru}) {
     for (Lru::Node* n = list->Back(); n != nullptr; n = n->prev) {
       Object* o = n->item;
@@ -286,12 +286,16 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
     return x.loc.rank == rank && x.loc.tier == Tier::kDram && !x.spilling;
   });
   if (r == o.replicas.end()) return 0;
-  EvictedReplica ev{next_ticket_++, o.key, o.put_id, o.size, o.checksum, r->loc};
+  const uint64_t ticket = next_ticket_++;
   // An object that already has an SSD copy (a promoted one) needs no second spill.
   const bool on_ssd = std::any_of(o.replicas.begin(), o.replicas.end(),
                                   [](const Replica& x) { return x.loc.tier == Tier::kSsd; });
   const bool last_copy = o.replicas.size() == 1 && o.pending_spills == 0;
-  const bool taken = sink_ != nullptr && !on_ssd && sink_->OnEvict(ev);
+  // The sink's copy of the key is made only when there is a sink to offer it to (a drop
+  // allocates nothing).
+  const bool taken =
+      sink_ != nullptr && !on_ssd &&
+      sink_->OnEvict(EvictedReplica{ticket, o.key, o.put_id, o.size, o.checksum, r->loc});
   if (!taken && KeepsLastCopy(o)) {
     kept_last_copy_ = true;  // it stays in DRAM, visible, at its LRU position
     return 0;
@@ -302,7 +306,7 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
   if (taken) {
     // Its bytes stay where they are until CompleteSpill: gets keep reading them (the replica
     // stays in the view, out of the LRU), so a spill never makes an object look missing.
-    spills_[ev.ticket] = Spill{o.key, o.put_id, rank, r->alloc};
+    spills_[ticket] = Spill{o.key, o.put_id, rank, r->alloc};
     r->spilling = true;
     ++o.pending_spills;
     ++stats_.spilled_replicas;
@@ -348,7 +352,7 @@ void MetadataMaster::RevokeInFlight(Object& o, std::optional<Rank> dead) {
 }
 
 void MetadataMaster::HoldUntil(Rank rank, const Allocation& alloc, Nanos until) {
-  if (until > clock_.Now()) {
+  if (until > Now()) {
     held_.emplace(until, std::make_pair(rank, alloc));
     return;
   }
@@ -358,7 +362,7 @@ void MetadataMaster::HoldUntil(Rank rank, const Allocation& alloc, Nanos until) 
 
 void MetadataMaster::ReleaseHeld() {
   if (held_.empty()) return;
-  const Nanos now = clock_.Now();
+  const Nanos now = Now();
   while (!held_.empty() && held_.begin()->first <= now) {
     auto [rank, alloc] = held_.begin()->second;
     held_.erase(held_.begin());

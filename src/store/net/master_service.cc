@@ -136,29 +136,41 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
                                                      std::span<const std::byte> request) {
   switch (type) {
     case StoreMsg::kPutStart: {
-      thread_local PutStartRequest req;  // reused: its keys keep their capacity (kGet below)
-      MC_RETURN_IF_ERROR(DecodeInto(request, &req));
-      PutStartResponse resp;
+      // Reused as kGet's below: the keys, the entries and their replica vectors keep their
+      // capacity, so a put-start of small objects allocates nothing per key once warm.
+      struct Scratch {
+        PutStartRequest req;
+        PutStartResponse resp;
+        std::vector<Status> status;
+      };
+      thread_local Scratch t;
+      MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
+      t.resp.entries.resize(t.req.keys.size());
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
-      for (auto& r : master_->BatchPutStart(req.keys, req.sizes, req.config)) {
-        PutStartEntry e;
-        e.status = ToEntry(r.status());
-        if (r.ok()) e.replicas = std::move(*r);
-        resp.entries.push_back(std::move(e));
+      master_->BatchPutStartInto(t.req.keys, t.req.sizes, t.req.config, &t.status,
+                                 [&](size_t i) { return &t.resp.entries[i].replicas; });
+      for (size_t i = 0; i < t.req.keys.size(); ++i) {
+        PutStartEntry& e = t.resp.entries[i];
+        e.status = ToEntry(t.status[i]);
+        if (!t.status[i].ok()) e.replicas.clear();  // a refused key carries no replicas
       }
-      return Encode(resp);
+      return Encode(t.resp);
     }
     case StoreMsg::kPutEnd: {
-      thread_local PutEndRequest req;
-      MC_RETURN_IF_ERROR(DecodeInto(request, &req));
-      StatusResponse resp;
+      struct Scratch {
+        PutEndRequest req;
+        StatusResponse resp;
+        std::vector<Status> status;
+      };
+      thread_local Scratch t;
+      MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.requests;
-      for (const auto& s : master_->BatchPutEnd(req.keys, req.checksums)) {
-        resp.entries.push_back(ToEntry(s));
-      }
-      return Encode(resp);
+      master_->BatchPutEndInto(t.req.keys, t.req.checksums, &t.status);
+      t.resp.entries.resize(t.status.size());
+      for (size_t i = 0; i < t.status.size(); ++i) t.resp.entries[i] = ToEntry(t.status[i]);
+      return Encode(t.resp);
     }
     case StoreMsg::kPutRevoke: {
       KeysRequest req;

@@ -346,6 +346,7 @@ class MetadataMaster {
   // 0 when the replica stays (kKeep: the sink declined the object's last copy).
   uint64_t EvictReplica(Object& o, Rank rank, Segment& seg);
   bool KeepsLastCopy(const Object& o) const;
+  void PrefetchVictim(const Lru::Node* n) const;  // a later victim's table slot (see the .cc)
   void Unlink(Object& o, Replica& r);
   void FreeReplica(Object& o, Replica& r);
   void EraseObject(Object& o);  // frees DRAM of every replica, then erases

@@ -270,11 +270,23 @@ uint64_t MetadataMaster::EvictOne(Rank rank, Segment& seg) {
       Object* o = n->item;
       if (Leased(*o, now)) continue;  // hard-pinned and in-flight objects are never in a list
       if (o->size >= declined && KeepsLastCopy(*o)) continue;
+      PrefetchVictim(n);
       if (uint64_t n = EvictReplica(*o, rank, seg); n > 0) return n;
       declined = std::min(declined, o->size);
     }
   }
   return 0;
+}
+
+// Evictions walk the LRU list from the back, usually one victim after another (a watermark pass
+// frees 5 % of a rank). A victim's table slot is a cache miss (the object was touched long ago,
+// and slots lie in hash order), about 15 % of a put's time when each waits for its own; the
+// list nodes and objects lie mostly in allocation order, which the hardware prefetches. So the
+// slot of the victim kVictimsAhead places on is fetched now, overlapping the misses.
+void MetadataMaster::PrefetchVictim(const Lru::Node* n) const {
+  constexpr int kVictimsAhead = 4;
+  for (int i = 0; i < kVictimsAhead && n != nullptr; ++i) n = n->prev;
+  if (n != nullptr) objects_.Prefetch(n->item->hash);
 }
 
 bool MetadataMaster::KeepsLastCopy(const Object& o) const {

@@ -1,5 +1,5 @@
-// Whether this CPU runs AVX2 and FMA instructions: the condition of our AVX2 kernels
-// (attention_avx2.cc, matmul_small.cc) and of BLIS's zen3 choice (matmul.cc).
+// What this CPU runs: the conditions of our vector kernels (attention_avx2.cc,
+// matmul_small_avx2.cc, matmul_small_avx512.cc) and of BLIS's zen3 choice (matmul.cc).
 #pragma once
 
 namespace mooncake::model {
@@ -8,6 +8,16 @@ inline bool CpuHasAvx2Fma() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+// AVX-512F (the OS saving its registers included: libgcc checks XCR0) and FMA.
+inline bool CpuHasAvx512Fma() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
 #else
   return false;
 #endif

@@ -48,10 +48,11 @@ void BlisLinear(const float* x, int64_t rows, int64_t in, const float* wt, int64
 }
 
 // The block of inputs with which SmallRowsLinear gives BLIS's bits on probes of every kind of
-// edge (rows 1 to 7, inputs around the block sizes, outputs not a multiple of 16), or 0 when no
-// candidate does (another kernel configuration, another BLIS): then BLIS runs every shape.
-int64_t CheckSmallRowsKernel() {
-  if (!SmallRowsLinearAvailable()) return 0;
+// edge (rows 1 to 16, one pass and several, inputs around the block sizes, outputs not a
+// multiple of the panel), or 0 when no candidate does (another kernel configuration, another
+// BLIS): then BLIS runs every shape.
+int64_t CheckSmallRowsKernel(SmallRowsIsa isa) {
+  if (isa == SmallRowsIsa::kNone) return 0;
   uint64_t state = 0x9E3779B97F4A7C15ull;
   auto next = [&state] {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -59,14 +60,15 @@ int64_t CheckSmallRowsKernel() {
   };
   for (int64_t kc : {256, 384, 512, 192, 128, 320}) {
     bool same = true;
-    for (int64_t rows : {1, 2, 5, 7}) {
+    for (int64_t rows : {1, 2, 5, 7, 13, 16}) {
       for (int64_t in : {1, 255, 256, 257, 383, 385, 513, 1100}) {
         const int64_t out = 37;
         std::vector<float> x(rows * in), wt(in * out), want(rows * out), got(rows * out);
         for (float& v : x) v = next();
         for (float& v : wt) v = next();
         BlisLinear(x.data(), rows, in, wt.data(), out, want.data());
-        SmallRowsLinear(x.data(), rows, in, wt.data(), out, got.data(), kc);
+        const LinearWeight w = LinearWeight::FromInOut(wt.data(), in, out);
+        SmallRowsLinear(x.data(), rows, in, w.panels(), out, got.data(), kc, isa);
         same = same && std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0;
       }
     }
@@ -75,21 +77,74 @@ int64_t CheckSmallRowsKernel() {
   return 0;
 }
 
-int64_t SmallRowsKc() {
-  static const int64_t kc = CheckSmallRowsKernel();
-  return kc;
+struct SmallRowsChoice {
+  SmallRowsIsa isa;
+  int64_t kc;
+};
+
+const SmallRowsChoice& SmallRows() {
+  static const SmallRowsChoice choice = [] {
+    const SmallRowsIsa isa = BestSmallRowsIsa();
+    return SmallRowsChoice{isa, CheckSmallRowsKernel(isa)};
+  }();
+  return choice;
 }
 
 }  // namespace
 
-void Linear(const float* x, int64_t rows, int64_t in, const float* wt, int64_t out, float* y) {
+LinearWeight LinearWeight::FromNnLinear(const float* w, int64_t out, int64_t in) {
+  LinearWeight lw;
+  lw.in_ = in;
+  lw.out_ = out;
+  const int64_t panels = (out + kPanelWidth - 1) / kPanelWidth;
+  lw.panels_.assign(size_t(panels * kPanelWidth * in), 0.0f);
+  for (int64_t o = 0; o < out; ++o) {
+    float* to = lw.panels_.data() + o / kPanelWidth * kPanelWidth * in + o % kPanelWidth;
+    const float* from = w + o * in;
+    for (int64_t i = 0; i < in; ++i) to[i * kPanelWidth] = from[i];
+  }
+  return lw;
+}
+
+LinearWeight LinearWeight::FromInOut(const float* wt, int64_t in, int64_t out) {
+  LinearWeight lw;
+  lw.in_ = in;
+  lw.out_ = out;
+  const int64_t panels = (out + kPanelWidth - 1) / kPanelWidth;
+  lw.panels_.assign(size_t(panels * kPanelWidth * in), 0.0f);
+  for (int64_t col = 0; col < out; col += kPanelWidth) {
+    const int64_t width = std::min(kPanelWidth, out - col);
+    float* panel = lw.panels_.data() + col * in;
+    for (int64_t i = 0; i < in; ++i)
+      std::copy_n(wt + i * out + col, width, panel + i * kPanelWidth);
+  }
+  return lw;
+}
+
+void LinearWeight::ToInOut(float* wt) const {
+  for (int64_t col = 0; col < out_; col += kPanelWidth) {
+    const int64_t width = std::min(kPanelWidth, out_ - col);
+    const float* panel = panels_.data() + col * in_;
+    for (int64_t i = 0; i < in_; ++i)
+      std::copy_n(panel + i * kPanelWidth, width, wt + i * out_ + col);
+  }
+}
+
+void Linear(const float* x, int64_t rows, const LinearWeight& w, float* y) {
   if (rows <= 0) return;
   if (rows <= kSmallRows) {
-    if (const int64_t kc = SmallRowsKc(); kc > 0) {
-      return SmallRowsLinear(x, rows, in, wt, out, y, kc);
+    if (const SmallRowsChoice& small = SmallRows(); small.kc > 0) {
+      return SmallRowsLinear(x, rows, w.in(), w.panels(), w.out(), y, small.kc, small.isa);
     }
   }
-  BlisLinear(x, rows, in, wt, out, y);
+  thread_local std::vector<float> wt;
+  wt.resize(size_t(w.in() * w.out()));
+  w.ToInOut(wt.data());
+  BlisLinear(x, rows, w.in(), wt.data(), w.out(), y);
+}
+
+void Linear(const float* x, int64_t rows, int64_t in, const float* wt, int64_t out, float* y) {
+  if (rows > 0) BlisLinear(x, rows, in, wt, out, y);
 }
 
 std::vector<float> TransposeWeight(const std::vector<float>& w, int64_t out, int64_t in) {
@@ -100,9 +155,13 @@ std::vector<float> TransposeWeight(const std::vector<float>& w, int64_t out, int
   return t;
 }
 
+int64_t SmallRowsBlock() { return SmallRows().kc; }
+
 std::string LinearKernels() {
-  const int64_t kc = SmallRowsKc();
-  return kc > 0 ? "BLAS + few-rows kernel (kc " + std::to_string(kc) + ")" : "BLAS";
+  const SmallRowsChoice& small = SmallRows();
+  if (small.kc == 0) return "BLAS";
+  return std::string("BLAS + few-rows kernel (") + SmallRowsIsaName(small.isa) + ", kc " +
+         std::to_string(small.kc) + ")";
 }
 
 std::string MatmulBackend() {

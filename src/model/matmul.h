@@ -2,7 +2,7 @@
 // rows and row i's place among them (docs/MODEL.md "Determinism"): BLIS's conventional path
 // computes edge tiles with the same micro-kernel and never splits the sum over k between
 // threads; its shape-chosen "sup" path is turned off, and a single row is padded to two. A few
-// rows (decode steps) run matmul_small.h's kernel instead, which reads each weight once where
+// rows (decode steps) run matmul_small.h's kernel instead, which streams each weight once where
 // BLIS packs the whole matrix, and only once this process has checked that it gives BLIS's
 // bits exactly (else BLIS runs them too).
 #pragma once
@@ -13,17 +13,45 @@
 
 namespace mooncake::model {
 
-// y[rows, out] = x[rows, in] * wt[in, out]; all row-major, float32. The weight is transposed
-// from nn.Linear's [out, in] layout (TransposeWeight): the few-rows kernel reads a row of 16
-// outputs' weights at once.
+// A linear layer's weight, held once, in the few-rows kernel's panel layout (matmul_small.h):
+// a decode step reads it front to back. BLIS, which runs more rows, gets an [in, out] copy made
+// per call (a prefill chunk's matmul does about `rows` times the work of that copy).
+class LinearWeight {
+ public:
+  LinearWeight() = default;
+  // From nn.Linear's layout, w[out, in] row-major.
+  static LinearWeight FromNnLinear(const float* w, int64_t out, int64_t in);
+  // From the transposed layout, wt[in, out] row-major.
+  static LinearWeight FromInOut(const float* wt, int64_t in, int64_t out);
+
+  int64_t in() const { return in_; }
+  int64_t out() const { return out_; }
+  const float* panels() const { return panels_.data(); }
+  // The weight as wt[in, out] row-major into `wt` (in x out floats).
+  void ToInOut(float* wt) const;
+
+ private:
+  int64_t in_ = 0, out_ = 0;
+  std::vector<float> panels_;
+};
+
+// y[rows, w.out()] = x[rows, w.in()] * W; row-major, float32.
+void Linear(const float* x, int64_t rows, const LinearWeight& w, float* y);
+
+// y[rows, out] = x[rows, in] * wt[in, out] through BLIS alone (callers holding that layout).
 void Linear(const float* x, int64_t rows, int64_t in, const float* wt, int64_t out, float* y);
 
-// An nn.Linear weight [out, in] in Linear's layout [in, out].
+// An nn.Linear weight [out, in] as [in, out].
 std::vector<float> TransposeWeight(const std::vector<float>& w, int64_t out, int64_t in);
 
-// "BLAS" or "BLAS + few-rows kernel (kc 256)": whether Linear runs matmul_small.h's kernel for
-// a few rows in this process, and with which block of inputs it matched BLIS.
+// "BLAS" or "BLAS + few-rows kernel (avx512, kc 256)": whether Linear runs matmul_small.h's
+// kernel for a few rows in this process, compiled for which instructions, and with which block
+// of inputs it matched BLIS.
 std::string LinearKernels();
+
+// The block of inputs with which the few-rows kernel matched BLIS in this process (0: it did
+// not, BLIS runs every shape).
+int64_t SmallRowsBlock();
 
 // "BLIS 0.9.0 (zen3)": the library and the kernel configuration it runs on this CPU.
 std::string MatmulBackend();

@@ -50,23 +50,32 @@ void Rope(float* v, int32_t head_dim, const float* cos, const float* sin) {
 
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
-  // The linear layers' weights in Linear's layout [in, out] (matmul.h); the embedding keeps its
-  // rows, and a tied output head gets its own transposed copy.
+  // The linear layers' weights in Linear's layout (matmul.h), each held once: the nn.Linear
+  // copies are dropped as they are converted. The embedding keeps its rows, and a tied output
+  // head gets its own copy.
   const int64_t h = config_.hidden_size, q = int64_t{config_.num_heads} * config_.head_dim,
                 kv = int64_t{config_.num_kv_heads} * config_.head_dim,
                 ffn = config_.intermediate_size;
+  auto convert = [](std::vector<float>* w, int64_t out, int64_t in) {
+    LinearWeight lw = LinearWeight::FromNnLinear(w->data(), out, in);
+    std::vector<float>().swap(*w);
+    return lw;
+  };
   for (LayerWeights& L : weights_.layers) {
-    L.q = TransposeWeight(L.q, q, h);
-    L.k = TransposeWeight(L.k, kv, h);
-    L.v = TransposeWeight(L.v, kv, h);
-    L.o = TransposeWeight(L.o, h, q);
-    L.gate = TransposeWeight(L.gate, ffn, h);
-    L.up = TransposeWeight(L.up, ffn, h);
-    L.down = TransposeWeight(L.down, h, ffn);
+    LayerLinears& lin = linears_.emplace_back();
+    lin.q = convert(&L.q, q, h);
+    lin.k = convert(&L.k, kv, h);
+    lin.v = convert(&L.v, kv, h);
+    lin.o = convert(&L.o, h, q);
+    lin.gate = convert(&L.gate, ffn, h);
+    lin.up = convert(&L.up, ffn, h);
+    lin.down = convert(&L.down, h, ffn);
   }
-  const std::vector<float>& head = config_.tie_word_embeddings ? weights_.embed : weights_.lm_head;
-  head_ = TransposeWeight(head, config_.vocab_size, h);
-  weights_.lm_head.clear();
+  if (config_.tie_word_embeddings) {
+    head_ = LinearWeight::FromNnLinear(weights_.embed.data(), config_.vocab_size, h);
+  } else {
+    head_ = convert(&weights_.lm_head, config_.vocab_size, h);
+  }
   inv_freq_ = RopeInverseFrequencies(config_);
 }
 
@@ -150,10 +159,11 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
   }
   for (int32_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = weights_.layers[l];
+    const LayerLinears& lin = linears_[l];
     RmsNorm(x.data(), rows, h, L.input_norm.data(), c.rms_norm_eps, xn.data());
-    Linear(xn.data(), rows, h, L.q.data(), nq, q.data());
-    Linear(xn.data(), rows, h, L.k.data(), nkv, k.data());
-    Linear(xn.data(), rows, h, L.v.data(), nkv, v.data());
+    Linear(xn.data(), rows, lin.q, q.data());
+    Linear(xn.data(), rows, lin.k, k.data());
+    Linear(xn.data(), rows, lin.v, v.data());
     for (r = 0; r < rows; ++r) {
       const float* cos = rope_cos.data() + r * (hd / 2);
       const float* sin = rope_sin.data() + r * (hd / 2);
@@ -187,16 +197,16 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
       }
       first = end;
     }
-    Linear(att.data(), rows, nq, L.o.data(), h, y.data());
+    Linear(att.data(), rows, lin.o, y.data());
     for (int64_t i = 0; i < rows * h; ++i) x[i] += y[i];
     RmsNorm(x.data(), rows, h, L.post_norm.data(), c.rms_norm_eps, xn.data());
-    Linear(xn.data(), rows, h, L.gate.data(), ffn, gate.data());
-    Linear(xn.data(), rows, h, L.up.data(), ffn, up.data());
+    Linear(xn.data(), rows, lin.gate, gate.data());
+    Linear(xn.data(), rows, lin.up, up.data());
     for (int64_t i = 0; i < rows * ffn; ++i) {
       const float g = gate[i];
       gate[i] = g / (1.0f + std::exp(-g)) * up[i];
     }
-    Linear(gate.data(), rows, ffn, L.down.data(), h, y.data());
+    Linear(gate.data(), rows, lin.down, y.data());
     for (int64_t i = 0; i < rows * h; ++i) x[i] += y[i];
   }
   // Logits of each segment's last row only.
@@ -209,7 +219,7 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
   }
   RmsNorm(last.data(), n, h, weights_.final_norm.data(), c.rms_norm_eps, last_norm.data());
   logits->resize(n * c.vocab_size);
-  Linear(last_norm.data(), n, h, head_.data(), c.vocab_size, logits->data());
+  Linear(last_norm.data(), n, head_, logits->data());
   return Status::Ok();
 }
 

@@ -14,6 +14,7 @@
 
 #include "model/checkpoint.h"
 #include "model/kv_cache.h"
+#include "model/matmul.h"
 
 namespace mooncake::model {
 
@@ -45,9 +46,15 @@ class Transformer {
   Transformer(ModelConfig config, ModelWeights weights);
   Status Forward(std::span<const Segment> segments, std::vector<float>* logits) const;
 
+  // A layer's linear weights in the kernels' layout (matmul.h).
+  struct LayerLinears {
+    LinearWeight q, k, v, o, gate, up, down;
+  };
+
   ModelConfig config_;
-  ModelWeights weights_;         // linear layers transposed to [in, out] (matmul.h)
-  std::vector<float> head_;      // the output head [hidden, vocab]
+  ModelWeights weights_;  // the embedding and the norms; the linear layers are moved to:
+  std::vector<LayerLinears> linears_;
+  LinearWeight head_;            // the output head, vocab outputs (its own copy when tied)
   std::vector<float> inv_freq_;  // head_dim / 2 rotary frequencies
 };
 

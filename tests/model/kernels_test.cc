@@ -28,25 +28,55 @@ bool SameBits(const float* a, const float* b, size_t n) {
 
 TEST(LinearKernels, AFewRowsGiveTheBitsOfTheSameRowsAmongMany) {
   ChooseMatmulKernels();
-  if (!SmallRowsLinearAvailable()) GTEST_SKIP() << "no AVX2 + FMA: BLIS runs every shape";
+  const SmallRowsIsa best = BestSmallRowsIsa();
+  if (best == SmallRowsIsa::kNone) GTEST_SKIP() << "no AVX2 + FMA: BLIS runs every shape";
   // On this CPU's kernel configuration the check in matmul.cc must have found the block size;
   // "BLAS" alone would mean decode steps lost the few-rows kernel without anyone noticing.
-  EXPECT_NE(LinearKernels(), "BLAS") << MatmulBackend();
+  const int64_t kc = SmallRowsBlock();
+  ASSERT_GT(kc, 0) << LinearKernels() << " on " << MatmulBackend();
+  // Every compilation this CPU runs gives the same bits (the AVX2 one on an AVX-512 CPU too).
+  std::vector<SmallRowsIsa> isas = {SmallRowsIsa::kAvx2};
+  if (best == SmallRowsIsa::kAvx512) isas.push_back(SmallRowsIsa::kAvx512);
   for (int64_t in : {64, 256, 512, 700, 1408}) {
     for (int64_t out : {16, 40, 256, 1001}) {
       const int64_t many = 40;
       const auto x = Random(many * in, 1), wt = Random(in * out, 2);
-      std::vector<float> all(many * out);
-      Linear(x.data(), many, in, wt.data(), out, all.data());  // BLIS: above the few rows
-      for (int64_t rows : {1, 2, 3, 6, 7, 13, 16}) {
+      const LinearWeight w = LinearWeight::FromInOut(wt.data(), in, out);
+      std::vector<float> all(many * out), packed(many * out);
+      Linear(x.data(), many, in, wt.data(), out, all.data());  // BLIS on [in, out]
+      Linear(x.data(), many, w, packed.data());                // above the few rows: BLIS on a copy
+      EXPECT_TRUE(SameBits(packed.data(), all.data(), all.size())) << in << " x " << out;
+      for (int64_t rows : {1, 2, 3, 6, 7, 12, 13, 16}) {
         for (int64_t first : {int64_t{0}, many - rows}) {
           std::vector<float> some(rows * out);
-          Linear(x.data() + first * in, rows, in, wt.data(), out, some.data());
+          Linear(x.data() + first * in, rows, w, some.data());
           EXPECT_TRUE(SameBits(some.data(), all.data() + first * out, some.size()))
               << rows << " rows from row " << first << ", in " << in << ", out " << out;
+          for (SmallRowsIsa isa : isas) {
+            std::fill(some.begin(), some.end(), 0.0f);
+            SmallRowsLinear(x.data() + first * in, rows, in, w.panels(), out, some.data(), kc, isa);
+            EXPECT_TRUE(SameBits(some.data(), all.data() + first * out, some.size()))
+                << SmallRowsIsaName(isa) << ": " << rows << " rows from row " << first << ", in "
+                << in << ", out " << out;
+          }
         }
       }
     }
+  }
+}
+
+// The panel layout holds the weight: back to [in, out] and from nn.Linear's [out, in] alike.
+TEST(LinearKernels, PanelLayoutRoundTrips) {
+  for (int64_t out : {1, 31, 32, 33, 100}) {
+    const int64_t in = 7;
+    const auto wt = Random(in * out, 5);
+    std::vector<float> w(out * in), back(in * out);
+    for (int64_t i = 0; i < in; ++i)
+      for (int64_t o = 0; o < out; ++o) w[o * in + i] = wt[i * out + o];
+    LinearWeight::FromInOut(wt.data(), in, out).ToInOut(back.data());
+    EXPECT_TRUE(SameBits(back.data(), wt.data(), wt.size())) << out;
+    LinearWeight::FromNnLinear(w.data(), out, in).ToInOut(back.data());
+    EXPECT_TRUE(SameBits(back.data(), wt.data(), wt.size())) << out;
   }
 }
 

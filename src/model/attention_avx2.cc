@@ -56,7 +56,7 @@ V8 Exp(V8 x) {
 #else  // another CPU: attention.cc never selects these
 
 namespace mooncake::model::attention_avx2 {
-const AttentionKernelSet kKernels{nullptr, nullptr, nullptr};
+const AttentionKernelSet kKernels{nullptr, nullptr, nullptr, nullptr, nullptr};
 }  // namespace mooncake::model::attention_avx2
 
 #endif

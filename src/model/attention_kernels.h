@@ -12,6 +12,15 @@ struct AttentionKernelSet {
   // dimension d's positions at keys + d * bt. At most four queries.
   void (*scores)(const float* const* q, int nq, int32_t head_dim, const float* keys, int64_t bt,
                  int64_t from, int64_t to, float* const* score);
+  // The same scores for one or two queries at 16 positions in each of two places: `ka` and `kb`
+  // point at a place's first position (dimension d's at + d * bt), `sa` and `sb` at its scores.
+  void (*scores_pair)(const float* const* q, int nq, int32_t head_dim, const float* ka,
+                      const float* kb, int64_t bt, float* const* sa, float* const* sb);
+  // The same scores for one or two queries at the positions [0, n) of one block, read a row of
+  // K (a dimension) at a time; `score` as `scores`'. The block's V (`values`, the same shape)
+  // is prefetched meanwhile.
+  void (*scores_rows)(const float* const* q, int nq, int32_t head_dim, const float* keys,
+                      const float* values, int64_t bt, int64_t n, float* const* score);
   // Scores to probabilities in place: scaled, e^(s - max), divided by their sum (eight lanes,
   // position t into lane t % 8, added in one fixed tree). `s` has room for whole vectors.
   void (*softmax)(float* s, int64_t n, float scale);

@@ -65,6 +65,85 @@ void Scores(const float* const* q, int nq, int32_t hd, const float* keys, int64_
   }
 }
 
+// Scores of `NQ` queries (1 or 2) at 16 positions in each of two places (two blocks, or two
+// stretches of one): keys `ka` and `kb` point at the places' first position, dimension d's at
+// + d * bt. Twice the independent chains of one place: a chain's fused multiply-adds wait on
+// each other, and a decode step's two queries per kv head give only four per place.
+template <int NQ>
+void ScoresPairOf(const float* const* q, int32_t hd, const float* ka, const float* kb, int64_t bt,
+                  float* const* sa, float* const* sb) {
+  V8 acc[NQ][4] = {};
+  for (int32_t d = 0; d < hd; ++d) {
+    const float* pa = ka + int64_t{d} * bt;
+    const float* pb = kb + int64_t{d} * bt;
+    const V8 k0 = Load(pa), k1 = Load(pa + kLanes), k2 = Load(pb), k3 = Load(pb + kLanes);
+    #pragma GCC unroll 8
+    for (int i = 0; i < NQ; ++i) {
+      const V8 qb = Broadcast(q[i][d]);
+      acc[i][0] = Fma(qb, k0, acc[i][0]);
+      acc[i][1] = Fma(qb, k1, acc[i][1]);
+      acc[i][2] = Fma(qb, k2, acc[i][2]);
+      acc[i][3] = Fma(qb, k3, acc[i][3]);
+    }
+  }
+  #pragma GCC unroll 8
+  for (int i = 0; i < NQ; ++i) {
+    Store(sa[i], acc[i][0]);
+    Store(sa[i] + kLanes, acc[i][1]);
+    Store(sb[i], acc[i][2]);
+    Store(sb[i] + kLanes, acc[i][3]);
+  }
+}
+
+void ScoresPair(const float* const* q, int nq, int32_t hd, const float* ka, const float* kb,
+                int64_t bt, float* const* sa, float* const* sb) {
+  if (nq == 1) return ScoresPairOf<1>(q, hd, ka, kb, bt, sa, sb);
+  ScoresPairOf<2>(q, hd, ka, kb, bt, sa, sb);
+}
+
+// The same scores as ScoresOf for one or two queries at the positions [0, n) of one block, a
+// dimension's row of K at a time: each score's chain goes on in `score` (d = 0 starts it from
+// zero, as ScoresOf's accumulators start), so K is read front to back, where ScoresOf's 16
+// positions at a time read every row at once (64 streams at head dim 64). For long rows: a
+// short one's chains would wait on each other through memory.
+// K's rows this many on are asked for too (a row is 2 KiB at 512-token blocks).
+constexpr int64_t kAheadRows = 4;
+template <int NQ>
+void ScoresRowsOf(const float* const* q, int32_t hd, const float* keys, const float* values,
+                  int64_t bt, int64_t n, float* const* score) {
+  for (int32_t d = 0; d < hd; ++d) {
+    const float* row = keys + int64_t{d} * bt;
+    // V's row d, which weighted_v reads next, is asked for meanwhile (a hint: nothing changes
+    // but when it arrives), so that its reads go on while these scores are computed.
+    for (int64_t t = 0; t < n; t += 16) {
+      __builtin_prefetch(values + int64_t{d} * bt + t);
+      __builtin_prefetch(row + kAheadRows * bt + t);
+    }
+    V8 qb[NQ];
+    #pragma GCC unroll 8
+    for (int i = 0; i < NQ; ++i) qb[i] = Broadcast(q[i][d]);
+    int64_t t = 0;
+    for (; t + kLanes <= n; t += kLanes) {
+      const V8 k = Load(row + t);
+      #pragma GCC unroll 8
+      for (int i = 0; i < NQ; ++i) {
+        const V8 acc = d == 0 ? V8{} : Load(score[i] + t);
+        Store(score[i] + t, Fma(qb[i], k, acc));
+      }
+    }
+    for (; t < n; ++t) {
+      #pragma GCC unroll 8
+      for (int i = 0; i < NQ; ++i) score[i][t] = std::fma(q[i][d], row[t], d == 0 ? 0.0f : score[i][t]);
+    }
+  }
+}
+
+void ScoresRows(const float* const* q, int nq, int32_t hd, const float* keys,
+                const float* values, int64_t bt, int64_t n, float* const* score) {
+  if (nq == 1) return ScoresRowsOf<1>(q, hd, keys, values, bt, n, score);
+  ScoresRowsOf<2>(q, hd, keys, values, bt, n, score);
+}
+
 // Positions [from, to) of one block (`block_start` its first absolute position) into the lanes
 // of `acc`: position t into lane t % 8, scalar where a vector would not start on lane 0.
 template <int NQ, int ND>
@@ -144,8 +223,12 @@ template <int NQ>
 void WeightedVOf(const float* const* p, const int64_t* length, const KvCache& cache,
                  int32_t layer, int32_t kv_head, float* const* out) {
   const int32_t hd = cache.shape().head_dim;
+  // NQ x kDims independent chains (8): fewer would wait on each other's multiply-adds.
+  constexpr int kDims = NQ <= 2 ? 4 : 2;
   int32_t d = 0;
-  for (; d + 2 <= hd; d += 2) WeightedVDims<NQ, 2>(p, length, cache, layer, kv_head, d, out);
+  for (; d + kDims <= hd; d += kDims) {
+    WeightedVDims<NQ, kDims>(p, length, cache, layer, kv_head, d, out);
+  }
   for (; d < hd; ++d) WeightedVDims<NQ, 1>(p, length, cache, layer, kv_head, d, out);
 }
 
@@ -198,4 +281,4 @@ void Softmax(float* s, int64_t n, float scale) {
 
 }  // namespace
 
-const AttentionKernelSet kKernels{Scores, Softmax, WeightedV};
+const AttentionKernelSet kKernels{Scores, ScoresPair, ScoresRows, Softmax, WeightedV};

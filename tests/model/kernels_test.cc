@@ -81,9 +81,11 @@ TEST(LinearKernels, PanelLayoutRoundTrips) {
 }
 
 // Queries of one kv head at consecutive positions (a prefill chunk's rows, two heads each):
-// attended four at a time, one at a time, and by the portable code, the same bits.
+// attended four at a time, two at a time (a decode step's heads of one kv head), one at a time,
+// and by the portable code, the same bits. Blocks of 64 and more tokens take the scores of one
+// or two queries a row of K at a time (attention.cc), shorter ones 16 positions of two places.
 TEST(AttentionKernels, EachQueryGetsTheBitsItHasAlone) {
-  for (int32_t block_tokens : {3, 8, 16, 37}) {
+  for (int32_t block_tokens : {3, 8, 16, 37, 64, 72, 128}) {
     const KvShape shape{2, 2, 24, block_tokens};
     KvCache cache(shape);
     const int64_t tokens = 90;
@@ -97,7 +99,7 @@ TEST(AttentionKernels, EachQueryGetsTheBitsItHasAlone) {
     const int64_t first = 61;  // rows at positions 61..89, two heads each
     const int64_t n = (tokens - first) * 2;
     const auto q = Random(n * shape.head_dim, 3);
-    std::vector<float> together(n * shape.head_dim), alone(together.size()),
+    std::vector<float> together(n * shape.head_dim), alone(together.size()), two(together.size()),
         portable(together.size()), scratch;
     std::vector<AttentionQuery> queries;
     for (int64_t i = 0; i < n; ++i) {
@@ -105,6 +107,12 @@ TEST(AttentionKernels, EachQueryGetsTheBitsItHasAlone) {
           {q.data() + i * shape.head_dim, first + i / 2 + 1, together.data() + i * shape.head_dim});
     }
     Attend(queries, cache, 1, 1, &scratch);
+    for (int64_t i = 0; i < n; i += 2) {
+      AttentionQuery pair[2] = {queries[i], queries[i + 1]};
+      pair[0].out = two.data() + i * shape.head_dim;
+      pair[1].out = two.data() + (i + 1) * shape.head_dim;
+      Attend(pair, cache, 1, 1, &scratch);
+    }
     for (int64_t i = 0; i < n; ++i) {
       AttentionQuery one = queries[i];
       one.out = alone.data() + i * shape.head_dim;
@@ -113,6 +121,7 @@ TEST(AttentionKernels, EachQueryGetsTheBitsItHasAlone) {
       Attend({&one, 1}, cache, 1, 1, &scratch, AttentionKernels::kPortable);
     }
     EXPECT_TRUE(SameBits(together.data(), alone.data(), together.size())) << block_tokens;
+    EXPECT_TRUE(SameBits(together.data(), two.data(), together.size())) << block_tokens;
     EXPECT_TRUE(SameBits(together.data(), portable.data(), together.size())) << block_tokens;
   }
 }

@@ -26,6 +26,7 @@
 #include "model/checkpoint.h"
 #include "model/matmul.h"
 #include "model/transformer.h"
+#include "trace/trace_request.h"
 
 namespace {
 
@@ -61,13 +62,16 @@ struct Options {
   int64_t context = 512;
   int32_t steps = 8;
   int32_t reps = 3;
-  std::string checkpoint;  // folder to write; empty: none
+  int32_t block = mooncake::trace::kTraceBlockTokens;  // the KV block of a live run
+  std::string checkpoint;                              // folder to write; empty: none
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::cerr << "engine_bench: " << why << "\n"
             << "usage: engine_bench [--model PRESET] [--seed N] [--chunk T] [--batch B]\n"
-               "                    [--context L] [--steps S] [--reps R] [--checkpoint DIR]\n";
+               "                    [--context L] [--steps S] [--reps R] [--block T]\n"
+               "                    [--checkpoint DIR]\n"
+               "  --block T: tokens per KV block (default 512, a live run's)\n";
   std::exit(2);
 }
 
@@ -92,6 +96,8 @@ Options Parse(int argc, char** argv) {
         o.steps = std::stoi(v);
       else if (a == "--reps")
         o.reps = std::stoi(v);
+      else if (a == "--block")
+        o.block = std::stoi(v);
       else if (a == "--checkpoint")
         o.checkpoint = v;
       else
@@ -100,7 +106,7 @@ Options Parse(int argc, char** argv) {
       Usage("bad value for " + a + ": " + v);
     }
   }
-  if (o.chunk < 1 || o.batch < 1 || o.context < 1 || o.steps < 1 || o.reps < 1)
+  if (o.chunk < 1 || o.batch < 1 || o.context < 1 || o.steps < 1 || o.reps < 1 || o.block < 1)
     Usage("sizes must be positive");
   return o;
 }
@@ -236,7 +242,7 @@ int main(int argc, char** argv) {
   }
   const Transformer& model = created.value();
   const ModelConfig& c = model.config();
-  auto shape = model.KvShapeFor(16);
+  auto shape = model.KvShapeFor(o.block);
   nlohmann::json out = {{"model", o.model}, {"backend", mooncake::model::MatmulBackend()}};
 
   // The logits after a fixed prompt, for the PyTorch check.

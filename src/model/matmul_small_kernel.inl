@@ -7,9 +7,11 @@
 
 namespace {
 
-// The weights this many floats on (64 inputs of a panel, 8 KiB) are asked for while a tile runs:
-// 8 rows of `small`'s weights (AVX-512) took 5.2 ms with 8 inputs on, 4.0 to 4.2 with 64 (32:
-// 4.4, 128: 4.2, 256: 4.9); the hardware's prefetchers do not run that far ahead.
+// The weights this many floats on (64 inputs of a panel, 8 KiB) are asked for while a tile runs,
+// both lines of a panel's row: the hardware's prefetchers do not run that far ahead. 8 rows of
+// `small`'s weights (AVX-512) took 5.2 ms with the first line 8 inputs on, 4.0 to 4.2 with it 64
+// on (32: 4.4, 128: 4.2, 256: 4.9), 2.7 to 3.5 with both lines 64 on (32: 3.0 to 4.0, 128: 2.5
+// to 2.7), where 41 GB/s would read them in 2.7.
 constexpr int64_t kPrefetchAhead = 64 * kPanelWidth;
 
 // Two vectors of outputs of one panel (from `w`, row stride kPanelWidth), rows [0, MR) of x,
@@ -23,6 +25,7 @@ void Tile(const float* x, int64_t ldx, const float* w, int64_t k0, int64_t k1, b
   const float* wk = w + k0 * kPanelWidth;
   for (int64_t k = k0; k < k1; ++k, wk += kPanelWidth) {
     Prefetch(wk + kPrefetchAhead);
+    Prefetch(wk + kPrefetchAhead + kPanelWidth / 2);
     const V w0 = Load(wk), w1 = Load(wk + kLanes);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {

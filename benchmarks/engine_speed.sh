@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The reference model's speed (issue 29, docs/MODEL.md "Speed"): for each preset, prefill
-# tokens/s of one chunk from an empty cache and decode tokens/s of a batch at a context, beside
+# tokens/s of one chunk from an empty cache and decode tokens/s of a batch at a context (KV in
+# blocks of 512 tokens, a live run's), beside
 #   - BLIS's own sgemm GFLOP/s at the prefill's linear-layer shapes (prefill's matmul FLOPs,
 #     attention included, as a fraction of it),
 #   - the memory-bandwidth roofline of a decode step (all weights + the batch's KV read once, at

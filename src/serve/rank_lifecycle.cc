@@ -10,15 +10,18 @@
 namespace mooncake::serve {
 
 RankLifecycle::RankLifecycle(ServePart part, transport::Transport& transport, transport::Rpc& rpc,
-                             Rank self, Rank conductor, std::vector<int> others,
-                             const ServeConfig& config)
+                             Rank self, cluster::Membership membership, const ServeConfig& config)
     : part_(part),
       transport_(transport),
       rpc_(rpc),
       self_(self),
-      conductor_(conductor),
-      others_(std::move(others)),
-      config_(config) {}
+      conductor_(membership.conductor()),
+      initial_(std::move(membership)),
+      config_(config) {
+  for (Rank r : initial_.Live()) {
+    if (!initial_.IsConductor(r)) others_.push_back(r.value);
+  }
+}
 
 RankLifecycle::~RankLifecycle() { Stop(); }
 
@@ -34,7 +37,7 @@ void RankLifecycle::Start() {
     StartDetector();
     return;
   }
-  heartbeats_ = std::make_unique<HeartbeatSender>(rpc_, conductor_, config_.membership);
+  heartbeats_ = std::make_unique<HeartbeatSender>(rpc_, initial_, config_.membership);
   heartbeats_->OnConductorLost(on_lost_);
   heartbeats_->Start();
 }
@@ -58,7 +61,7 @@ void RankLifecycle::RegisterEndHandlers() {
 }
 
 void RankLifecycle::StartDetector() {
-  detector_ = std::make_unique<FailureDetector>(rpc_, others_, config_.membership);
+  detector_ = std::make_unique<FailureDetector>(rpc_, initial_, config_.membership);
   detector_->OnDeath([this](const DeadRank& d) {
     if (on_dead_) on_dead_(d);
     reports_cv_.notify_all();  // CollectReports stops waiting for it
@@ -133,10 +136,7 @@ void RankLifecycle::ShutdownOthers() {
   // From here the others leave on purpose: their closing endpoints are not failures.
   transport_.SetPeerFailureHandler(nullptr);
   MembershipView view;
-  if (detector_) {
-    view.epoch = detector_->epoch();
-    for (const auto& d : detector_->dead()) view.dead.push_back(d.rank.value);
-  }
+  if (detector_) view = detector_->view();
   const auto bytes = view.Encode();
   for (int p : others_) {
     if (rpc_.IsDead(Rank{p})) continue;

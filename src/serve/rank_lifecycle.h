@@ -6,7 +6,7 @@
 // Order: Start (registers the stop, shutdown and report handlers; starts the heartbeats) -> then
 //   conductor: StopOthers -> Finish -> CollectReports -> ShutdownOthers
 //   others:    WaitForStop (or poll stop_requested) -> Finish -> SendReport -> WaitForShutdown.
-// Ranks declared dead (membership.h) are skipped, so the survivors end cleanly.
+// Ranks declared dead (cluster/membership.h) are skipped, so the survivors end cleanly.
 #pragma once
 
 #include <atomic>
@@ -17,8 +17,10 @@
 #include <mutex>
 #include <vector>
 
+#include "cluster/failure_detector.h"
+#include "cluster/heartbeat_sender.h"
+#include "cluster/membership.h"
 #include "common/clock.h"
-#include "serve/membership.h"
 #include "serve/rank_report.h"
 #include "serve/serve_config.h"
 #include "transport/rpc.h"
@@ -26,15 +28,20 @@
 
 namespace mooncake::serve {
 
+using cluster::DeadRank;
+using cluster::FailureDetector;
+using cluster::HeartbeatSender;
+using cluster::MembershipView;
+
 // What a rank plays; its index is the slot of RankReport::peak_rss_bytes.
 enum class ServePart { kConductor, kStore, kPrefill, kDecode };
 
 class RankLifecycle {
  public:
-  // `transport`, `rpc` and `config` must outlive it. `others`: every other rank the conductor
-  // watches, stops and waits for (read on the conductor only).
+  // `transport`, `rpc` and `config` must outlive it. `membership`: the job's ranks at start; the
+  // conductor is the rank it names, and watches, stops and waits for every other live rank.
   RankLifecycle(ServePart part, transport::Transport& transport, transport::Rpc& rpc, Rank self,
-                Rank conductor, std::vector<int> others, const ServeConfig& config);
+                cluster::Membership membership, const ServeConfig& config);
   ~RankLifecycle();
   RankLifecycle(const RankLifecycle&) = delete;
   RankLifecycle& operator=(const RankLifecycle&) = delete;
@@ -76,7 +83,8 @@ class RankLifecycle {
   transport::Transport& transport_;
   transport::Rpc& rpc_;
   Rank self_, conductor_;
-  std::vector<int> others_;
+  cluster::Membership initial_;
+  std::vector<int> others_;  // every live rank at start but the conductor
   const ServeConfig& config_;
   SteadyClock clock_;
   std::atomic<bool> stop_{false}, shutdown_{false};

@@ -5,16 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "cluster/failure_detector.h"
 #include "common/clock.h"
 #include "trace/metrics.h"
 
 namespace mooncake::serve {
 
-// Failure detection (membership.h), in wall time whatever the time scale.
-struct MembershipConfig {
-  Nanos heartbeat_interval = std::chrono::milliseconds(100);
-  Nanos failure_timeout = std::chrono::seconds(1);
-};
+// Failure detection (cluster/failure_detector.h), in wall time whatever the time scale.
+using MembershipConfig = cluster::MembershipConfig;
 
 struct ServeConfig {
   trace::Thresholds thresholds;  // TTFT SLO and the TBT thresholds reported

@@ -18,8 +18,7 @@ ServeNode::ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& conf
       setup_(std::move(setup)),
       store_rank_config_(std::move(store_rank)),
       ctx_{deps_.transport, deps_.rpc, deps_.peers, config, cost, layout, deps_.engine},
-      lifecycle_(part, deps_.transport, deps_.rpc, deps_.peers.self, deps_.peers.conductor,
-                 OtherRanks(), config) {}
+      lifecycle_(part, deps_.transport, deps_.rpc, deps_.peers.self, InitialMembership(), config) {}
 
 ServeNode::~ServeNode() {
   lifecycle_.Stop();
@@ -52,16 +51,13 @@ Status ServeNode::Start() {
   return Status::Ok();
 }
 
-std::vector<int> ServeNode::OtherRanks() const {
-  std::vector<int> ranks;
-  for (const auto& group : {ctx_.peers.prefill_ranks, ctx_.peers.decode_ranks}) {
-    ranks.insert(ranks.end(), group.begin(), group.end());
-  }
-  for (const auto& seg : deps_.topology.segments) ranks.push_back(seg.rank.value);
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  ranks.erase(std::remove(ranks.begin(), ranks.end(), ctx_.peers.self.value), ranks.end());
-  return ranks;
+cluster::Membership ServeNode::InitialMembership() const {
+  std::vector<cluster::Member> others;
+  for (int r : ctx_.peers.prefill_ranks) others.push_back({Rank{r}, cluster::Role::kPrefill});
+  for (int r : ctx_.peers.decode_ranks) others.push_back({Rank{r}, cluster::Role::kDecode});
+  for (const auto& seg : deps_.topology.segments)
+    others.push_back({seg.rank, cluster::Role::kStore});
+  return cluster::Membership(ctx_.peers.conductor, others);
 }
 
 void ServeNode::OnRankDead(const DeadRank& dead) {

@@ -8,8 +8,8 @@
 //   conductor: RunConductor -> StopOthers -> Finish -> CollectReports -> ShutdownOthers
 //   others:    WaitForStop -> Finish -> SendReport -> WaitForShutdown.
 // The end of the job goes over the RPC, never through an MPI collective: ranks declared dead
-// (membership.h) are skipped, so the survivors end cleanly (rank_lifecycle.h). The store's parts
-// are store/node's MasterNode (conductor) and StoreRankNode (store ranks).
+// (cluster/membership.h) are skipped, so the survivors end cleanly (rank_lifecycle.h). The store's
+// parts are store/node's MasterNode (conductor) and StoreRankNode (store ranks).
 #pragma once
 
 #include <memory>
@@ -108,7 +108,8 @@ class ServeNode {
   void StartConductor();
   void StartClient();
   void OnRankDead(const DeadRank& dead);
-  std::vector<int> OtherRanks() const;
+  // The job's ranks with their roles, at start.
+  cluster::Membership InitialMembership() const;
 
   ServePart part_;
   ServeNodeDeps deps_;

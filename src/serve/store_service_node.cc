@@ -7,15 +7,11 @@
 namespace mooncake::serve {
 namespace {
 
-// The ranks the master's rank watches, stops and waits for: every store rank but itself.
-std::vector<int> OtherStoreRanks(const store::StoreTopology& topology, Rank self) {
-  std::vector<int> ranks;
-  for (const auto& seg : topology.segments) {
-    if (seg.rank != self) ranks.push_back(seg.rank.value);
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  return ranks;
+// The master's rank conducts; every rank holding a segment is a store rank.
+cluster::Membership StoreServiceMembership(const store::StoreTopology& topology, Rank master) {
+  std::vector<cluster::Member> stores;
+  for (const auto& seg : topology.segments) stores.push_back({seg.rank, cluster::Role::kStore});
+  return cluster::Membership(master, stores);
 }
 
 }  // namespace
@@ -27,8 +23,8 @@ StoreServiceNode::StoreServiceNode(ServePart part, StoreServiceDeps deps, const 
       deps_(std::move(deps)),
       master_config_(std::move(master)),
       store_rank_config_(std::move(store_rank)),
-      lifecycle_(part, deps_.transport, deps_.rpc, deps_.self, deps_.master,
-                 OtherStoreRanks(deps_.topology, deps_.self), config) {}
+      lifecycle_(part, deps_.transport, deps_.rpc, deps_.self,
+                 StoreServiceMembership(deps_.topology, deps_.master), config) {}
 
 StoreServiceNode::~StoreServiceNode() { lifecycle_.Stop(); }
 

@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "client/connection_file.h"
+#include "cluster/membership.h"
 #include "cluster/peer_exchange.h"
 #include "common/checksum.h"
 #include "common/units.h"
 #include "hdf5_template.h"
 #include "p2p/manifest.h"
 #include "p2p/messages.h"
-#include "serve/membership.h"
 #include "serve/messages.h"
 #include "serve/rank_report.h"
 #include "store/hdf5/tier.h"
@@ -165,8 +165,11 @@ void ServeSeeds() {
   dd.tokens = 100;
   dd.tbt_model_s = 0.03;
   Write(t, "decode_done", dd.Encode(), 7);
-  serve::MembershipView view;
+  cluster::MembershipView view;
   view.epoch = 2;
+  view.conductor = 0;
+  view.live = {0, 1, 2, 3};
+  view.roles = {0, 1, 2, 3};
   view.dead = {4};
   Write(t, "membership_view", view.Encode(), 8);
   serve::RankReport report;

@@ -1,8 +1,8 @@
 // Fuzzes every serving wire message (serve/messages.h, the membership view and the rank report):
 // the first byte picks the type, the rest is the message. A message that decodes (and
 // validates) must re-encode to the same bytes.
+#include "cluster/membership.h"
 #include "fuzz_check.h"
-#include "serve/membership.h"
 #include "serve/messages.h"
 #include "serve/rank_report.h"
 
@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Try<DecodeDone>(in);
       break;
     case 8:
-      Try<MembershipView>(in);
+      Try<cluster::MembershipView>(in);
       break;
     case 10:
       Try<DecodeTokens>(in);

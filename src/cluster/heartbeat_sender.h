@@ -1,0 +1,63 @@
+// The other side of failure_detector.h, on every rank but the conductor: a heartbeat to the
+// conductor every interval, whose reply carries the conductor's membership view; views pushed
+// on a change arrive too (kMsgMembership). A view older than the one held is refused (a late
+// or replayed message). Ranks a view declares dead are fenced in this rank's Rpc. A rank that
+// cannot reach the conductor for the failure timeout ends itself (the conductor is the single
+// point of failure: its death ends the job promptly instead of hanging it).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "cluster/failure_detector.h"
+#include "cluster/membership.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "transport/rpc.h"
+
+namespace mooncake::cluster {
+
+class HeartbeatSender {
+ public:
+  using LostHandler = std::function<void(const Status&)>;
+  // `initial`: the membership this rank starts with. Heartbeats go to whichever rank the
+  // membership names as the conductor.
+  HeartbeatSender(transport::Rpc& rpc, Membership initial, MembershipConfig config);
+  ~HeartbeatSender();
+  HeartbeatSender(const HeartbeatSender&) = delete;
+  HeartbeatSender& operator=(const HeartbeatSender&) = delete;
+
+  // Also registers the handler of the conductor's membership pushes.
+  void Start();
+  void Stop();
+  // Called (once, on the sender's thread) when the conductor was unreachable for the failure
+  // timeout or answered that this rank is fenced. The live job ends the process there.
+  void OnConductorLost(LostHandler on_lost) { on_lost_ = std::move(on_lost); }
+  uint64_t epoch() const { return epoch_.load(); }
+  Membership membership() const;
+  // Views refused as older than the one held.
+  uint64_t stale_views() const { return stale_views_.load(); }
+
+ private:
+  void Loop();
+  void Apply(const MembershipView& view);
+
+  transport::Rpc& rpc_;
+  MembershipConfig config_;
+  LostHandler on_lost_;
+  SteadyClock clock_;
+  mutable std::mutex membership_mutex_;
+  Membership membership_;
+  std::atomic<int32_t> conductor_;  // as the membership says; a view may name another
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<uint64_t> stale_views_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace mooncake::cluster

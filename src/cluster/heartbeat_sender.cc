@@ -34,10 +34,10 @@ void HeartbeatSender::Start() {
 
 void HeartbeatSender::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+    std::lock_guard<std::mutex> lock(inbox_->mutex);
+    inbox_->stopping = true;
   }
-  cv_.notify_all();
+  inbox_->cv.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -66,33 +66,77 @@ void HeartbeatSender::Apply(const MembershipView& view) {
   }
 }
 
+void HeartbeatSender::Send(Rank conductor) {
+  rpc_.CallAsync(conductor, kMsgHeartbeat, {}, config_.failure_timeout,
+                 [inbox = inbox_](Result<std::vector<std::byte>> reply) {
+                   {
+                     std::lock_guard<std::mutex> lock(inbox->mutex);
+                     if (inbox->stopping) return;
+                     inbox->replies.push_back(std::move(reply));
+                   }
+                   inbox->cv.notify_all();
+                 });
+}
+
+void HeartbeatSender::Take(Result<std::vector<std::byte>> reply, Nanos* last_reply,
+                           Status* last_error, Status* lost) {
+  if (reply.ok()) {
+    *last_reply = clock_.Now();
+    auto view = MembershipView::Decode(*reply);
+    if (view.ok()) Apply(*view);
+  } else if (reply.status().code() == ErrorCode::kPeerFailure) {
+    *lost = reply.status();  // fenced, or the conductor is known dead
+  } else {
+    *last_error = reply.status();
+  }
+}
+
 void HeartbeatSender::Loop() {
-  Nanos last_ok = clock_.Now();
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stopping_) {
-    lock.unlock();
-    const Rank conductor{conductor_.load()};
-    auto reply = rpc_.Call(conductor, kMsgHeartbeat, {}, config_.failure_timeout);
-    const Nanos now = clock_.Now();
-    Status lost = Status::Ok();
-    if (reply.ok()) {
-      last_ok = now;
-      auto view = MembershipView::Decode(*reply);
-      if (view.ok()) Apply(*view);
-    } else if (reply.status().code() == ErrorCode::kPeerFailure) {
-      lost = reply.status();  // fenced, or the conductor is known dead
-    } else if (now - last_ok > config_.failure_timeout) {
-      lost = PeerFailure("the conductor (rank " + std::to_string(conductor.value) +
-                         ") did not answer heartbeats for " + Seconds(now - last_ok) + ": " +
-                         reply.status().ToString());
+  Nanos last_reply = clock_.Now();
+  Nanos next_send = last_reply;
+  Nanos last_tick = last_reply;
+  Status last_error = Timeout("no heartbeat was answered");
+  Status lost = Status::Ok();
+  Rank conductor{conductor_.load()};
+  std::unique_lock<std::mutex> lock(inbox_->mutex);
+  while (!inbox_->stopping) {
+    // If this thread itself did not run for a while (a stopped process, an overloaded host),
+    // the silence was ours: do not count it against the conductor. A stopped rank that wakes
+    // up so asks once more, and learns from the answer whether it was fenced meanwhile.
+    const Nanos tick = clock_.Now();
+    const Nanos stalled = tick - last_tick - config_.heartbeat_interval;
+    if (stalled > config_.heartbeat_interval * 3) {
+      last_reply += stalled;
+      next_send = tick;
     }
-    lock.lock();
-    if (!lost.ok() && !stopping_) {
+    last_tick = tick;
+    if (clock_.Now() >= next_send) {
+      lock.unlock();
+      conductor = Rank{conductor_.load()};
+      Send(conductor);
+      next_send = clock_.Now() + config_.heartbeat_interval;
+      lock.lock();
+    }
+    while (!inbox_->replies.empty() && lost.ok()) {
+      auto reply = std::move(inbox_->replies.front());
+      inbox_->replies.pop_front();
+      lock.unlock();
+      Take(std::move(reply), &last_reply, &last_error, &lost);
+      lock.lock();
+    }
+    const Nanos silent = clock_.Now() - last_reply;
+    if (lost.ok() && silent > config_.failure_timeout) {
+      lost = PeerFailure("the conductor (rank " + std::to_string(conductor.value) +
+                         ") did not answer heartbeats for " + Seconds(silent) + ": " +
+                         last_error.ToString());
+    }
+    if (!lost.ok() && !inbox_->stopping) {
       lock.unlock();
       if (on_lost_) on_lost_(lost);
       return;
     }
-    cv_.wait_for(lock, config_.heartbeat_interval);
+    const Nanos wait = next_send - clock_.Now();
+    if (wait > Nanos(0)) inbox_->cv.wait_for(lock, wait);
   }
 }
 

@@ -1,16 +1,21 @@
 // The other side of failure_detector.h, on every rank but the conductor: a heartbeat to the
 // conductor every interval, whose reply carries the conductor's membership view; views pushed
-// on a change arrive too (kMsgMembership). A view older than the one held is refused (a late
-// or replayed message). Ranks a view declares dead are fenced in this rank's Rpc. A rank that
-// cannot reach the conductor for the failure timeout ends itself (the conductor is the single
+// on a change arrive too (kMsgMembership). Heartbeats go out on the interval whether or not the
+// last one was answered (a slow reply must not silence this rank), and the conductor counts as
+// lost only after the failure timeout without any reply. A view older than the one held is refused
+// (a late or replayed message). Ranks a view declares dead are fenced in this rank's Rpc. A rank
+// that cannot reach the conductor for the failure timeout ends itself (the conductor is the single
 // point of failure: its death ends the job promptly instead of hanging it).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "cluster/failure_detector.h"
 #include "cluster/membership.h"
@@ -42,7 +47,19 @@ class HeartbeatSender {
   uint64_t stale_views() const { return stale_views_.load(); }
 
  private:
+  // Where the heartbeats' replies wait for the sender's thread. Shared with the replies'
+  // callbacks, which may run after the sender is gone.
+  struct Inbox {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::deque<Result<std::vector<std::byte>>> replies;
+    bool stopping = false;
+  };
   void Loop();
+  void Send(Rank conductor);
+  // Takes one reply; sets `lost` when it says this rank was fenced.
+  void Take(Result<std::vector<std::byte>> reply, Nanos* last_reply, Status* last_error,
+            Status* lost);
   void Apply(const MembershipView& view);
 
   transport::Rpc& rpc_;
@@ -54,9 +71,7 @@ class HeartbeatSender {
   std::atomic<int32_t> conductor_;  // as the membership says; a view may name another
   std::atomic<uint64_t> epoch_{0};
   std::atomic<uint64_t> stale_views_{0};
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   std::thread thread_;
 };
 

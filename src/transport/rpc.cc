@@ -169,13 +169,21 @@ void Rpc::OnMessage(Rank from, std::span<const std::byte> bytes) {
   }
   if (Fence(from, *frame)) return;
   if (frame->kind == FrameKind::kResponse) {
-    std::lock_guard<std::mutex> lock(calls_mutex_);
-    auto it = calls_.find(frame->call_id);
-    if (it == calls_.end()) return;  // the caller gave up (deadline passed); drop late answers
-    it->second->done = true;
-    it->second->status = frame->status;
-    it->second->payload.assign(frame->payload.begin(), frame->payload.end());
-    calls_cv_.notify_all();
+    std::shared_ptr<PendingCall> async;
+    {
+      std::lock_guard<std::mutex> lock(calls_mutex_);
+      auto it = calls_.find(frame->call_id);
+      if (it == calls_.end()) return;  // the caller gave up (deadline passed); drop late answers
+      it->second->done = true;
+      it->second->status = frame->status;
+      it->second->payload.assign(frame->payload.begin(), frame->payload.end());
+      if (it->second->on_reply) {
+        async = std::move(it->second);
+        calls_.erase(it);
+      }
+      calls_cv_.notify_all();
+    }
+    if (async) async->on_reply(Outcome(*async));
     return;
   }
   Handler inline_handler;
@@ -241,20 +249,32 @@ bool Rpc::IsDead(Rank peer) const {
 
 void Rpc::MarkDead(Rank peer, const std::string& why) {
   if (peer.value < 0 || peer.value >= world_size_) return;
+  std::vector<std::shared_ptr<PendingCall>> async;
   {
     std::lock_guard<std::mutex> lock(calls_mutex_);
     dead_why_[peer.value] = why;
     dead_[peer.value] = true;
     const std::string msg = "declared dead (" + why + ")";
-    for (auto& [id, call] : calls_) {
-      if (call->peer.value != peer.value || call->done) continue;
-      call->done = true;
-      call->status = ErrorCode::kPeerFailure;
-      call->payload.assign(reinterpret_cast<const std::byte*>(msg.data()),
-                           reinterpret_cast<const std::byte*>(msg.data()) + msg.size());
+    for (auto it = calls_.begin(); it != calls_.end();) {
+      PendingCall& call = *it->second;
+      if (call.peer.value != peer.value || call.done) {
+        ++it;
+        continue;
+      }
+      call.done = true;
+      call.status = ErrorCode::kPeerFailure;
+      call.payload.assign(reinterpret_cast<const std::byte*>(msg.data()),
+                          reinterpret_cast<const std::byte*>(msg.data()) + msg.size());
+      if (call.on_reply) {
+        async.push_back(std::move(it->second));
+        it = calls_.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
   calls_cv_.notify_all();
+  for (auto& call : async) call->on_reply(Outcome(*call));
   transport_.MarkPeerDead(peer, why);  // transfers to it fail fast too
 }
 
@@ -336,12 +356,63 @@ Result<std::vector<std::byte>> Rpc::Call(Rank peer, uint16_t type,
     }
   }
   calls_.erase(id);
-  if (pending->status != ErrorCode::kOk) {
-    std::string msg(reinterpret_cast<const char*>(pending->payload.data()),
-                    pending->payload.size());
-    return Status(pending->status, "rank " + std::to_string(peer.value) + ": " + msg);
+  return Outcome(*pending);
+}
+
+Result<std::vector<std::byte>> Rpc::Outcome(PendingCall& call) {
+  if (call.status != ErrorCode::kOk) {
+    std::string msg(reinterpret_cast<const char*>(call.payload.data()), call.payload.size());
+    return Status(call.status, "rank " + std::to_string(call.peer.value) + ": " + msg);
   }
-  return std::move(pending->payload);
+  return std::move(call.payload);
+}
+
+void Rpc::ExpireAsyncCalls() {
+  const Nanos now = SteadyClock().Now();
+  std::vector<std::shared_ptr<PendingCall>> expired;
+  {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    for (auto it = calls_.begin(); it != calls_.end();) {
+      if (it->second->on_reply && it->second->deadline <= now) {
+        expired.push_back(std::move(it->second));
+        it = calls_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& call : expired) {
+    call->on_reply(Timeout("rank " + std::to_string(call->peer.value) +
+                           " did not answer rpc type " + std::to_string(call->type) + " within " +
+                           FormatMs(call->timeout)));
+  }
+}
+
+void Rpc::CallAsync(Rank peer, uint16_t type, std::span<const std::byte> request, Nanos timeout,
+                    ReplyHandler on_reply) {
+  ExpireAsyncCalls();
+  if (IsDead(peer)) return on_reply(DeadPeer(peer, type));
+  auto pending = std::make_shared<PendingCall>();
+  pending->peer = peer;
+  pending->type = type;
+  pending->timeout = timeout;
+  pending->deadline = SteadyClock().Now() + timeout;
+  pending->on_reply = std::move(on_reply);
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    id = next_call_id_++;
+    calls_[id] = pending;
+  }
+  Status sent = transport_.SendMessage(
+      peer, EncodeFrame(FrameKind::kRequest, type, ErrorCode::kOk, id, request, job_token()));
+  if (sent.ok()) return;
+  {
+    std::lock_guard<std::mutex> lock(calls_mutex_);
+    if (calls_.erase(id) == 0) return;  // MarkDead answered it meanwhile
+  }
+  pending->on_reply(sent.WithContext("rpc type " + std::to_string(type) + " to rank " +
+                                     std::to_string(peer.value)));
 }
 
 Status Rpc::Notify(Rank peer, uint16_t type, std::span<const std::byte> payload) {

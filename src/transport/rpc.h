@@ -110,6 +110,15 @@ class Rpc {
   // oversubscribed ranks still run), then sleeps on a condition variable.
   Result<std::vector<std::byte>> Call(Rank peer, uint16_t type, std::span<const std::byte> request,
                                       Nanos timeout);
+  // Sends a request without waiting for it. `on_reply` runs exactly once: with the response or
+  // the peer's error, on the thread that received it (like an inline handler it must return
+  // quickly and must not Call); with PeerFailure when the peer is or gets declared dead; with
+  // the send's error on this thread; with Timeout for a call past `timeout`, found at the next
+  // CallAsync (callers that call periodically, the heartbeat sender, sweep their own). A call
+  // still open when the Rpc is destroyed is dropped without running `on_reply`.
+  using ReplyHandler = std::function<void(Result<std::vector<std::byte>>)>;
+  void CallAsync(Rank peer, uint16_t type, std::span<const std::byte> request, Nanos timeout,
+                 ReplyHandler on_reply);
   // A message with no response.
   Status Notify(Rank peer, uint16_t type, std::span<const std::byte> payload);
 
@@ -146,6 +155,9 @@ class Rpc {
     bool done = false;
     ErrorCode status = ErrorCode::kOk;
     std::vector<std::byte> payload;
+    ReplyHandler on_reply;  // CallAsync's; empty for Call
+    uint16_t type = 0;
+    Nanos timeout{0}, deadline{0};  // CallAsync's
   };
   struct Incoming {
     Rank from;
@@ -162,6 +174,10 @@ class Rpc {
   void Refuse(Rank from, const char* why);
   Status DeadPeer(Rank peer, uint16_t type);
   void DispatchLoop();
+  // The caller's view of a finished call: its payload, or its error naming the peer.
+  static Result<std::vector<std::byte>> Outcome(PendingCall& call);
+  // Fails the CallAsync calls past their deadline with Timeout.
+  void ExpireAsyncCalls();
   void SendResponse(Rank peer, uint16_t type, uint64_t call_id, ErrorCode status,
                     std::span<const std::byte> payload);
 

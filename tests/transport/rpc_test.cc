@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <thread>
 
 #include "transport/loopback/loopback_transport.h"
 
@@ -112,6 +115,73 @@ TEST(RpcFrameTokenTest, TheTokenTravelsInTheFrame) {
   ASSERT_TRUE(decoded.ok());
   EXPECT_TRUE(decoded->token == t);
   EXPECT_FALSE(FrameLacksToken(frame));
+}
+
+// CallAsync's handler runs once, whatever ends the call: the reply, the peer's death, the
+// deadline (found at the next CallAsync).
+class AsyncOutcomes {
+ public:
+  Rpc::ReplyHandler Handler() {
+    return [this](Result<std::vector<std::byte>> r) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      outcomes_.push_back(r.ok() ? "ok " + AsString(*r) : r.status().ToString());
+    };
+  }
+  std::vector<std::string> Wait(size_t n) {
+    for (int i = 0; i < 4000 && Count() < n; ++i) std::this_thread::sleep_for(milliseconds(5));
+    std::lock_guard<std::mutex> lock(mutex_);
+    return outcomes_;
+  }
+
+ private:
+  size_t Count() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return outcomes_.size();
+  }
+  std::mutex mutex_;
+  std::vector<std::string> outcomes_;
+};
+
+TEST(RpcTest, CallAsyncRunsItsHandlerOnceWithTheReply) {
+  std::shared_ptr<LoopbackHub> hub;
+  auto ranks = CreateLoopbackCluster(2, &hub);
+  Rpc a(*ranks[0]), b(*ranks[1]);
+  b.RegisterInline(7, [](Rank, std::span<const std::byte> req, Responder r) { r.Reply(req); });
+  AsyncOutcomes out;
+  a.CallAsync(Rank{1}, 7, AsBytes("one"), milliseconds(5000), out.Handler());
+  a.CallAsync(Rank{1}, 7, AsBytes("two"), milliseconds(5000), out.Handler());
+  auto seen = out.Wait(2);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"ok one", "ok two"}));
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(out.Wait(2).size(), 2u);
+}
+
+TEST(RpcTest, CallAsyncFailsOnTheDeathOfItsPeerAndAtItsDeadline) {
+  std::shared_ptr<LoopbackHub> hub;
+  auto ranks = CreateLoopbackCluster(2, &hub);
+  Rpc a(*ranks[0]), b(*ranks[1]);
+  b.RegisterInline(3, [](Rank, std::span<const std::byte>, Responder) { /* never answers */ });
+  AsyncOutcomes expired;
+  a.CallAsync(Rank{1}, 3, {}, milliseconds(10), expired.Handler());
+  std::this_thread::sleep_for(milliseconds(30));
+  AsyncOutcomes open;
+  a.CallAsync(Rank{1}, 3, {}, milliseconds(60'000), open.Handler());  // sweeps the expired one
+  auto timed_out = expired.Wait(1);
+  ASSERT_EQ(timed_out.size(), 1u);
+  EXPECT_NE(timed_out[0].find("Timeout: rank 1 did not answer rpc type 3 within 10 ms"),
+            std::string::npos)
+      << timed_out[0];
+  a.MarkDead(Rank{1}, "a test");
+  auto died = open.Wait(1);
+  ASSERT_EQ(died.size(), 1u);
+  EXPECT_NE(died[0].find("PeerFailure: rank 1: declared dead (a test)"), std::string::npos)
+      << died[0];
+  AsyncOutcomes after;
+  a.CallAsync(Rank{1}, 3, {}, milliseconds(60'000), after.Handler());
+  auto at_once = after.Wait(1);
+  ASSERT_EQ(at_once.size(), 1u);
+  EXPECT_NE(at_once[0].find("rank 1 is dead (a test)"), std::string::npos) << at_once[0];
 }
 
 }  // namespace

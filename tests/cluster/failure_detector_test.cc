@@ -1,0 +1,184 @@
+// The failure detector and the heartbeat sender over the loopback transport: deaths and joins
+// reach every live rank, the conductor is whichever rank the membership names (rank 1 here),
+// and a slow heartbeat reply does not cost a rank its life.
+#include "cluster/failure_detector.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "cluster/heartbeat_sender.h"
+#include "transport/loopback/loopback_transport.h"
+
+namespace mooncake::cluster {
+namespace {
+
+using std::chrono::milliseconds;
+using transport::Responder;
+using transport::Rpc;
+
+constexpr MembershipConfig kFast{milliseconds(20), milliseconds(400)};
+
+// Waits up to 20 s (a loaded machine) for `done`.
+template <typename Pred>
+bool Eventually(Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
+class FailureDetectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    transports_ = transport::CreateLoopbackCluster(4, &hub_);
+    for (auto& t : transports_) rpcs_.push_back(std::make_unique<Rpc>(*t));
+  }
+  // Rank 1 conducts; ranks 0 and 2 are members, rank 3 is not (yet).
+  static Membership Initial() {
+    return Membership(Rank{1}, {{Rank{0}, Role::kStore}, {Rank{2}, Role::kDecode}});
+  }
+  std::shared_ptr<transport::LoopbackHub> hub_;
+  std::vector<std::unique_ptr<transport::Transport>> transports_;
+  std::vector<std::unique_ptr<Rpc>> rpcs_;
+};
+
+TEST_F(FailureDetectorTest, ASilentRankIsDeclaredDeadByAConductorOnRank1AndEveryRankLearnsIt) {
+  FailureDetector detector(*rpcs_[1], Initial(), kFast);
+  std::atomic<int> deaths{0};
+  detector.OnDeath([&](const DeadRank& d) {
+    EXPECT_EQ(d.rank.value, 2);
+    ++deaths;
+  });
+  HeartbeatSender zero(*rpcs_[0], Initial(), kFast);
+  HeartbeatSender two(*rpcs_[2], Initial(), kFast);
+  std::atomic<bool> zero_lost{false};
+  zero.OnConductorLost([&](const Status&) { zero_lost = true; });
+  detector.Start();
+  zero.Start();
+  two.Start();
+  std::this_thread::sleep_for(milliseconds(100));
+  two.Stop();  // rank 2 goes silent
+  ASSERT_TRUE(Eventually([&] { return deaths.load() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return zero.epoch() == 1; }));
+  const Membership seen = zero.membership();
+  EXPECT_TRUE(seen.IsDead(Rank{2}));
+  EXPECT_EQ(seen.conductor().value, 1);
+  EXPECT_TRUE(rpcs_[0]->IsDead(Rank{2}));  // fenced on rank 0 too
+  EXPECT_FALSE(zero_lost.load());
+  EXPECT_EQ(detector.view().live, (std::vector<int32_t>{0, 1}));
+}
+
+TEST_F(FailureDetectorTest, AJoinedRankIsWatchedAndKnownToTheOthers) {
+  FailureDetector detector(*rpcs_[1], Initial(), kFast);
+  HeartbeatSender zero(*rpcs_[0], Initial(), kFast);
+  HeartbeatSender two(*rpcs_[2], Initial(), kFast);
+  detector.Start();
+  zero.Start();
+  two.Start();
+  ASSERT_TRUE(detector.Admit(Rank{3}, Role::kStore).ok());
+  EXPECT_EQ(detector.Admit(Rank{3}, Role::kStore).code(), ErrorCode::kAlreadyExists);
+  ASSERT_TRUE(Eventually([&] { return zero.membership().IsLive(Rank{3}); }));
+  EXPECT_EQ(zero.membership().RoleOf(Rank{3}), Role::kStore);
+  EXPECT_GE(zero.epoch(), 1u);
+  // The joined rank never sends a heartbeat: it is watched like the others, so it dies.
+  ASSERT_TRUE(Eventually([&] { return two.membership().IsDead(Rank{3}); }));
+  EXPECT_EQ(two.epoch(), 2u);
+  EXPECT_TRUE(detector.dead().size() == 1 && detector.dead()[0].rank.value == 3);
+}
+
+// A conductor of our own: it answers every heartbeat at once except the first, which it holds
+// for three failure timeouts (a reply stuck behind a loaded conductor), and counts them.
+class SlowFirstReply {
+ public:
+  explicit SlowFirstReply(Rpc& rpc) {
+    rpc.RegisterInline(kMsgHeartbeat, [this](Rank, std::span<const std::byte>, Responder r) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (++heartbeats_ == 1) {
+        held_ = r;
+        return;
+      }
+      r.Reply(view_.Encode());
+    });
+    view_.conductor = 1;
+    view_.live = {0, 1};
+    view_.roles = {static_cast<uint8_t>(Role::kStore), static_cast<uint8_t>(Role::kConductor)};
+  }
+  int heartbeats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return heartbeats_;
+  }
+  void ReleaseHeld() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_.Reply(view_.Encode());
+  }
+
+ private:
+  std::mutex mutex_;
+  int heartbeats_ = 0;
+  Responder held_;
+  MembershipView view_;
+};
+
+TEST_F(FailureDetectorTest, ASlowReplyNeitherSilencesNorKillsTheRank) {
+  SlowFirstReply conductor(*rpcs_[1]);
+  HeartbeatSender sender(*rpcs_[0], Initial(), kFast);
+  std::atomic<bool> lost{false};
+  std::string why;
+  sender.OnConductorLost([&](const Status& s) {
+    why = s.ToString();
+    lost = true;
+  });
+  sender.Start();
+  // Heartbeats keep going out while the first reply is held.
+  ASSERT_TRUE(Eventually([&] { return conductor.heartbeats() >= 5 || lost.load(); }));
+  EXPECT_GE(conductor.heartbeats(), 5);
+  ASSERT_FALSE(lost.load()) << why;
+  std::this_thread::sleep_for(kFast.failure_timeout * 3);
+  EXPECT_FALSE(lost.load()) << why;
+  conductor.ReleaseHeld();  // a reply older than the rest changes nothing
+  std::this_thread::sleep_for(kFast.heartbeat_interval * 5);
+  EXPECT_FALSE(lost.load()) << why;
+  sender.Stop();
+}
+
+TEST_F(FailureDetectorTest, AConductorThatAnswersNothingIsLostAfterTheFailureTimeout) {
+  rpcs_[1]->RegisterInline(kMsgHeartbeat, [](Rank, std::span<const std::byte>, Responder) {});
+  HeartbeatSender sender(*rpcs_[0], Initial(), kFast);
+  std::atomic<bool> lost{false};
+  std::string why;
+  const auto start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration after{};
+  sender.OnConductorLost([&](const Status& s) {
+    why = s.ToString();
+    after = std::chrono::steady_clock::now() - start;
+    lost = true;
+  });
+  sender.Start();
+  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
+  EXPECT_GE(after, kFast.failure_timeout);
+  EXPECT_NE(why.find("the conductor (rank 1) did not answer heartbeats"), std::string::npos) << why;
+}
+
+TEST_F(FailureDetectorTest, AFencedRankLearnsItFromTheReplyToItsHeartbeat) {
+  FailureDetector detector(*rpcs_[1], Initial(), kFast);
+  detector.Start();
+  detector.DeclareDead(Rank{2}, "a test");
+  HeartbeatSender two(*rpcs_[2], Initial(), kFast);
+  std::atomic<bool> lost{false};
+  std::string why;
+  two.OnConductorLost([&](const Status& s) {
+    why = s.ToString();
+    lost = true;
+  });
+  two.Start();
+  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
+  EXPECT_NE(why.find("fenced"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace mooncake::cluster

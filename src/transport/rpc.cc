@@ -93,15 +93,7 @@ void Responder::Fail(const Status& status) {
   rpc_ = nullptr;
 }
 
-Rpc::Rpc(Transport& transport)
-    : transport_(transport),
-      refused_by_peer_(new std::atomic<uint64_t>[std::max(1, transport.world_size())]),
-      dead_(new std::atomic<bool>[std::max(1, transport.world_size())]),
-      world_size_(std::max(1, transport.world_size())) {
-  for (int r = 0; r < world_size_; ++r) {
-    dead_[r] = false;
-    refused_by_peer_[r] = 0;
-  }
+Rpc::Rpc(Transport& transport) : transport_(transport) {
   transport_.SetMessageHandler(
       [this](Rank from, std::span<const std::byte> bytes) { OnMessage(from, bytes); });
   dispatcher_ = std::thread([this] { DispatchLoop(); });
@@ -138,17 +130,24 @@ void Rpc::SetJobToken(JobToken token) {
 }
 
 uint64_t Rpc::refused_frames_from(Rank peer) const {
-  if (peer.value < 0 || peer.value >= world_size_) return 0;
-  return refused_by_peer_[peer.value].load();
+  std::lock_guard<std::mutex> lock(refused_mutex_);
+  auto it = refused_by_peer_.find(peer.value);
+  return it == refused_by_peer_.end() ? 0 : it->second;
 }
 
 void Rpc::Refuse(Rank from, const char* why) {
   refused_frames_.fetch_add(1);
-  const bool known = from.value >= 0 && from.value < world_size_;
+  const bool known = from.value >= 0 && from.value < transport_.world_size();
   // Once per sender, not per frame: a flood must not become a flood of log lines. Senders
   // outside the job's ranks (attached processes) share one count.
-  std::atomic<uint64_t>& count = known ? refused_by_peer_[from.value] : refused_unknown_;
-  if (count.fetch_add(1) != 0) return;
+  uint64_t before = 0;
+  if (known) {
+    std::lock_guard<std::mutex> lock(refused_mutex_);
+    before = refused_by_peer_[from.value]++;
+  } else {
+    before = refused_unknown_.fetch_add(1);
+  }
+  if (before != 0) return;
   log::Warn(
       "refusing rpc frames that claim to come from rank {}: {} (further ones are counted, "
       "not logged)",
@@ -244,16 +243,22 @@ void Rpc::SendResponse(Rank peer, uint16_t type, uint64_t call_id, ErrorCode sta
 }
 
 bool Rpc::IsDead(Rank peer) const {
-  return peer.value >= 0 && peer.value < world_size_ && dead_[peer.value].load();
+  if (dead_count_.load(std::memory_order_acquire) == 0) return false;
+  std::shared_lock<std::shared_mutex> lock(dead_mutex_);
+  return dead_why_.count(peer.value) != 0;
 }
 
 void Rpc::MarkDead(Rank peer, const std::string& why) {
-  if (peer.value < 0 || peer.value >= world_size_) return;
+  // Processes attached from outside the job come and go; they are not fenced.
+  if (peer.value < 0 || peer.value >= transport_.world_size()) return;
+  {
+    std::unique_lock<std::shared_mutex> lock(dead_mutex_);
+    dead_why_[peer.value] = why;
+    dead_count_.store(dead_why_.size(), std::memory_order_release);
+  }
   std::vector<std::shared_ptr<PendingCall>> async;
   {
     std::lock_guard<std::mutex> lock(calls_mutex_);
-    dead_why_[peer.value] = why;
-    dead_[peer.value] = true;
     const std::string msg = "declared dead (" + why + ")";
     for (auto it = calls_.begin(); it != calls_.end();) {
       PendingCall& call = *it->second;
@@ -279,9 +284,11 @@ void Rpc::MarkDead(Rank peer, const std::string& why) {
 }
 
 Status Rpc::DeadPeer(Rank peer, uint16_t type) {
-  std::lock_guard<std::mutex> lock(calls_mutex_);
-  return PeerFailure("rank " + std::to_string(peer.value) + " is dead (" + dead_why_[peer.value] +
-                     "): rpc type " + std::to_string(type) + " not sent");
+  std::shared_lock<std::shared_mutex> lock(dead_mutex_);
+  auto it = dead_why_.find(peer.value);
+  const std::string why = it == dead_why_.end() ? "" : it->second;
+  return PeerFailure("rank " + std::to_string(peer.value) + " is dead (" + why + "): rpc type " +
+                     std::to_string(type) + " not sent");
 }
 
 bool Rpc::Fence(Rank from, const RpcFrame& frame) {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -129,7 +130,8 @@ class Rpc {
   // messages to it fail at once with PeerFailure naming it and `why`, calls waiting on it fail
   // now, and its frames are dropped (fenced): a rank that was stopped and wakes up is not
   // obeyed; a request of it is answered PeerFailure "fenced", so it learns it was declared dead.
-  // Any thread. Irreversible for this Rpc.
+  // Any thread. Irreversible for this Rpc. Any rank of the job as the transport counts it now
+  // (a job that grows is covered); processes attached from outside the job are not fenced.
   void MarkDead(Rank peer, const std::string& why);
   bool IsDead(Rank peer) const;
   uint64_t fenced_frames() const { return fenced_frames_.load(); }
@@ -203,12 +205,17 @@ class Rpc {
   std::atomic<uint64_t> fenced_frames_{0};
   std::atomic<uint64_t> token_hi_{0}, token_lo_{0};
   std::atomic<uint64_t> refused_frames_{0};
-  std::unique_ptr<std::atomic<uint64_t>[]> refused_by_peer_;
-  std::atomic<uint64_t> refused_unknown_{0};  // from ranks outside the job (attached processes)
-  // dead_[r] is set once rank r was declared dead; its reason under calls_mutex_.
-  std::unique_ptr<std::atomic<bool>[]> dead_;
-  int world_size_ = 0;
+  // Peers are held by rank in maps, not in arrays sized by the job at start: a job whose ranks
+  // come and go keeps its counts and fences. Refusals are rare; a rank outside the job (an
+  // attached process, or a forged number) shares refused_unknown_, so the map stays bounded.
+  mutable std::mutex refused_mutex_;
+  std::unordered_map<int, uint64_t> refused_by_peer_;
+  std::atomic<uint64_t> refused_unknown_{0};
+  // The ranks declared dead and why. IsDead runs on every frame: while nobody died (the common
+  // case) dead_count_ answers it without a lock.
+  mutable std::shared_mutex dead_mutex_;
   std::unordered_map<int, std::string> dead_why_;
+  std::atomic<size_t> dead_count_{0};
   std::thread dispatcher_;
 };
 

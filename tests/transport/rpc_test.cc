@@ -184,5 +184,67 @@ TEST(RpcTest, CallAsyncFailsOnTheDeathOfItsPeerAndAtItsDeadline) {
   EXPECT_NE(at_once[0].find("rank 1 is dead (a test)"), std::string::npos) << at_once[0];
 }
 
+// A transport whose job has `world` ranks as far as the Rpc asks, over a loopback rank: it
+// plays a job that grew after the Rpc was made.
+class GrowingWorld : public Transport {
+ public:
+  GrowingWorld(Transport& inner, int world) : inner_(inner), world_(world) {}
+  void Grow(int world) { world_ = world; }
+  Rank self() const override { return inner_.self(); }
+  int world_size() const override { return world_.load(); }
+  std::string backend_name() const override { return inner_.backend_name(); }
+  std::vector<std::byte> LocalAddress() const override { return inner_.LocalAddress(); }
+  Status ConnectAll(const std::vector<std::vector<std::byte>>& a) override {
+    return inner_.ConnectAll(a);
+  }
+  Result<MemoryRegion> RegisterMemory(void* addr, size_t length, MemoryType type) override {
+    return inner_.RegisterMemory(addr, length, type);
+  }
+  Status UnregisterMemory(const MemoryRegion& r) override { return inner_.UnregisterMemory(r); }
+  Result<RemoteDescriptor> Export(const MemoryRegion& r) override { return inner_.Export(r); }
+  Status Import(Rank owner, const RemoteDescriptor& d) override { return inner_.Import(owner, d); }
+  Result<std::unique_ptr<TransferBatch>> Submit(std::span<const TransferRequest> r) override {
+    return inner_.Submit(r);
+  }
+  void SetMessageHandler(MessageHandler h) override { inner_.SetMessageHandler(std::move(h)); }
+  Status SendMessage(Rank peer, std::span<const std::byte> payload) override {
+    return inner_.SendMessage(peer, payload);
+  }
+  bool Progress() override { return inner_.Progress(); }
+  std::string DescribePath(Rank peer) const override { return inner_.DescribePath(peer); }
+  void BeginShutdown() override { inner_.BeginShutdown(); }
+  Status Close(Nanos timeout) override { return inner_.Close(timeout); }
+
+ private:
+  Transport& inner_;
+  std::atomic<int> world_;
+};
+
+TEST(RpcTest, RanksBeyondTheWorldAtStartAreFencedAndCounted) {
+  std::shared_ptr<LoopbackHub> hub;
+  auto ranks = CreateLoopbackCluster(4, &hub);
+  GrowingWorld grown(*ranks[0], 2);
+  Rpc a(grown);
+  grown.Grow(4);  // ranks 2 and 3 joined after the Rpc was made
+  Rpc two(*ranks[2]), three(*ranks[3]);
+  a.SetJobToken(DrawJobToken());
+  three.SetJobToken(a.job_token());
+  ASSERT_TRUE(two.Notify(Rank{0}, 5, AsBytes("no token")).ok());
+  for (int i = 0; i < 200 && a.refused_frames() == 0; ++i)
+    std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(a.refused_frames_from(Rank{2}), 1u);
+  a.MarkDead(Rank{3}, "a test");
+  EXPECT_TRUE(a.IsDead(Rank{3}));
+  EXPECT_FALSE(a.IsDead(Rank{2}));
+  auto call = a.Call(Rank{3}, 5, {}, milliseconds(1000));
+  EXPECT_EQ(call.status().code(), ErrorCode::kPeerFailure);
+  EXPECT_NE(call.status().message().find("rank 3 is dead (a test)"), std::string::npos)
+      << call.status().ToString();
+  // Rank 3's own frames are fenced: its call is answered so.
+  auto fenced = three.Call(Rank{0}, 5, {}, milliseconds(5000));
+  EXPECT_NE(fenced.status().message().find("fenced rank 3"), std::string::npos)
+      << fenced.status().ToString();
+}
+
 }  // namespace
 }  // namespace mooncake::transport

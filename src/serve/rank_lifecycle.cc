@@ -17,10 +17,15 @@ RankLifecycle::RankLifecycle(ServePart part, transport::Transport& transport, tr
       self_(self),
       conductor_(membership.conductor()),
       initial_(std::move(membership)),
-      config_(config) {
-  for (Rank r : initial_.Live()) {
-    if (!initial_.IsConductor(r)) others_.push_back(r.value);
+      config_(config) {}
+
+std::vector<int> RankLifecycle::Others() const {
+  const cluster::MembershipView now = detector_ ? detector_->view() : initial_.View();
+  std::vector<int> out;
+  for (int32_t r : now.live) {
+    if (r != now.conductor) out.push_back(r);
   }
+  return out;
 }
 
 RankLifecycle::~RankLifecycle() { Stop(); }
@@ -97,7 +102,7 @@ bool RankLifecycle::peers_lost() const {
 }
 
 void RankLifecycle::StopOthers() {
-  for (int p : others_) {
+  for (int p : Others()) {
     if (rpc_.IsDead(Rank{p})) continue;
     auto r = rpc_.Call(Rank{p}, kMsgStop, {}, config_.rpc_timeout);
     if (!r.ok() && r.status().code() != ErrorCode::kPeerFailure) {
@@ -118,7 +123,7 @@ RankReport RankLifecycle::CollectReports(const RankReport& own) {
   std::unique_lock<std::mutex> lock(reports_mutex_);
   for (;;) {
     std::vector<int> missing;
-    for (int p : others_) {
+    for (int p : Others()) {
       if (!reports_.count(p) && !rpc_.IsDead(Rank{p})) missing.push_back(p);
     }
     if (missing.empty()) break;
@@ -138,7 +143,7 @@ void RankLifecycle::ShutdownOthers() {
   MembershipView view;
   if (detector_) view = detector_->view();
   const auto bytes = view.Encode();
-  for (int p : others_) {
+  for (int p : Others()) {
     if (rpc_.IsDead(Rank{p})) continue;
     auto r = rpc_.Call(Rank{p}, kMsgShutdown, bytes, config_.rpc_timeout);
     if (!r.ok()) log::Warn("shutdown of rank {}: {}", p, r.status().ToString());

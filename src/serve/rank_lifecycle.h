@@ -39,7 +39,8 @@ enum class ServePart { kConductor, kStore, kPrefill, kDecode };
 class RankLifecycle {
  public:
   // `transport`, `rpc` and `config` must outlive it. `membership`: the job's ranks at start; the
-  // conductor is the rank it names, and watches, stops and waits for every other live rank.
+  // conductor is the rank it names, and watches, stops and waits for every other rank live at
+  // that moment (ranks that joined since included, dead ones not).
   RankLifecycle(ServePart part, transport::Transport& transport, transport::Rpc& rpc, Rank self,
                 cluster::Membership membership, const ServeConfig& config);
   ~RankLifecycle();
@@ -78,13 +79,14 @@ class RankLifecycle {
  private:
   void RegisterEndHandlers();
   void StartDetector();
+  // Conductor: every live rank but itself, as the membership says now.
+  std::vector<int> Others() const;
 
   ServePart part_;
   transport::Transport& transport_;
   transport::Rpc& rpc_;
   Rank self_, conductor_;
   cluster::Membership initial_;
-  std::vector<int> others_;  // every live rank at start but the conductor
   const ServeConfig& config_;
   SteadyClock clock_;
   std::atomic<bool> stop_{false}, shutdown_{false};

@@ -299,7 +299,8 @@ int RunFoundationJob(JobContext& ctx) {
 
   // Orderly shutdown: the conductor tells every rank to stop; each acknowledges.
   if (role == Role::kConductor) {
-    for (int p = 1; p < ctx.roles.size(); ++p) {
+    for (int p = 0; p < ctx.roles.size(); ++p) {
+      if (p == ctx.rank()) continue;
       auto r = ctx.rpc.Call(Rank{p}, kMsgStop, {}, ctx.options.rpc_timeout);
       if (!r.ok()) report.Fail(r.status().WithContext("stop"));
     }
@@ -310,13 +311,14 @@ int RunFoundationJob(JobContext& ctx) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!stop) report.Fail(Timeout("no stop message from the conductor"));
   }
-  auto reported = ctx.mpi.Gather(report.Encode(), 0, "reports", ctx.options.phase_timeout);
+  auto reported = ctx.mpi.Gather(report.Encode(), ctx.roles.conductor().value, "reports",
+                                 ctx.options.phase_timeout);
   if (!reported.ok()) {
     log::Error("{}", reported.status().ToString());
     ctx.mpi.Abort(3);
   }
   const auto& gathered = *reported;
-  if (ctx.rank() != 0) return report.errors == 0 && report.checksum_failures == 0 ? 0 : 1;
+  if (role != Role::kConductor) return report.errors == 0 && report.checksum_failures == 0 ? 0 : 1;
   std::vector<RankReport> reports(gathered.size());
   for (size_t r = 0; r < gathered.size(); ++r) {
     if (!RankReport::Decode(gathered[r], &reports[r])) {

@@ -161,7 +161,8 @@ int RunP2p(int argc, char** argv) {
   // on 2 cores spent a quarter of their time in sched_yield and the worker's spin lock).
   rpc.set_spin_budget(Nanos(0));
   auto command = std::make_unique<p2p::P2pCommand>(o.command, transport, rpc);
-  const cluster::Role role = mpi.rank() == 0 ? cluster::Role::kConductor : cluster::Role::kStore;
+  const bool tracks = mpi.rank() == o.command.tracker_rank;
+  const cluster::Role role = tracks ? cluster::Role::kConductor : cluster::Role::kStore;
   auto peers =
       cluster::ExchangePeers(mpi, transport, &rpc, role, {}, cluster::kToolBootstrapTimeout);
   if (!peers.ok()) {
@@ -170,14 +171,14 @@ int RunP2p(int argc, char** argv) {
   }
   std::vector<std::string> hosts;
   for (const auto& p : *peers) hosts.push_back(p.host);
-  if (mpi.rank() == 0) PrintStart(o, hosts, transport);
+  if (tracks) PrintStart(o, hosts, transport);
   mpi.Leave();  // from here on only the UCX RPC joins the ranks: one may die alone
   const int code = command->Run(hosts);
   if (command->peers_lost()) {
     // UCX 1.13 asserts in ucp_worker_destroy while purging wire-up messages still queued for
     // a peer that died (measured: "got REP message" abort in a survivor after a receiver was
     // SIGKILLed). The outcome is known and reported: leave without closing the transport.
-    if (mpi.rank() == 0) WriteStatus(o.status_file, code);
+    if (tracks) WriteStatus(o.status_file, code);
     std::fflush(nullptr);
     std::_Exit(code);
   }
@@ -187,7 +188,7 @@ int RunP2p(int argc, char** argv) {
   if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
   command->TransportClosed();
   command.reset();
-  if (mpi.rank() == 0) WriteStatus(o.status_file, code);
+  if (tracks) WriteStatus(o.status_file, code);
   std::fflush(nullptr);
   return code;
 }

@@ -353,8 +353,8 @@ store::StoreTopology StoreTopologyOf(JobContext& ctx) {
 }
 
 serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
-  serve::ServePeers peers{Rank{ctx.rank()}, Rank{0}, ctx.roles.RanksOf(Role::kPrefill),
-                          ctx.roles.RanksOf(Role::kDecode)};
+  serve::ServePeers peers{Rank{ctx.rank()}, ctx.roles.conductor(),
+                          ctx.roles.RanksOf(Role::kPrefill), ctx.roles.RanksOf(Role::kDecode)};
   return serve::ServeNodeDeps{ctx.transport, ctx.rpc, std::move(peers), StoreTopologyOf(ctx),
                               std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)};
 }

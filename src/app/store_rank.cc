@@ -19,7 +19,8 @@ uint64_t WallClockVersion() {
 
 std::string CollectiveRunDir(JobContext& ctx) {
   std::string mine;
-  if (ctx.rank() == 0) {
+  const int conductor = ctx.roles.conductor().value;
+  if (ctx.rank() == conductor) {
     auto folder = RunFolder::Create(ctx.options.out_dir);
     mine = folder.ok() ? folder->path() : ctx.options.out_dir;
   }
@@ -27,7 +28,7 @@ std::string CollectiveRunDir(JobContext& ctx) {
       ctx.mpi.AllGather(std::as_bytes(std::span<const char>(mine.data(), mine.size())),
                         "run folder", ctx.options.phase_timeout),
       ctx.options, ctx.mpi);
-  return std::string(reinterpret_cast<const char*>(all[0].data()), all[0].size());
+  return std::string(reinterpret_cast<const char*>(all[conductor].data()), all[conductor].size());
 }
 
 store::MasterNodeConfig MasterNodeConfigFrom(const JobOptions& o) {
@@ -76,7 +77,10 @@ void CollectiveAdmitRecovered(JobContext& ctx, store::StoreRankNode* store_rank,
   // master holds them all, before any request is admitted.
   OrEndBootstrap(ctx.mpi.Barrier(ctx.options.phase_timeout, "SSD recovery reports"), ctx.options,
                  ctx.mpi);
-  if (ctx.rank() != 0 || master == nullptr || master->coordinator() == nullptr) return;
+  if (ctx.role() != cluster::Role::kConductor || master == nullptr ||
+      master->coordinator() == nullptr) {
+    return;
+  }
   const std::string line = master->recovery().Line();
   if (!line.empty()) {
     std::fputs(line.c_str(), stdout);

@@ -48,7 +48,7 @@ void InstallStopSignals() {
 Result<store::ListenerRecord> Listen(JobContext& ctx) {
   transport::ListenConfig lc;
   lc.address = ctx.options.store_listen;
-  lc.port = ctx.rank() == 0 ? ctx.options.store_port : 0;
+  lc.port = ctx.role() == Role::kConductor ? ctx.options.store_port : 0;
   return store::ListenForClients(ctx.transport, lc, client::TokenBytes(ctx.rpc.job_token()));
 }
 
@@ -59,12 +59,12 @@ std::string UtcNow() {
   return text;
 }
 
-// Rank 0: the directory clients ask for, from every rank's listener and segment.
+// The conductor: the directory clients ask for, from every rank's listener and segment.
 store::StoreDirectory MakeDirectory(JobContext& ctx,
                                     const std::vector<store::ListenerRecord>& listeners) {
   store::StoreDirectory d;
   d.world_size = ctx.roles.size();
-  d.master = Rank{0};
+  d.master = ctx.roles.conductor();
   d.default_replicas = static_cast<uint32_t>(ctx.options.replicas);
   d.ssd = ctx.options.store_ssd;
   for (int r : ctx.roles.RanksOf(Role::kStore)) {
@@ -232,7 +232,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   config.job_deadline = std::chrono::hours(24 * 365 * 10);  // a service: the stop ends it
   serve::StoreServiceNode node(
       ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,
-      serve::StoreServiceDeps{ctx.transport, ctx.rpc, Rank{ctx.rank()}, Rank{0},
+      serve::StoreServiceDeps{ctx.transport, ctx.rpc, Rank{ctx.rank()}, ctx.roles.conductor(),
                               StoreTopologyOf(ctx),
                               std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)},
       config, MasterNodeConfigFrom(o), StoreRankConfigFrom(o, run_dir, ctx.rank()));
@@ -249,11 +249,13 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     log::Error("{}", listener.status().ToString());
     ctx.mpi.Abort(listener.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
   }
-  auto gathered = OrEndBootstrap(
-      ctx.mpi.Gather(WireEncode(*listener), 0, "client listeners", o.phase_timeout), o, ctx.mpi);
+  auto gathered = OrEndBootstrap(ctx.mpi.Gather(WireEncode(*listener), ctx.roles.conductor().value,
+                                                "client listeners", o.phase_timeout),
+                                 o, ctx.mpi);
   OrEndBootstrap(ctx.mpi.Barrier(o.phase_timeout, "store service ready"), o, ctx.mpi);
   if (o.store_ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
-  if (ctx.rank() == 0) {
+  const bool conducts = ctx.role() == Role::kConductor;
+  if (conducts) {
     std::vector<store::ListenerRecord> listeners;
     for (const auto& bytes : gathered) {
       auto r = WireDecode<store::ListenerRecord>(bytes, "ListenerRecord");
@@ -266,9 +268,9 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     }
   }
   std::unique_ptr<http::HttpServer> metrics;
-  if (ctx.rank() == 0 && o.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
+  if (conducts && o.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
   if (o.survive_rank_loss) LeaveMpi(o, ctx.mpi);
-  if (ctx.rank() == 0) PrintReady(ctx, connect_file);
+  if (conducts) PrintReady(ctx, connect_file);
   WaitForStop(ctx, node, stop_asked);
   const int code = EndService(ctx, node, run_dir);
   *peers_lost = node.peers_lost();

@@ -74,6 +74,14 @@ Status WriteAddressFile(const std::string& path, const std::vector<std::vector<s
   return Status::Ok();
 }
 
+// The rank whose record says it conducts; rank 0 in a tool where none does.
+size_t ConductorOf(const std::vector<PeerInfo>& peers) {
+  for (size_t r = 0; r < peers.size(); ++r) {
+    if (peers[r].role == Role::kConductor) return r;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Result<std::vector<PeerInfo>> ExchangePeers(const Bootstrap& bootstrap, transport::Transport& t,
@@ -83,7 +91,8 @@ Result<std::vector<PeerInfo>> ExchangePeers(const Bootstrap& bootstrap, transpor
   PeerInfo mine;
   mine.role = my_role;
   mine.host = bootstrap.hostname();
-  if (bootstrap.rank() == 0) mine.token = transport::DrawJobToken();
+  // The conductor draws the job's token (in a tool where no rank conducts, rank 0 does).
+  if (my_role == Role::kConductor || bootstrap.rank() == 0) mine.token = transport::DrawJobToken();
   for (const auto& region : exported) {
     auto d = t.Export(region);
     if (!d.ok()) return d.status();
@@ -101,9 +110,10 @@ Result<std::vector<PeerInfo>> ExchangePeers(const Bootstrap& bootstrap, transpor
       return info.status().WithContext("bootstrap record of rank " + std::to_string(r));
     peers[r] = std::move(*info);
   }
-  if (rpc != nullptr) rpc->SetJobToken(peers[0].token);
+  const size_t conductor = ConductorOf(peers);
+  if (rpc != nullptr) rpc->SetJobToken(peers[conductor].token);
   MC_RETURN_IF_ERROR(t.ConnectAll(addresses));
-  if (bootstrap.rank() == 0 && !address_file.empty()) {
+  if (static_cast<size_t>(bootstrap.rank()) == conductor && !address_file.empty()) {
     MC_RETURN_IF_ERROR(WriteAddressFile(address_file, addresses));
   }
   for (size_t r = 0; r < peers.size(); ++r) {

@@ -22,7 +22,7 @@ struct PeerInfo {
   Role role = Role::kConductor;
   std::string host;
   std::vector<transport::RemoteDescriptor> regions;
-  transport::JobToken token;  // rank 0's is the job's; the others send zeros
+  transport::JobToken token;  // the conductor's is the job's; the others send zeros
 };
 
 // Encoded form of one rank's record (bounds-checked decode; a malformed record names its rank).
@@ -33,8 +33,9 @@ Result<PeerInfo> DecodePeerRecord(std::span<const std::byte> bytes,
 // Collective: every rank must call it. Returns all ranks' records (index = rank); `rpc` (if any:
 // a tool without RPC passes nullptr) has the job token before any endpoint exists. The exchange
 // fails with Timeout (naming, on rank 0, the ranks that never came) when it has not completed
-// within `timeout`. With `address_file`, rank 0 writes every rank's worker address there (hex,
-// one line per rank) for tools that attach to a running job.
+// within `timeout`. The job's token is the one the conductor (the rank whose record has the
+// conductor's role; rank 0 where none has) drew. With `address_file`, that rank writes every
+// rank's worker address there (hex, one line per rank) for tools that attach to a running job.
 Result<std::vector<PeerInfo>> ExchangePeers(const Bootstrap& bootstrap, transport::Transport& t,
                                             transport::Rpc* rpc, Role my_role,
                                             const std::vector<transport::MemoryRegion>& exported,

@@ -141,6 +141,19 @@ Result<std::vector<Role>> RoleTable::Parse(std::string_view spec, int world_size
   return roles;
 }
 
+Rank RoleTable::conductor() const {
+  for (int i = 0; i < size(); ++i) {
+    if (roles_[i] == Role::kConductor) return Rank{i};
+  }
+  return Rank{-1};  // not reached: Build and BuildStoreService need one
+}
+
+Membership RoleTable::InitialMembership() const {
+  std::vector<Member> members;
+  for (int i = 0; i < size(); ++i) members.push_back({Rank{i}, roles_[i]});
+  return Membership(conductor(), members);
+}
+
 std::vector<int> RoleTable::RanksOf(Role role) const {
   std::vector<int> out;
   for (int i = 0; i < size(); ++i) {

@@ -6,7 +6,9 @@
 //   rank 0 is the conductor; of the other r = N-1 ranks, store = max(1, r/4),
 //   decode = max(1, (r-store)/2), prefill = the rest (N = 4: 1/1/1/1; N = 6: 1/2/2; N = 64:
 //   15/24/24).
-// Every layout needs exactly one conductor, at rank 0, and at least one rank of each other role.
+// Every layout needs exactly one conductor and at least one rank of each other role. Layouts put
+// the conductor at rank 0 (the launch's choice, checked here); the code asks conductor() and
+// Membership() instead of assuming it.
 //
 // The store service (job.mode = store, docs/CLIENT.md) has a layout of its own: the conductor
 // (the store's metadata master) and store ranks only, at least 2 ranks; by default every rank
@@ -18,7 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/membership.h"
 #include "cluster/role.h"
+#include "common/ids.h"
 #include "common/status.h"
 
 namespace mooncake::cluster {
@@ -32,6 +36,10 @@ class RoleTable {
   static Result<RoleTable> BuildStoreService(std::string_view spec, int world_size);
 
   Role role(int rank) const { return roles_[rank]; }
+  // The rank that conducts.
+  Rank conductor() const;
+  // The job's membership at start: every rank live in its role.
+  Membership InitialMembership() const;
   int size() const { return static_cast<int>(roles_.size()); }
   int count(Role role) const { return counts_[static_cast<int>(role)]; }
   // The ranks holding `role`, ascending.

@@ -34,13 +34,14 @@ P2pCommand::P2pCommand(CommandConfig config, transport::Transport& transport, tr
       transport_(transport),
       name_(config_.name.empty() ? ObjectNameOf(config_.source) : config_.name) {
   const Rank self = transport.self();
-  if (self.value == 0) {
+  if (self.value == config_.tracker_rank) {
     tracker_ = std::make_unique<Tracker>(
-        TrackerConfig{transport.world_size(), config_.peer_timeout, 3}, clock_);
+        TrackerConfig{transport.world_size(), config_.peer_timeout, 3, config_.tracker_rank},
+        clock_);
     ServeTracker(*tracker_, rpc);
     client_ = MakeLocalTrackerClient(*tracker_, self);
   } else {
-    client_ = MakeRemoteTrackerClient(rpc, Rank{0}, config_.rpc_timeout);
+    client_ = MakeRemoteTrackerClient(rpc, Rank{config_.tracker_rank}, config_.rpc_timeout);
   }
   node_ = std::make_unique<P2pNode>(config_.p2p, transport, *client_);
 }
@@ -225,8 +226,8 @@ int P2pCommand::Finish(const RankReport& mine, Heartbeat& heartbeat,
   auto finished = [](const HeartbeatResponse& st) { return st.finished; };
   bool done = false;
   while (!done && clock_.Now() - start < deadline && !heartbeat.lost()) {
-    done = heartbeat.WaitFor(finished, self == 0 ? config_.progress_interval : deadline);
-    if (!done && self == 0 && tracker_) {
+    done = heartbeat.WaitFor(finished, tracker_ ? config_.progress_interval : deadline);
+    if (!done && tracker_) {
       const auto st = heartbeat.state();
       const Tracker::Landing l = tracker_->LandingOf(name_);
       std::printf(
@@ -307,8 +308,8 @@ int P2pCommand::Run(const std::vector<std::string>& hosts) {
                           ? config_.dest + "/rank" + std::to_string(plan.self)
                           : config_.dest;
   }
-  Heartbeat heartbeat(*client_, transport_, config_.heartbeat_interval, config_.peer_timeout * 2,
-                      config_.source_ranks);
+  Heartbeat heartbeat(*client_, transport_, config_.tracker_rank, config_.heartbeat_interval,
+                      config_.peer_timeout * 2, config_.source_ranks);
   const RankReport mine = plan.source ? RunSource() : RunReceiver(plan, heartbeat);
   const int code = Finish(mine, heartbeat, hosts);
   heartbeat.Stop();

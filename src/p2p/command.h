@@ -7,7 +7,8 @@
 // rank; with --copies node (the default for files) the ranks of one host share one copy in
 // DIR: the lowest of them fetches, the others check every piece of it once it is done (and
 // take the fetch over, keeping its good pieces, when that rank dies). Every rank reports to
-// the tracker on rank 0, which prints the table and decides the exit status:
+// the tracker on the conducting rank (CommandConfig::tracker_rank), which prints the table and
+// decides the exit status:
 //   0 every receiving rank holds every byte, verified; 1 one failed (or a byte differs);
 //   3 a rank died, and every surviving receiver holds every byte; 4 this rank lost the tracker.
 #pragma once
@@ -35,6 +36,8 @@ struct CommandConfig {
   bool in_memory = false;
   Copies copies = Copies::kNode;
   std::vector<int32_t> source_ranks{0};
+  // The rank that conducts: it serves the tracker, prints the table and decides the exit status.
+  int32_t tracker_rank = 0;
   P2pConfig p2p;
   Nanos heartbeat_interval = Nanos(100'000'000);
   Nanos peer_timeout = Nanos(3'000'000'000);
@@ -45,7 +48,7 @@ struct CommandConfig {
   int32_t kill_rank = -1;
   uint64_t kill_after = 0;
   int32_t corrupt_rank = -1;
-  std::string csv;  // rank 0 writes the per-rank table here ("" : nowhere)
+  std::string csv;  // the tracker's rank writes the per-rank table here ("" : nowhere)
 };
 
 // Exit statuses of the command (besides 0 and 2 for usage errors, which src/app reports).
@@ -55,12 +58,12 @@ inline constexpr int kExitTrackerLost = 4;
 
 class P2pCommand {
  public:
-  // Call before the bootstrap lets peers talk: rank 0 starts serving the tracker on `rpc`.
+  // Call before the bootstrap lets peers talk: the tracker's rank starts serving it on `rpc`.
   P2pCommand(CommandConfig config, transport::Transport& transport, transport::Rpc& rpc);
   ~P2pCommand();
 
-  // Runs this rank's part; `hosts[r]` is rank r's host name. Returns the exit status (rank
-  // 0's is the job's).
+  // Runs this rank's part; `hosts[r]` is rank r's host name. Returns the exit status (the
+  // tracker's rank's is the job's).
   int Run(const std::vector<std::string>& hosts);
   // After the transport was closed (which released every registration): the command's copies
   // are unmapped when it is destroyed, without touching the transport again.
@@ -80,7 +83,7 @@ class P2pCommand {
   transport::Transport& transport_;
   const std::string name_;  // the object's name
   SteadyClock clock_;
-  std::unique_ptr<Tracker> tracker_;  // rank 0 only
+  std::unique_ptr<Tracker> tracker_;  // the tracker's rank only
   std::unique_ptr<TrackerClient> client_;
   std::unique_ptr<P2pNode> node_;
   bool peers_lost_ = false;

@@ -8,10 +8,11 @@
 
 namespace mooncake::p2p {
 
-Heartbeat::Heartbeat(TrackerClient& tracker, transport::Transport& transport, Nanos interval,
-                     Nanos tracker_timeout, std::vector<int32_t> sources)
+Heartbeat::Heartbeat(TrackerClient& tracker, transport::Transport& transport, int32_t tracker_rank,
+                     Nanos interval, Nanos tracker_timeout, std::vector<int32_t> sources)
     : tracker_(tracker),
       transport_(transport),
+      tracker_rank_(tracker_rank),
       interval_(interval),
       tracker_timeout_(tracker_timeout),
       sources_(std::move(sources)) {
@@ -71,8 +72,8 @@ void Heartbeat::Loop() {
       lost_ = true;
       cancel_ = true;
     } else if (now - last_answer > tracker_timeout_) {
-      why_ = fmt::format("the p2p tracker (rank 0) did not answer heartbeats for {:.1f} s: {}",
-                         std::chrono::duration<double>(now - last_answer).count(),
+      why_ = fmt::format("the p2p tracker (rank {}) did not answer heartbeats for {:.1f} s: {}",
+                         tracker_rank_, std::chrono::duration<double>(now - last_answer).count(),
                          answer.status().ToString());
       lost_ = true;
       cancel_ = true;

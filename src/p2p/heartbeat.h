@@ -24,9 +24,10 @@ namespace mooncake::p2p {
 
 class Heartbeat {
  public:
-  // Starts the thread; `tracker` and `transport` outlive the heartbeat.
-  Heartbeat(TrackerClient& tracker, transport::Transport& transport, Nanos interval,
-            Nanos tracker_timeout, std::vector<int32_t> sources);
+  // Starts the thread; `tracker` and `transport` outlive the heartbeat. `tracker_rank` serves
+  // the tracker (for the messages).
+  Heartbeat(TrackerClient& tracker, transport::Transport& transport, int32_t tracker_rank,
+            Nanos interval, Nanos tracker_timeout, std::vector<int32_t> sources);
   ~Heartbeat();  // Stop()
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
@@ -50,6 +51,7 @@ class Heartbeat {
 
   TrackerClient& tracker_;
   transport::Transport& transport_;
+  const int32_t tracker_rank_;
   const Nanos interval_;
   const Nanos tracker_timeout_;
   SteadyClock clock_;

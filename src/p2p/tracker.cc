@@ -8,8 +8,21 @@
 
 namespace mooncake::p2p {
 
+namespace {
+
+cluster::Membership EveryRank(int world_size, int32_t tracker_rank) {
+  std::vector<cluster::Member> others;
+  for (int32_t r = 0; r < world_size; ++r) others.push_back({Rank{r}, cluster::Role::kStore});
+  return cluster::Membership(Rank{tracker_rank}, others);
+}
+
+}  // namespace
+
 Tracker::Tracker(TrackerConfig config, const Clock& clock)
-    : config_(config), clock_(clock), ranks_(std::max(1, config.world_size)) {
+    : config_(config),
+      clock_(clock),
+      ranks_(std::max(1, config.world_size)),
+      members_(EveryRank(std::max(1, config.world_size), config.tracker_rank)) {
   for (auto& r : ranks_) r.last_seen = clock_.Now();
 }
 
@@ -22,10 +35,9 @@ void Tracker::ExpireSilentRanks() {
   const Nanos now = clock_.Now();
   for (int32_t r = 0; r < static_cast<int32_t>(ranks_.size()); ++r) {
     RankState& s = ranks_[r];
-    if (s.dead || s.left || now - s.last_seen <= config_.peer_timeout) continue;
-    s.dead = true;
+    if (s.left || now - s.last_seen <= config_.peer_timeout) continue;
     const double silent = std::chrono::duration<double>(now - s.last_seen).count();
-    dead_.emplace_back(r, fmt::format("no heartbeat for {:.1f} s", silent));
+    if (!members_.Die(Rank{r}, now, fmt::format("no heartbeat for {:.1f} s", silent))) continue;
     log::Warn("p2p tracker: rank {} declared dead (no heartbeat for {:.1f} s)", r, silent);
     for (auto& [name, object] : objects_) RemoveHolder(object, r);
   }
@@ -37,7 +49,7 @@ Status Tracker::Touch(int32_t rank) {
   }
   ExpireSilentRanks();
   RankState& s = ranks_[rank];
-  if (s.dead) {
+  if (members_.IsDead(Rank{rank})) {
     return PeerFailure(fmt::format("the tracker fenced rank {}: it was declared dead", rank));
   }
   s.last_seen = clock_.Now();
@@ -213,8 +225,10 @@ Status Tracker::ReportDone(int32_t rank, const RankReport& report) {
 }
 
 bool Tracker::FinishedLocked() const {
-  return std::all_of(ranks_.begin(), ranks_.end(),
-                     [](const RankState& s) { return s.dead || s.reported; });
+  for (int32_t r = 0; r < static_cast<int32_t>(ranks_.size()); ++r) {
+    if (!ranks_[r].reported && !members_.IsDead(Rank{r})) return false;
+  }
+  return true;
 }
 
 Result<HeartbeatResponse> Tracker::Heartbeat(int32_t rank) {
@@ -225,7 +239,7 @@ Result<HeartbeatResponse> Tracker::Heartbeat(int32_t rank) {
   for (int32_t r = 0; r < static_cast<int32_t>(ranks_.size()); ++r) {
     if (ranks_[r].reported) out.done.push_back(r);
     if (ranks_[r].reported && !reports_[r].ok) out.failed.push_back(r);
-    if (ranks_[r].dead) out.dead.push_back(r);
+    if (members_.IsDead(Rank{r})) out.dead.push_back(r);
   }
   return out;
 }
@@ -246,8 +260,10 @@ bool Tracker::Finished() {
 bool Tracker::AllLeft() {
   std::lock_guard<std::mutex> lock(mutex_);
   ExpireSilentRanks();
-  return std::all_of(ranks_.begin(), ranks_.end(),
-                     [](const RankState& s) { return s.dead || s.left; });
+  for (int32_t r = 0; r < static_cast<int32_t>(ranks_.size()); ++r) {
+    if (!ranks_[r].left && !members_.IsDead(Rank{r})) return false;
+  }
+  return true;
 }
 
 std::vector<RankReport> Tracker::Reports() const {
@@ -259,7 +275,9 @@ std::vector<RankReport> Tracker::Reports() const {
 
 std::vector<std::pair<int32_t, std::string>> Tracker::DeadRanks() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return dead_;
+  std::vector<std::pair<int32_t, std::string>> out;
+  for (const cluster::DeadRank& d : members_.dead()) out.emplace_back(d.rank.value, d.why);
+  return out;
 }
 
 Tracker::Landing Tracker::LandingOf(const std::string& name) const {

@@ -1,13 +1,14 @@
 // The piece tracker: who holds which pieces of which object (docs/P2P.md "The tracker"). It
-// lives on the conductor rank (rank 0) and is pure bookkeeping: the RPC service
-// (tracker_service.h) feeds it, and rank 0 itself calls it directly.
+// lives on the conducting rank (CommandConfig::tracker_rank) and is pure bookkeeping: the RPC
+// service (tracker_service.h) feeds it, and that rank itself calls it directly.
 //
 // Per object it keeps the manifest, every holder's copy (where its bytes are) and the pieces
 // it holds, and an append-only log of events (joined, landed, started, dropped, left). A
 // receiver asks for the events after the last one it saw, so an update costs what changed,
 // not the whole map. Liveness: every call is a sign of life of its caller; a rank silent for
-// `peer_timeout` is declared dead (its copies leave every object) and fenced: its later calls
-// fail with PeerFailure. A holder that served `max_bad_pieces` damaged pieces is banned.
+// `peer_timeout` is declared dead in the tracker's membership (cluster/membership.h; its copies
+// leave every object) and fenced: its later calls fail with PeerFailure. A holder that served
+// `max_bad_pieces` damaged pieces is banned.
 //
 // Thread-safe: one mutex; every method is short (no I/O, no waiting).
 #pragma once
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/membership.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "p2p/manifest.h"
@@ -30,6 +32,7 @@ struct TrackerConfig {
   int world_size = 1;
   Nanos peer_timeout = Nanos(2'000'000'000);
   uint32_t max_bad_pieces = kMaxBadPieces;  // damaged pieces served before a ban
+  int32_t tracker_rank = 0;                 // the rank that conducts (serves the tracker)
 };
 
 class Tracker {
@@ -56,12 +59,12 @@ class Tracker {
   Status Leave(int32_t rank);
 
   bool Finished();
-  // Every rank left or is dead (rank 0 may close then).
+  // Every rank left or is dead (the tracker's rank may close then).
   bool AllLeft();
   std::vector<RankReport> Reports() const;
   // (rank, why) of every rank declared dead, in the order they were.
   std::vector<std::pair<int32_t, std::string>> DeadRanks() const;
-  // How far the receivers of `name` are, for rank 0's progress lines.
+  // How far the receivers of `name` are, for the tracker's progress lines.
   struct Landing {
     uint64_t landed = 0;    // verified bytes over every receiving holder
     uint64_t expected = 0;  // the object's size times the receiving holders registered so far
@@ -86,7 +89,6 @@ class Tracker {
   };
   struct RankState {
     Nanos last_seen{0};
-    bool dead = false;
     bool left = false;
     bool reported = false;
   };
@@ -104,7 +106,7 @@ class Tracker {
   mutable std::mutex mutex_;
   std::map<std::string, Object> objects_;
   std::vector<RankState> ranks_;
-  std::vector<std::pair<int32_t, std::string>> dead_;
+  cluster::Membership members_;  // who is live and who was declared dead
   std::map<int32_t, RankReport> reports_;
   Nanos first_register_{0};
   Nanos last_receiver_done_{0};

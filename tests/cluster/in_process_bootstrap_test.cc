@@ -112,5 +112,31 @@ TEST(InProcessBootstrapTest, PeerExchangeOverLoopbackLetsARankReadAPeersRegion) 
   EXPECT_NE(tokens[0], transport::JobToken{});
 }
 
+TEST(InProcessBootstrapTest, TheJobTokenIsTheConductorsWhicheverRankItIs) {
+  constexpr int kRanks = 3;
+  auto group = InProcessBootstrap::CreateGroup(kRanks, "node7");
+  std::shared_ptr<transport::LoopbackHub> hub;
+  auto transports = transport::CreateLoopbackCluster(kRanks, &hub);
+  std::vector<std::vector<PeerInfo>> peers(kRanks);
+  std::vector<transport::JobToken> tokens(kRanks);
+  OnRanks(kRanks, [&](int r) {
+    transport::Rpc rpc(*transports[r]);
+    const Role role = r == 1 ? Role::kConductor : Role::kStore;
+    auto got = ExchangePeers(*group[r], *transports[r], &rpc, role, {}, milliseconds(5000));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    peers[r] = *got;
+    tokens[r] = rpc.job_token();
+    ASSERT_TRUE(group[r]->Barrier(milliseconds(5000), "done").ok());
+    rpc.Stop();
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_EQ(peers[r].size(), static_cast<size_t>(kRanks));
+    EXPECT_EQ(peers[r][1].role, Role::kConductor);
+    EXPECT_EQ(tokens[r], peers[r][1].token) << "rank " << r;
+    EXPECT_NE(tokens[r], peers[r][0].token) << "rank " << r;  // rank 0 drew one too
+  }
+  EXPECT_NE(tokens[1], transport::JobToken{});
+}
+
 }  // namespace
 }  // namespace mooncake::cluster

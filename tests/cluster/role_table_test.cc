@@ -28,6 +28,18 @@ TEST(RoleTableTest, DefaultRuleForFourAndSix) {
   EXPECT_EQ(RoleTable::Build("", 6)->Summary(), "conductor:1 store:1 prefill:2 decode:2");
 }
 
+TEST(RoleTableTest, TheConductorAndTheMembershipAtStartComeFromTheTable) {
+  auto t = RoleTable::Build("conductor,decode,store,prefill", 4);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->conductor().value, 0);
+  const Membership m = t->InitialMembership();
+  EXPECT_EQ(m.epoch(), 0u);
+  EXPECT_TRUE(m.IsConductor(Rank{0}));
+  EXPECT_EQ(m.Live().size(), 4u);
+  EXPECT_EQ(m.RoleOf(Rank{1}), Role::kDecode);
+  EXPECT_EQ(m.RoleOf(Rank{2}), Role::kStore);
+}
+
 TEST(RoleTableTest, CountsAndPerRankLists) {
   auto counts = RoleTable::Build("conductor:1 store:2 prefill:1 decode:2", 6);
   ASSERT_TRUE(counts.ok());

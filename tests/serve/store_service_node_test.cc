@@ -1,7 +1,8 @@
 // The store service's ranks in one process: its master and two store ranks (StoreServiceNode:
 // store/node's MasterNode and StoreRankNode with the job's lifecycle; no cost model, no KV
 // layout, no engine) over the loopback transport, and a client beside them, as `mooncake store`
-// runs them under MPI.
+// runs them under MPI. Each test runs twice: with the master on rank 0, as the launch puts it,
+// and on rank 1 (the conductor is whichever rank the membership names, never assumed rank 0).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,9 +22,15 @@
 namespace mooncake::serve {
 namespace {
 
-constexpr int kMaster = 0, kClient = 3, kRanks = 4;
-constexpr int kStoreRanks[] = {1, 2};
+constexpr int kClient = 3, kRanks = 4;
 constexpr size_t kSegmentBytes = 4 << 20;
+
+// Which of ranks 0-2 is the master; the other two are store ranks. Rank 3 is the client.
+struct Layout {
+  int master;
+  std::vector<int> stores;
+};
+void PrintTo(const Layout& layout, std::ostream* os) { *os << "master on rank " << layout.master; }
 
 struct FreeBytes {
   void operator()(std::byte* p) const { std::free(p); }
@@ -34,11 +41,11 @@ using Buffer = std::unique_ptr<std::byte, FreeBytes>;
 // registered and imported everywhere, as the job's bootstrap does.
 class InProcessStore {
  public:
-  InProcessStore() {
+  explicit InProcessStore(const Layout& layout) : layout_(layout) {
     transports_ = transport::CreateLoopbackCluster(kRanks, &hub_);
     for (auto& t : transports_) rpcs_.push_back(std::make_unique<transport::Rpc>(*t));
     std::vector<std::vector<transport::RemoteDescriptor>> regions(kRanks);
-    for (int r : kStoreRanks) {
+    for (int r : layout_.stores) {
       segments_[r] = Buffer(static_cast<std::byte*>(std::aligned_alloc(4096, kSegmentBytes)));
       auto region = transports_[r]->RegisterMemory(segments_[r].get(), kSegmentBytes,
                                                    transport::MemoryType::kHost);
@@ -50,20 +57,21 @@ class InProcessStore {
         for (const auto& d : regions[p]) EXPECT_TRUE(transports_[r]->Import(Rank{p}, d).ok());
       }
     }
-    for (int r : kStoreRanks) exported_[r] = regions[r].at(0);
-    auto topology = store::StoreTopology::FromRegions({1, 2}, regions);
+    for (int r : layout_.stores) exported_[r] = regions[r].at(0);
+    auto topology = store::StoreTopology::FromRegions(layout_.stores, regions);
     EXPECT_TRUE(topology.ok());
     topology_ = *topology;
     config_.phase_timeout = std::chrono::seconds(20);
     store::MasterNodeConfig master;
     master.service.tick_interval = std::chrono::milliseconds(5);
     for (int r = 0; r < kClient; ++r) {
-      const ServePart part = r == kMaster ? ServePart::kConductor : ServePart::kStore;
+      const ServePart part = r == layout_.master ? ServePart::kConductor : ServePart::kStore;
       std::span<std::byte> segment;
-      if (r != kMaster) segment = std::span<std::byte>(segments_[r].get(), kSegmentBytes);
+      if (r != layout_.master) segment = std::span<std::byte>(segments_[r].get(), kSegmentBytes);
       nodes_.push_back(std::make_unique<StoreServiceNode>(
           part,
-          StoreServiceDeps{*transports_[r], *rpcs_[r], Rank{r}, Rank{kMaster}, topology_, segment},
+          StoreServiceDeps{*transports_[r], *rpcs_[r], Rank{r}, Rank{layout_.master}, topology_,
+                           segment},
           config_, master, store::StoreRankConfig{}));
     }
   }
@@ -82,7 +90,7 @@ class InProcessStore {
   // stop, report and wait for the shutdown. Returns the master's sum of the reports.
   RankReport End() {
     std::vector<std::thread> members;
-    for (int r : kStoreRanks) {
+    for (int r : layout_.stores) {
       members.emplace_back([this, r] {
         SteadyClock clock;
         const Nanos deadline = clock.Now() + std::chrono::seconds(20);
@@ -94,7 +102,7 @@ class InProcessStore {
         nodes_[r]->WaitForShutdown();
       });
     }
-    StoreServiceNode& master = *nodes_[kMaster];
+    StoreServiceNode& master = *nodes_[layout_.master];
     master.master_node()->StopSpilling();
     master.StopOthers();
     RankReport all = master.CollectReports(master.Finish());
@@ -104,6 +112,7 @@ class InProcessStore {
   }
 
  private:
+  Layout layout_;
   std::shared_ptr<transport::LoopbackHub> hub_;
   std::vector<std::unique_ptr<transport::Transport>> transports_;
   std::vector<std::unique_ptr<transport::Rpc>> rpcs_;
@@ -120,12 +129,16 @@ std::vector<std::byte> Pattern(int object, size_t bytes) {
   return v;
 }
 
-TEST(StoreServiceNode, AClientPutsAndGetsVerifiedObjectsAndTheServiceEndsInOrder) {
-  InProcessStore job;
+class StoreServiceNodeTest : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(StoreServiceNodeTest, AClientPutsAndGetsVerifiedObjectsAndTheServiceEndsInOrder) {
+  const int kMaster = GetParam().master;
+  const int kStore = GetParam().stores[0];
+  InProcessStore job(GetParam());
   for (int r = 0; r < kClient; ++r) ASSERT_TRUE(job.node(r).Start().ok()) << "rank " << r;
   ASSERT_NE(job.node(kMaster).master_node(), nullptr);
-  ASSERT_NE(job.node(1).store_rank(), nullptr);
-  EXPECT_EQ(job.node(1).store_rank()->has_tier(), false);  // store.ssd = off
+  ASSERT_NE(job.node(kStore).store_rank(), nullptr);
+  EXPECT_EQ(job.node(kStore).store_rank()->has_tier(), false);  // store.ssd = off
   store::StoreClient client(job.transport(kClient), job.rpc(kClient), Rank{kMaster},
                             job.topology());
   constexpr int kObjects = 20;
@@ -146,14 +159,15 @@ TEST(StoreServiceNode, AClientPutsAndGetsVerifiedObjectsAndTheServiceEndsInOrder
   EXPECT_FALSE(job.node(kMaster).peers_lost());
 }
 
-TEST(StoreServiceNode, TheMasterAnswersTheDirectoryAndAClientsStop) {
-  InProcessStore job;
+TEST_P(StoreServiceNodeTest, TheMasterAnswersTheDirectoryAndAClientsStop) {
+  const int kMaster = GetParam().master;
+  InProcessStore job(GetParam());
   for (int r = 0; r < kClient; ++r) ASSERT_TRUE(job.node(r).Start().ok()) << "rank " << r;
   store::StoreDirectory directory;
   directory.world_size = 3;
   directory.master = Rank{kMaster};
   directory.default_replicas = 2;
-  for (int r : kStoreRanks) {
+  for (int r : GetParam().stores) {
     store::StoreRankEntry e;
     e.rank = Rank{r};
     e.hosts = {"127.0.0.1"};
@@ -172,7 +186,7 @@ TEST(StoreServiceNode, TheMasterAnswersTheDirectoryAndAClientsStop) {
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->default_replicas, 2u);
   ASSERT_EQ(decoded->store_ranks.size(), 2u);
-  EXPECT_EQ(decoded->store_ranks[1].port, 7002);
+  EXPECT_EQ(decoded->store_ranks[1].port, 7000 + GetParam().stores[1]);
   EXPECT_EQ(decoded->master, Rank{kMaster});
   EXPECT_EQ(stop_from.load(), -1);
   auto stopped =
@@ -187,6 +201,12 @@ TEST(StoreServiceNode, TheMasterAnswersTheDirectoryAndAClientsStop) {
   EXPECT_EQ(stop_from.load(), kClient);
   EXPECT_EQ(job.End().errors, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, StoreServiceNodeTest,
+                         ::testing::Values(Layout{0, {1, 2}}, Layout{1, {0, 2}}),
+                         [](const ::testing::TestParamInfo<Layout>& info) {
+                           return "MasterOnRank" + std::to_string(info.param.master);
+                         });
 
 }  // namespace
 }  // namespace mooncake::serve

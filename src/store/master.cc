@@ -79,7 +79,7 @@ Status MetadataMaster::PutStartHashedInto(const std::string& key, uint64_t hash,
   o.target_replicas = cfg.replicas;
   // After a rank died (or while one is suspected), fewer ranks may be left than the put asks
   // for: place what fits.
-  Candidates(cfg, &candidates_);
+  Candidates(cfg, size, &candidates_);
   const size_t want = std::min<size_t>(cfg.replicas, candidates_.size());
   Status last;  // the last allocation failure; the message is built only when one fails
   for (Rank rank : candidates_) {

@@ -280,6 +280,9 @@ class MetadataMaster {
     Lru lru;                  // front = most recently used
     Lru soft_lru;             // soft-pinned objects, evicted after `lru` is exhausted
     uint64_t evicted_at = 0;  // eviction_rounds_ when this rank last evicted (0: never)
+    bool draining = false;    // BeginDrain: no new replicas; its objects move elsewhere
+    // DrawByFreeBytes' smooth weighted round robin: free bytes owed to this rank in picks.
+    mutable int64_t placement_credit = 0;
   };
   struct Spill {
     std::string key;
@@ -334,11 +337,16 @@ class MetadataMaster {
   void Grant(Object& o);
   ObjectView View(const Object& o) const;
   void ViewInto(const Object& o, ObjectView* v) const;  // View, reusing v's replica vector
-  // Preferred ranks, then the others emptiest first; among equally empty ones, the rank that
-  // evicted least recently first (see the .cc). Suspected ranks (MarkSuspect) are left out
-  // unless every rank is suspected. Fills `candidates` (its old contents go; a
-  // reused vector saves an allocation per put).
-  void Candidates(const ReplicateConfig& cfg, std::vector<Rank>* candidates) const;
+  // Preferred ranks; then, for the replicas they leave, ranks picked in proportion to their free
+  // bytes (DrawByFreeBytes); then the others emptiest first, among equally empty ones the rank
+  // that evicted least recently first (see the .cc). Suspected ranks (MarkSuspect) are left out
+  // unless every rank is suspected; draining ones (BeginDrain) always. Fills `candidates` (its
+  // old contents go; a reused vector saves an allocation per put).
+  void Candidates(const ReplicateConfig& cfg, uint64_t size, std::vector<Rank>* candidates) const;
+  // Puts the ranks of the replicas after the `from` preferred ones first, picked by smooth
+  // weighted round robin over their free bytes (see the .cc). Returns the end of what it placed.
+  size_t DrawByFreeBytes(uint32_t replicas, uint64_t size, size_t from,
+                         std::vector<Rank>* candidates) const;
   Result<Allocation> AllocateOn(Rank rank, Segment& seg, uint64_t size);
   void EnforceWatermark(Rank rank, Segment& seg);
   // Bytes of the evicted replica's region; 0 when nothing on `rank` is evictable.

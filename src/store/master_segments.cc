@@ -127,7 +127,7 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
     if (source == nullptr || dram >= o.target_replicas) return true;
     // Another live rank, emptiest first, with room now: re-replication never evicts.
     std::vector<Rank> candidates;
-    Candidates(ReplicateConfig{}, &candidates);
+    Candidates(ReplicateConfig{}, o.size, &candidates);
     for (Rank rank : candidates) {
       bool holds = false;
       for (const Replica& r : o.replicas) holds = holds || r.loc.rank == rank;
@@ -177,35 +177,26 @@ Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
   return Status::Ok();
 }
 
-// Preferred ranks first (in the caller's order), then the others, emptiest first.
-void MetadataMaster::Candidates(const ReplicateConfig& cfg, std::vector<Rank>* candidates) const {
+// Preferred ranks first (in the caller's order); then the first replicas' ranks drawn by free
+// capacity (see below); then the rest, emptiest first, as fallbacks when an allocation fails.
+void MetadataMaster::Candidates(const ReplicateConfig& cfg, uint64_t size,
+                                std::vector<Rank>* candidates) const {
   std::vector<Rank>& out = *candidates;
   out.clear();
   for (Rank r : cfg.preferred_ranks) {
-    if (segments_.count(r) && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    auto seg = segments_.find(r);
+    if (seg != segments_.end() && !seg->second.draining &&
+        std::find(out.begin(), out.end(), r) == out.end()) {
+      out.push_back(r);
+    }
   }
   size_t preferred = out.size();
   for (const auto& [r, seg] : segments_) {
+    if (seg.draining) continue;  // BeginDrain: nothing new goes there
     if (std::find(out.begin(), out.begin() + preferred, r) == out.begin() + preferred) {
       out.push_back(r);
     }
   }
-  // Equally empty ranks (the common case: KV blocks have one size, and every rank refills to the
-  // high watermark) go to the one that evicted least recently. In rank order the first rank won
-  // every such tie: it alone took the new objects and evicted its own LRU, so the pool behaved as
-  // an LRU of one rank's size (8 ranks: hit rate 18 % instead of 35 % on the conversation trace,
-  // docs/EVAL.md) while the other ranks kept stale objects.
-  // Full ties keep rank order (the order `out` has here), as std::stable_sort would, without the
-  // buffer it allocates on every put.
-  std::sort(out.begin() + preferred, out.end(), [this](Rank a, Rank b) {
-    const Segment& sa = segments_.at(a);
-    const Segment& sb = segments_.at(b);
-    if (sa.alloc.free_bytes() != sb.alloc.free_bytes()) {
-      return sa.alloc.free_bytes() > sb.alloc.free_bytes();
-    }
-    if (sa.evicted_at != sb.evicted_at) return sa.evicted_at < sb.evicted_at;
-    return a < b;
-  });
   // A rank a client found failing gets nothing new while another rank can take it: a put
   // retried after a failed write must not be sent back to the dead rank (the emptiest one, as
   // it takes nothing new) for the whole failure timeout.
@@ -215,8 +206,63 @@ void MetadataMaster::Candidates(const ReplicateConfig& cfg, std::vector<Rank>* c
     return it != suspect_until_.end() && it->second > now;
   };
   if (!suspect_until_.empty() && !std::all_of(out.begin(), out.end(), suspected)) {
+    preferred -= std::count_if(out.begin(), out.begin() + preferred, suspected);
     out.erase(std::remove_if(out.begin(), out.end(), suspected), out.end());
   }
+  const size_t drawn = DrawByFreeBytes(cfg.replicas, size, preferred, &out);
+  // The fallbacks, emptiest first. Equally empty ranks (the common case: KV blocks have one size,
+  // and every rank refills to the high watermark) go to the one that evicted least recently. In
+  // rank order the first rank won every such tie: it alone took the new objects and evicted its own
+  // LRU, so the pool behaved as an LRU of one rank's size (8 ranks: hit rate 18 % instead of 35 %
+  // on the conversation trace, docs/EVAL.md) while the other ranks kept stale objects. Full ties
+  // keep rank order (the order `out` has here), as std::stable_sort would, without the buffer it
+  // allocates on every put.
+  std::sort(out.begin() + drawn, out.end(), [this](Rank a, Rank b) {
+    const Segment& sa = segments_.at(a);
+    const Segment& sb = segments_.at(b);
+    if (sa.alloc.free_bytes() != sb.alloc.free_bytes()) {
+      return sa.alloc.free_bytes() > sb.alloc.free_bytes();
+    }
+    if (sa.evicted_at != sb.evicted_at) return sa.evicted_at < sb.evicted_at;
+    return a < b;
+  });
+}
+
+// "Emptiest first" alone sends every new object to a rank that just joined, until it is as full
+// as the others (Mooncake's #2430): a burst of writes then hits one rank's memory bandwidth and
+// NIC. So the ranks of the replicas the preferred ones leave are picked by smooth weighted round
+// robin over the ranks' free bytes (nginx's: each pick adds every candidate's weight to its
+// credit, takes the rank of most credit and charges it the total), the others keeping the
+// emptiest-first order behind them. Over any run of puts each rank's share is its share of the
+// free bytes, deterministically (the simulator replays the same choices), and spread: ranks of
+// equal weight take strict turns, so full ranks at the high watermark still evict in turn and the
+// pool keeps the newest objects of all of them, as one LRU would (the tie-break above did that
+// when the emptiest rank always won). A rank that cannot hold `size` weighs nothing while another
+// can; when none can, the emptiest-first order stands (an allocation will evict there).
+size_t MetadataMaster::DrawByFreeBytes(uint32_t replicas, uint64_t size, size_t from,
+                                       std::vector<Rank>* candidates) const {
+  std::vector<Rank>& out = *candidates;
+  const size_t want = std::min<size_t>(std::max<size_t>(from, replicas), out.size());
+  for (size_t i = from; i < want; ++i) {
+    int64_t total = 0;
+    size_t best = out.size();
+    const Segment* best_seg = nullptr;
+    for (size_t j = i; j < out.size(); ++j) {
+      const Segment& seg = segments_.find(out[j])->second;  // a candidate has a segment
+      const uint64_t free = seg.alloc.free_bytes();
+      if (free < size) continue;
+      total += static_cast<int64_t>(free);
+      seg.placement_credit += static_cast<int64_t>(free);
+      if (best_seg == nullptr || seg.placement_credit > best_seg->placement_credit) {
+        best = j;
+        best_seg = &seg;
+      }
+    }
+    if (best_seg == nullptr) return i;
+    best_seg->placement_credit -= total;
+    std::rotate(out.begin() + i, out.begin() + best, out.begin() + best + 1);
+  }
+  return want;
 }
 
 Result<Allocation> MetadataMaster::AllocateOn(Rank rank, Segment& seg, uint64_t size) {

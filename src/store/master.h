@@ -140,6 +140,25 @@ class MetadataMaster {
   // when `rank` has no segment.
   Result<bool> MarkSuspect(Rank rank);
 
+  // Drains (a store rank leaves with nothing lost). BeginDrain: puts, copies and promotions
+  // place nothing new on `rank`; StartCopies orders, for every visible object with a DRAM
+  // replica there and fewer than its put's replica count elsewhere, a copy to another rank, and
+  // drops the replicas there of objects that have them elsewhere (their regions are held while a
+  // get's lease or a copy may still read them). NotFound when `rank` has no segment.
+  Status BeginDrain(Rank rank);
+  struct DrainState {
+    uint64_t dram_replicas = 0;  // visible objects' DRAM replicas still there
+    uint64_t ssd_replicas = 0;   // SSD copies recorded there (a drain does not move them)
+    uint64_t used_bytes = 0;     // its segment's allocated bytes (replicas, held regions, spills)
+    bool drained() const { return dram_replicas == 0 && ssd_replicas == 0 && used_bytes == 0; }
+  };
+  // What a draining rank still holds (frees held regions whose time has passed first). Walks
+  // every object. NotFound when `rank` has no segment, InvalidArgument when it is not draining.
+  Result<DrainState> Drain(Rank rank);
+  // The drained rank leaves: its segment is removed (not counted as a rank loss).
+  // InvalidArgument when it is not draining, Busy while it still holds anything.
+  Status RemoveDrained(Rank rank);
+
   // Re-replication after a rank loss: up to `max_orders` visible objects holding fewer DRAM
   // replicas than their put asked for get a region reserved on another live rank (within
   // capacity, no eviction), and the source is protected like a leased object until the copy
@@ -366,6 +385,9 @@ class MetadataMaster {
   void ReleaseHeld();  // frees held regions whose time has passed
   void EraseIfEmpty(Object& o);
   void MakeVisible(Object& o);
+  bool Draining(Rank rank) const;
+  // StartCopies: drops the replicas on draining ranks of objects replicated enough elsewhere.
+  void ReleaseDrained();
 
   MasterConfig cfg_;
   Clock& clock_;
@@ -381,6 +403,7 @@ class MetadataMaster {
   // Regions a revoked put's writer or a failed copy may still write, by the time they are free.
   std::multimap<Nanos, std::pair<Rank, Allocation>> held_;
   uint32_t removed_segments_ = 0;
+  uint32_t draining_ = 0;                   // segments draining (BeginDrain)
   uint64_t eviction_rounds_ = 0;            // watermark or allocation evictions, over all ranks
   uint64_t next_put_id_ = 1;                // the next version (MasterConfig::first_version)
   std::vector<TombstoneOrder> tombstones_;  // from Remove, until TakeTombstones

@@ -18,7 +18,7 @@ void MetadataMaster::MaybePromote(Object& o) {
   if (ssd == o.replicas.end()) return;
   const ReplicaLocation from = ssd->loc;  // AllocateOn may evict: copy before it runs
   auto seg = segments_.find(from.rank);
-  if (seg == segments_.end()) return;
+  if (seg == segments_.end() || seg->second.draining) return;  // a draining rank takes nothing
   auto a = AllocateOn(from.rank, seg->second, o.size);
   if (!a.ok()) return;  // no room now: a later hit tries again
   PromotionOrder order{next_ticket_++,

@@ -33,6 +33,7 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
   auto seg = segments_.find(rank);
   if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
   suspect_until_.erase(rank);
+  if (seg->second.draining) --draining_;  // it died while draining
   std::vector<std::string> affected;
   objects_.ForEach([&](const Object& o) {
     for (const Replica& r : o.replicas) {
@@ -109,18 +110,109 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
   return Status::Ok();
 }
 
+Status MetadataMaster::BeginDrain(Rank rank) {
+  auto seg = segments_.find(rank);
+  if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
+  if (!seg->second.draining) ++draining_;
+  seg->second.draining = true;
+  return Status::Ok();
+}
+
+bool MetadataMaster::Draining(Rank rank) const {
+  if (draining_ == 0) return false;
+  auto seg = segments_.find(rank);
+  return seg != segments_.end() && seg->second.draining;
+}
+
+Result<MetadataMaster::DrainState> MetadataMaster::Drain(Rank rank) {
+  const CallTime now(*this);
+  auto seg = segments_.find(rank);
+  if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
+  if (!seg->second.draining) return InvalidArgument(RankName(rank) + " is not draining");
+  ReleaseHeld();
+  DrainState state;
+  state.used_bytes = seg->second.alloc.used();
+  objects_.ForEach([&](const Object& o) {
+    for (const Replica& r : o.replicas) {
+      if (r.loc.rank != rank) continue;
+      if (r.loc.tier == Tier::kSsd) ++state.ssd_replicas;
+      if (r.loc.tier == Tier::kDram && o.visible) ++state.dram_replicas;
+    }
+    return true;
+  });
+  return state;
+}
+
+Status MetadataMaster::RemoveDrained(Rank rank) {
+  auto state = Drain(rank);
+  if (!state.ok()) return state.status();
+  if (!state->drained()) {
+    return Status(ErrorCode::kBusy, RankName(rank) + " still holds " +
+                                        std::to_string(state->dram_replicas) + " DRAM and " +
+                                        std::to_string(state->ssd_replicas) + " SSD replica(s), " +
+                                        std::to_string(state->used_bytes) + " B");
+  }
+  suspect_until_.erase(rank);
+  segments_.erase(rank);
+  --draining_;
+  return Status::Ok();
+}
+
+// A replica on a draining rank goes once the object has as many DRAM replicas elsewhere as its
+// put asked for (or as there are undrained ranks). Gets stop seeing it at once; its region is
+// held until the object's lease (a reader may be reading it) and any copy's deadline pass.
+void MetadataMaster::ReleaseDrained() {
+  uint32_t undrained = 0;
+  for (const auto& [r, seg] : segments_) undrained += seg.draining ? 0 : 1;
+  objects_.ForEach([&](Object& o) {
+    if (!o.visible || o.copying) return true;
+    uint32_t elsewhere = 0;
+    bool there = false;
+    for (const Replica& r : o.replicas) {
+      if (r.loc.tier != Tier::kDram || r.spilling) continue;
+      if (Draining(r.loc.rank)) {
+        there = true;
+      } else {
+        ++elsewhere;
+      }
+    }
+    if (!there || elsewhere == 0 || elsewhere < std::min(o.target_replicas, undrained)) {
+      return true;
+    }
+    const Nanos readers_done = std::max(o.lease_until, o.copy_until);
+    for (size_t i = 0; i < o.replicas.size();) {
+      Replica& r = o.replicas[i];
+      if (r.loc.tier == Tier::kDram && !r.spilling && Draining(r.loc.rank)) {
+        Unlink(o, r);
+        HoldUntil(r.loc.rank, r.alloc, readers_done);
+        o.replicas.erase(o.replicas.begin() + i);
+      } else {
+        ++i;
+      }
+    }
+    return true;
+  });
+}
+
 std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
   std::vector<CopyOrder> orders;
   ReleaseHeld();
+  if (draining_ > 0) ReleaseDrained();
   // A copy is bounded as a put is: the copier gives up by then (CopyOrder::timeout).
   const Nanos deadline = Now() + cfg_.put_timeout;
   objects_.ForEach([&](Object& o) {
     if (orders.size() >= max_orders) return false;
     if (!o.visible || o.copying) return true;
+    // Replicas on a draining rank count for nothing (they are copied elsewhere) but may be the
+    // source when they are all there is.
     const Replica* source = nullptr;
     uint32_t dram = 0;
     for (const Replica& r : o.replicas) {
       if (r.loc.tier != Tier::kDram) continue;
+      if (Draining(r.loc.rank)) {
+        if (source == nullptr) source = &r;
+        continue;
+      }
       ++dram;
       source = &r;
     }

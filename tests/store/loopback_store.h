@@ -29,6 +29,9 @@ struct LoopbackStoreOptions {
   int clients = 2;
   uint64_t segment_bytes = 8 << 20;
   bool mapped = true;  // false: clients move bytes as over a network (see SetLoopbackMapping)
+  // The last `late_stores` store ranks join later (Join): the master has no segment of theirs
+  // until then (clients know their addresses from the start).
+  int late_stores = 0;
   MasterServiceConfig service;
   StoreClientConfig client;
 };
@@ -62,7 +65,9 @@ class LoopbackStore {
     }
     topology_ = *StoreTopology::FromRegions(store_ranks, regions);
     service_ = std::make_unique<MasterService>(o_.service, *rpcs_[0], clock_);
-    (void)service_->AddSegments(topology_);
+    StoreTopology at_start = topology_;
+    at_start.segments.resize(topology_.segments.size() - o.late_stores);
+    (void)service_->AddSegments(at_start);
     service_->Start();
     for (int c = 0; c < o.clients; ++c) {
       int rank = 1 + o.stores + c;
@@ -79,6 +84,8 @@ class LoopbackStore {
     for (auto& t : transports_) (void)t->Close(Nanos(0));
   }
 
+  // A late store rank joins: the master takes its segment (the master's side of a join).
+  Status Join(Rank store) { return service_->AddSegment(*topology_.Find(store)); }
   StoreClient& client(int i) { return *clients_[i]; }
   MasterService& service() { return *service_; }
   SharedManualClock& clock() { return clock_; }

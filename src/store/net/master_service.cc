@@ -22,6 +22,20 @@ Status MasterService::AddSegments(const StoreTopology& topology) {
   return Status::Ok();
 }
 
+Status MasterService::AddSegment(const StoreSegment& segment) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  MC_RETURN_IF_ERROR(master_->AddSegment(segment.rank, segment.length));
+  segments_.segments.push_back(segment);
+  return Status::Ok();
+}
+
+Status MasterService::RemoveDrainedSegment(Rank rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  MC_RETURN_IF_ERROR(master_->RemoveDrained(rank));
+  std::erase_if(segments_.segments, [&](const StoreSegment& s) { return s.rank == rank; });
+  return Status::Ok();
+}
+
 void MasterService::Reset() {
   std::lock_guard<std::mutex> lock(mutex_);
   master_.emplace(cfg_.master, clock_, sink_);

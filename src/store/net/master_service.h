@@ -40,6 +40,11 @@ class MasterService {
 
   // Registers every segment of `topology` with the master (AddSegment(rank, length)).
   Status AddSegments(const StoreTopology& topology);
+  // A store rank joined the running job: its segment takes puts from the next call on (and
+  // survives Reset). AlreadyExists when the rank has one.
+  Status AddSegment(const StoreSegment& segment);
+  // A drained store rank leaves (MetadataMaster::RemoveDrained); Reset forgets it too.
+  Status RemoveDrainedSegment(Rank rank);
   // Forgets every object and in-flight put and starts over with the same segments (benchmarks
   // and tests between cases; the store ranks' bytes are simply overwritten later). The RPC counters
   // stay; the master's own restart.

@@ -39,6 +39,14 @@ void Rereplicator::Kick() {
   cv_.notify_all();
 }
 
+void Rereplicator::AddSegment(const StoreSegment& segment) {
+  std::lock_guard<std::mutex> lock(topology_mu_);
+  auto& segs = topology_.segments;
+  auto at = std::lower_bound(segs.begin(), segs.end(), segment.rank,
+                             [](const StoreSegment& s, Rank r) { return s.rank < r; });
+  segs.insert(at, segment);  // ascending rank, as StoreTopology keeps them
+}
+
 void Rereplicator::Stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -88,8 +96,12 @@ Status Rereplicator::Move(transport::OpKind op, Rank peer, uint64_t remote, size
 }
 
 Status Rereplicator::Copy(const CopyOrder& order, Nanos deadline) {
-  auto from = topology_.RemoteAddress(order.from);
-  auto to = topology_.RemoteAddress(order.to);
+  Result<uint64_t> from = Internal("unset"), to = Internal("unset");
+  {
+    std::lock_guard<std::mutex> lock(topology_mu_);
+    from = topology_.RemoteAddress(order.from);
+    to = topology_.RemoteAddress(order.to);
+  }
   if (!from.ok()) return from.status();
   if (!to.ok()) return to.status();
   // Piece by piece through the staging buffer, hashing what was read: only bytes that match the

@@ -24,8 +24,8 @@ namespace mooncake::store {
 
 class Rereplicator {
  public:
-  // `transport`, `master` and `topology` must outlive it. `staging_bytes`: copies of larger
-  // objects go through it in pieces.
+  // `transport` and `master` must outlive it; it keeps a copy of `topology` (AddSegment grows
+  // it). `staging_bytes`: copies of larger objects go through it in pieces.
   Rereplicator(transport::Transport& transport, MasterService& master,
                const StoreTopology& topology, Nanos timeout, size_t staging_bytes = 4 << 20);
   ~Rereplicator();
@@ -36,6 +36,8 @@ class Rereplicator {
   Status Start();
   // Copies until no object is under-replicated (or nothing more fits). Any thread.
   void Kick();
+  // A store rank joined: copies may read from and write to its segment. Any thread.
+  void AddSegment(const StoreSegment& segment);
   void Stop();
   uint64_t copied() const { return copied_.load(); }
   uint64_t failed() const { return failed_.load(); }
@@ -48,7 +50,8 @@ class Rereplicator {
 
   transport::Transport& transport_;
   MasterService& master_;
-  const StoreTopology& topology_;
+  std::mutex topology_mu_;
+  StoreTopology topology_;  // guarded by topology_mu_
   Nanos timeout_;
   SteadyClock clock_;
   std::vector<std::byte> staging_;

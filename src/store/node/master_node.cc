@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/log.h"
 
 namespace mooncake::store {
@@ -38,7 +40,12 @@ Status MasterNode::Start() {
 Status MasterNode::AdmitReport(Rank from, std::span<const std::byte> request) {
   // Only the job's store ranks own SSD tiers: a process outside the job (or another role) that
   // sent blocks would make the master point clients at data that is not there.
-  if (topology_.Find(from) == nullptr) {
+  bool joined = false;
+  {
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    joined = std::find(joined_.begin(), joined_.end(), from) != joined_.end();
+  }
+  if (topology_.Find(from) == nullptr && !joined) {
     return PermissionDenied(fmt::format(
         "rank {} sent an SSD recovery report, but it is not a store rank of the job", from.value));
   }
@@ -47,6 +54,28 @@ Status MasterNode::AdmitReport(Rank from, std::span<const std::byte> request) {
   AdmitRecovered(from, blocks);
   return Status::Ok();
 }
+
+Status MasterNode::AddStoreRank(const StoreSegment& segment) {
+  MC_RETURN_IF_ERROR(service_.AddSegment(segment));
+  if (rereplicator_) rereplicator_->AddSegment(segment);
+  std::lock_guard<std::mutex> lock(recovery_mu_);
+  joined_.push_back(segment.rank);
+  return Status::Ok();
+}
+
+Status MasterNode::BeginDrain(Rank rank) {
+  MC_RETURN_IF_ERROR(service_.WithMaster([&](MetadataMaster& m) { return m.BeginDrain(rank); }));
+  if (rereplicator_) rereplicator_->Kick();
+  return Status::Ok();
+}
+
+Result<MetadataMaster::DrainState> MasterNode::DrainProgress(Rank rank) {
+  auto state = service_.WithMaster([&](MetadataMaster& m) { return m.Drain(rank); });
+  if (state.ok() && !state->drained() && rereplicator_) rereplicator_->Kick();
+  return state;
+}
+
+Status MasterNode::FinishDrain(Rank rank) { return service_.RemoveDrainedSegment(rank); }
 
 std::vector<std::string> MasterNode::OnStoreRankDead(Rank rank) {
   std::vector<std::string> lost;

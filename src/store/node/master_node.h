@@ -51,6 +51,20 @@ class MasterNode {
   // A store rank died: its replicas go and objects left below their replica count are copied
   // again from the survivors. Returns the keys of the objects that had no other replica.
   std::vector<std::string> OnStoreRankDead(Rank rank);
+  // Joins and leaves (the master's side of `mooncake store join` / `drain`; issue 33, item 4).
+  // A store rank joined the running job: puts may place replicas in `segment` from the next
+  // call on, re-replication may copy to and from it, and its SSD recovery report is accepted.
+  // The caller must have imported the rank's segment into the transport first.
+  Status AddStoreRank(const StoreSegment& segment);
+  // `rank` takes nothing new; its objects are copied elsewhere and then dropped there
+  // (MetadataMaster::BeginDrain), by the re-replication thread.
+  Status BeginDrain(Rank rank);
+  // What the draining rank still holds; kicks the copier again while it holds anything (an
+  // object whose lease was running or whose put was in flight at the last pass).
+  Result<MetadataMaster::DrainState> DrainProgress(Rank rank);
+  // The drained rank leaves the master (Busy while it holds anything): after this its process
+  // may exit.
+  Status FinishDrain(Rank rank);
   // Store rank `rank`'s blocks recovered from its SSD tier enter the master (before requests
   // are admitted). Ignored without an SSD tier. Store ranks send them over the RPC
   // (StoreMsg::kRecoveryReport, StoreRankNode::ReportRecovered), in parts whose counters add up.
@@ -84,7 +98,8 @@ class MasterNode {
   // Declared last: destroyed first, so it detaches from the master while the master lives.
   std::unique_ptr<SpillCoordinator> coordinator_;
   mutable std::mutex recovery_mu_;
-  RecoveryTotals recovery_;  // guarded by recovery_mu_
+  RecoveryTotals recovery_;   // guarded by recovery_mu_
+  std::vector<Rank> joined_;  // store ranks added by AddStoreRank, guarded by recovery_mu_
 };
 
 }  // namespace mooncake::store

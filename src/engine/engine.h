@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -46,6 +47,12 @@ struct PrefillChunk {
   std::span<std::byte> kv;  // the prompt's KV, memory from AllocateKv
   // The prompt's tokens when a client gave them (HTTP); empty: derived from hash_ids.
   std::span<const int32_t> prompt_ids;
+  // Optional: an engine that computes layer by layer (the reference engine) calls it once per
+  // layer, in order, as soon as that layer's KV of blocks [first_block, end_block) is in `kv`
+  // (block b's layer l: block_bytes() / layers bytes at b * block_bytes() + l x that), before
+  // the later layers are computed, and does not write those blocks again. One that writes whole
+  // blocks when the chunk is done (the cost model) never calls it.
+  std::function<void(int32_t layer)> on_layer;
 };
 
 // One sequence of a decode step's batch.

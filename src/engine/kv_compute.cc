@@ -19,6 +19,15 @@ class CpuSequence final : public SequenceKv {
     std::copy_n(cache.block(index).data(), out.size(), out.data());
     return Status::Ok();
   }
+  Status CopyLayerOut(size_t index, int32_t layer, std::span<float> out) const override {
+    const model::KvShape& shape = cache.shape();
+    if (index >= cache.num_blocks() || layer < 0 || layer >= shape.layers ||
+        out.size() != shape.LayerFloats()) {
+      return InvalidArgument("CopyLayerOut: no such block or layer, or the wrong size");
+    }
+    std::copy_n(cache.block(index).data() + size_t(layer) * out.size(), out.size(), out.data());
+    return Status::Ok();
+  }
   model::KvCache cache;
 };
 
@@ -30,9 +39,10 @@ class CpuCompute final : public KvCompute {
   std::unique_ptr<SequenceKv> NewSequence(const model::KvShape& shape) const override {
     return std::make_unique<CpuSequence>(shape);
   }
-  Status Prefill(std::span<const int32_t> tokens, SequenceKv* kv,
-                 std::vector<float>* last_logits) const override {
-    return model_.Prefill(tokens, &static_cast<CpuSequence*>(kv)->cache, last_logits);
+  using KvCompute::Prefill;
+  Status Prefill(std::span<const int32_t> tokens, SequenceKv* kv, std::vector<float>* last_logits,
+                 const model::Transformer::LayerReady& on_layer) const override {
+    return model_.Prefill(tokens, &static_cast<CpuSequence*>(kv)->cache, last_logits, on_layer);
   }
   Status DecodeStep(std::span<SequenceKv* const> kvs, std::span<const int32_t> tokens,
                     std::vector<float>* logits) const override {

@@ -27,6 +27,9 @@ class SequenceKv {
   virtual Status AppendBlock(std::span<const float> block, int32_t tokens_in_block) = 0;
   // Block `index` into `out` (BlockFloats() floats of host memory).
   virtual Status CopyBlockOut(size_t index, std::span<float> out) const = 0;
+  // Layer `layer`'s K and V of block `index` (contiguous in the block: KvShape::LayerFloats()
+  // floats at layer x LayerFloats()) into `out`, host memory of that size.
+  virtual Status CopyLayerOut(size_t index, int32_t layer, std::span<float> out) const = 0;
 };
 
 // Not thread-safe unless an implementation says so: the engine calls it from one thread at a time.
@@ -38,8 +41,16 @@ class KvCompute {
   virtual std::string device() const = 0;
   virtual std::unique_ptr<SequenceKv> NewSequence(const model::KvShape& shape) const = 0;
   // As model::Transformer::Prefill and DecodeStep, over sequences made by this NewSequence.
+  // `on_layer` (may be empty): called once per layer, in order, as soon as that layer's KV of
+  // the chunk is in `kv` and final, before the next layer is computed; it may read it with
+  // SequenceKv::CopyLayerOut (model::Transformer::LayerReady).
   virtual Status Prefill(std::span<const int32_t> tokens, SequenceKv* kv,
-                         std::vector<float>* last_logits) const = 0;
+                         std::vector<float>* last_logits,
+                         const model::Transformer::LayerReady& on_layer) const = 0;
+  Status Prefill(std::span<const int32_t> tokens, SequenceKv* kv,
+                 std::vector<float>* last_logits) const {
+    return Prefill(tokens, kv, last_logits, {});
+  }
   virtual Status DecodeStep(std::span<SequenceKv* const> kvs, std::span<const int32_t> tokens,
                             std::vector<float>* logits) const = 0;
 };

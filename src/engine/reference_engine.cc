@@ -85,12 +85,25 @@ PrefillResult ReferenceEngine::Prefill(const PrefillChunk& c) {
                                     c.prefix_tokens, end, c.input_length));
   }
   std::vector<float> logits;
-  if (s.ok()) {
-    s = compute_->Prefill(std::span(prompt_->tokens).subspan(from, end - from),
-                          prompt_->cache.get(), &logits);
-  }
   const uint64_t bb = block_bytes();
-  for (int b = c.first_block; s.ok() && b < c.end_block; ++b) {
+  const size_t lf = shape_.LayerFloats();
+  // Layer by layer when asked: each finished layer's piece of the chunk's blocks goes to `kv`
+  // and to the caller while the next layer computes.
+  const bool by_layer = c.on_layer && c.end_block > c.first_block;
+  auto layer_ready = [&](int32_t layer) -> Status {
+    for (int b = c.first_block; b < c.end_block; ++b) {
+      float* piece = reinterpret_cast<float*>(c.kv.data() + b * bb) + size_t(layer) * lf;
+      MC_RETURN_IF_ERROR(prompt_->cache->CopyLayerOut(b, layer, {piece, lf}));
+    }
+    c.on_layer(layer);
+    return Status::Ok();
+  };
+  if (s.ok()) {
+    s = compute_->Prefill(
+        std::span(prompt_->tokens).subspan(from, end - from), prompt_->cache.get(), &logits,
+        by_layer ? model::Transformer::LayerReady(layer_ready) : model::Transformer::LayerReady());
+  }
+  for (int b = c.first_block; s.ok() && !by_layer && b < c.end_block; ++b) {
     s = prompt_->cache->CopyBlockOut(
         b, {reinterpret_cast<float*>(c.kv.data() + b * bb), shape_.BlockFloats()});
   }

@@ -23,6 +23,10 @@ struct KvShape {
     return size_t(layers) * 2 * size_t(kv_heads) * size_t(head_dim) * size_t(block_tokens);
   }
   size_t BlockBytes() const { return BlockFloats() * sizeof(float); }
+  // One layer's K and V of a block: contiguous, at layer x LayerFloats() in the block.
+  size_t LayerFloats() const {
+    return 2 * size_t(kv_heads) * size_t(head_dim) * size_t(block_tokens);
+  }
   // Offset in a block of (layer, kv: 0 = K / 1 = V, kv head, dim, token in block).
   size_t Index(int32_t layer, int32_t kv, int32_t head, int32_t dim, int32_t token) const {
     return (((size_t(layer) * 2 + size_t(kv)) * size_t(kv_heads) + size_t(head)) *

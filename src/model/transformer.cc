@@ -93,9 +93,14 @@ KvShape Transformer::KvShapeFor(int32_t block_tokens) const {
 
 Status Transformer::Prefill(std::span<const int32_t> tokens, KvCache* cache,
                             std::vector<float>* last_logits) const {
+  return Prefill(tokens, cache, last_logits, LayerReady());
+}
+
+Status Transformer::Prefill(std::span<const int32_t> tokens, KvCache* cache,
+                            std::vector<float>* last_logits, const LayerReady& on_layer) const {
   if (tokens.empty()) return InvalidArgument("Prefill: no tokens");
   const Segment one{cache, tokens};
-  return Forward(std::span<const Segment>(&one, 1), last_logits);
+  return Forward(std::span<const Segment>(&one, 1), last_logits, on_layer ? &on_layer : nullptr);
 }
 
 Status Transformer::DecodeStep(std::span<KvCache* const> caches, std::span<const int32_t> tokens,
@@ -112,7 +117,8 @@ Status Transformer::DecodeStep(std::span<KvCache* const> caches, std::span<const
   return Forward(segments, logits);
 }
 
-Status Transformer::Forward(std::span<const Segment> segments, std::vector<float>* logits) const {
+Status Transformer::Forward(std::span<const Segment> segments, std::vector<float>* logits,
+                            const LayerReady* on_layer) const {
   const ModelConfig& c = config_;
   const KvShape want = KvShapeFor(0);
   int64_t rows = 0;
@@ -180,6 +186,8 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
         }
       }
     }
+    // This layer's KV of every row is written and attention only reads it: hand it over now.
+    if (on_layer != nullptr) MC_RETURN_IF_ERROR((*on_layer)(l));
     // Per segment and kv head, its rows' queries of the heads in that group, together: they
     // share their loads of K and V, and each result is the bits it has alone (attention.h).
     for (int64_t first = 0; first < rows;) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -32,6 +33,12 @@ class Transformer {
   // cache's blocks from the one holding the chunk's first token to the end.
   Status Prefill(std::span<const int32_t> tokens, KvCache* cache,
                  std::vector<float>* last_logits) const;
+  // Called by a prefill once per layer, in order, as soon as that layer's KV of the chunk's
+  // tokens is in the cache and final, before the next layer is computed (so a caller can send a
+  // layer while the rest computes). An error stops the pass and is returned.
+  using LayerReady = std::function<Status(int32_t layer)>;
+  Status Prefill(std::span<const int32_t> tokens, KvCache* cache, std::vector<float>* last_logits,
+                 const LayerReady& on_layer) const;
 
   // One decode step over a batch: tokens[i] is appended to caches[i] (distinct caches);
   // logits holds batch x vocab_size floats, row i for sequence i.
@@ -44,7 +51,8 @@ class Transformer {
     std::span<const int32_t> tokens;
   };
   Transformer(ModelConfig config, ModelWeights weights);
-  Status Forward(std::span<const Segment> segments, std::vector<float>* logits) const;
+  Status Forward(std::span<const Segment> segments, std::vector<float>* logits,
+                 const LayerReady* on_layer = nullptr) const;
 
   // A layer's linear weights in the kernels' layout (matmul.h).
   struct LayerLinears {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "model/checkpoint.h"
@@ -50,7 +51,8 @@ int32_t Prefill(ReferenceEngine& e, const Request& r, std::vector<std::byte>& kv
   for (int64_t done = prefix; done < r.input_length;) {
     const int64_t end = std::min(r.input_length, done + chunk);
     const int complete = end == r.input_length ? blocks : static_cast<int>(end / kBlock);
-    PrefillChunk c{r.id, r.hash_ids, r.input_length, done, end - done, stored, complete, kv, {}};
+    PrefillChunk c{r.id, r.hash_ids, r.input_length, done, end - done, stored, complete, kv,
+                   {},   {}};
     PrefillResult res = e.Prefill(c);
     EXPECT_TRUE(res.error.empty()) << res.error;
     EXPECT_FALSE(res.time.modelled);
@@ -114,6 +116,105 @@ TEST(ReferenceEngine, DecodeFromTheReceivedBlocksGivesGeneratesTokensInAnyBatch)
             std::string::npos);
 }
 
+// The layer callback's contract on the CPU compute: once per layer, in order, when that layer's
+// KV of the chunk is final (a one-pass block's piece) and the later layers are not computed yet
+// (their pieces of the chunk's fresh blocks still zero). Fails if the callback comes after the
+// pass, or before a layer's KV is stored.
+TEST(KvCompute, EachLayerIsReadyBeforeTheNextIsComputed) {
+  const model::Transformer t = Tiny();
+  const std::unique_ptr<KvCompute> compute = CpuKvCompute(t);
+  const model::KvShape shape = t.KvShapeFor(16);
+  const size_t lf = shape.LayerFloats();
+  const Request r{1, {11}, 100};
+  const std::vector<int32_t> prompt = PromptOf(t, r);  // blocks of 16 below: 7 blocks
+  std::unique_ptr<SequenceKv> one = compute->NewSequence(shape);
+  std::vector<float> logits;
+  ASSERT_TRUE(compute->Prefill(prompt, one.get(), &logits).ok());
+  std::vector<float> want(shape.BlockFloats()), got(shape.BlockFloats()), piece(lf);
+  // 40 tokens, then 60 in one chunk: block 2 is finished by it, blocks 3 to 6 are new in it.
+  std::unique_ptr<SequenceKv> kv = compute->NewSequence(shape);
+  ASSERT_TRUE(compute->Prefill(std::span(prompt).first(40), kv.get(), &logits).ok());
+  std::vector<int32_t> seen;
+  auto on_layer = [&](int32_t layer) -> Status {
+    seen.push_back(layer);
+    for (size_t b = 2; b < 7; ++b) {
+      EXPECT_TRUE(one->CopyBlockOut(b, want).ok());
+      EXPECT_TRUE(kv->CopyBlockOut(b, got).ok());
+      EXPECT_TRUE(kv->CopyLayerOut(b, layer, piece).ok());
+      EXPECT_TRUE(std::equal(piece.begin(), piece.end(), want.begin() + layer * lf))
+          << "layer " << layer << " of block " << b << " is not final when handed over";
+      EXPECT_TRUE(b == 2 || std::all_of(got.begin() + (layer + 1) * lf, got.end(),
+                                        [](float x) { return x == 0.0f; }))
+          << "block " << b << ": layers after " << layer << " computed before it was handed over";
+    }
+    return Status::Ok();
+  };
+  ASSERT_TRUE(compute->Prefill(std::span(prompt).subspan(40), kv.get(), &logits, on_layer).ok());
+  std::vector<int32_t> every(t.config().num_layers);
+  for (size_t l = 0; l < every.size(); ++l) every[l] = static_cast<int32_t>(l);
+  EXPECT_EQ(seen, every);
+  // A callback's error stops the pass.
+  std::unique_ptr<SequenceKv> failing = compute->NewSequence(shape);
+  EXPECT_EQ(compute
+                ->Prefill(prompt, failing.get(), &logits,
+                          [](int32_t) { return Status(ErrorCode::kInternal, "stop"); })
+                .code(),
+            ErrorCode::kInternal);
+}
+
+// Through the Engine seam: a chunk's finished blocks are handed over layer by layer (each
+// layer's piece already in `kv` when its callback comes, the later ones not yet), and the bytes
+// are the one-pass blocks; chunks without a finished block call nothing.
+TEST(ReferenceEngine, ChunksHandTheirFinishedBlocksOverLayerByLayer) {
+  const model::Transformer t = Tiny();
+  ReferenceEngine e(t);
+  const Request r{1, {11, 12, 13}, 3 * kBlock - 100};
+  const uint64_t bb = e.block_bytes();
+  const size_t piece = bb / t.config().num_layers;
+  std::vector<std::byte> one(3 * bb), layered(one.size());
+  const int32_t first = Prefill(e, r, one, 0, r.input_length);
+  int stored = 0;
+  std::vector<std::pair<int, int32_t>> calls;  // (chunk, layer)
+  int chunk_index = 0;
+  for (int64_t done = 0; done < r.input_length; ++chunk_index) {
+    const int64_t end = std::min<int64_t>(r.input_length, done + 300);
+    const int complete = end == r.input_length ? 3 : static_cast<int>(end / kBlock);
+    PrefillChunk c{r.id,
+                   r.hash_ids,
+                   r.input_length,
+                   done,
+                   end - done,
+                   stored,
+                   std::max(stored, complete),
+                   layered,
+                   {},
+                   {}};
+    c.on_layer = [&, from = stored, to = std::max(stored, complete)](int32_t layer) {
+      calls.push_back({chunk_index, layer});
+      for (int b = from; b < to; ++b) {
+        const std::byte* at = layered.data() + b * bb;
+        EXPECT_EQ(std::memcmp(at + layer * piece, one.data() + b * bb + layer * piece, piece), 0)
+            << "layer " << layer << " of block " << b << " not in kv when handed over";
+        EXPECT_TRUE(std::all_of(at + (layer + 1) * piece, at + bb,
+                                [](std::byte x) { return x == std::byte{0}; }))
+            << "block " << b << ": a later layer than " << layer << " was written already";
+      }
+    };
+    PrefillResult res = e.Prefill(c);
+    ASSERT_TRUE(res.error.empty()) << res.error;
+    if (end == r.input_length) {
+      EXPECT_EQ(res.next_token, first);
+    }
+    stored = std::max(stored, complete);
+    done = end;
+  }
+  EXPECT_EQ(layered, one);
+  // Chunks 0 and 2 ([0, 300), [600, 900)) finish no block; 1, 3 and 4 finish blocks 0, 1, 2.
+  const std::vector<std::pair<int, int32_t>> want = {{1, 0}, {1, 1}, {3, 0},
+                                                     {3, 1}, {4, 0}, {4, 1}};
+  EXPECT_EQ(calls, want);
+}
+
 TEST(ReferenceEngine, BadBlocksAndTokensAreErrorsNotCrashes) {
   const model::Transformer t = Tiny();
   ReferenceEngine e(t);
@@ -122,7 +223,7 @@ TEST(ReferenceEngine, BadBlocksAndTokensAreErrorsNotCrashes) {
   EXPECT_EQ(e.StartDecode(1, short_kv, 10, t.config().vocab_size).code(),
             ErrorCode::kInvalidArgument);
   const std::vector<uint64_t> one_id = {5};
-  PrefillChunk c{9, one_id, 2 * kBlock, 0, 10, 0, 0, short_kv, {}};  // 1 hash id for 2 blocks
+  PrefillChunk c{9, one_id, 2 * kBlock, 0, 10, 0, 0, short_kv, {}, {}};  // 1 hash id for 2 blocks
   EXPECT_FALSE(e.Prefill(c).error.empty());
 }
 

@@ -191,14 +191,50 @@ TEST_P(CudaVsCpu, GreedyTokensAreGeneratesAloneAndInABatch) {
   }
 }
 
+// The layer callback (KvCompute::Prefill's on_layer) on the device: once per layer, in order,
+// with that layer's KV of the chunk there (the CPU's within the tolerance) and the later layers
+// of the chunk's fresh blocks not computed yet (zero).
+TEST_P(CudaVsCpu, EachLayerIsHandedOverWithItsKvBeforeTheNextIsComputed) {
+  SKIP_WITHOUT_GPU();
+  Pair p = Both(GetParam());
+  ASSERT_TRUE(p.gpu);
+  const model::KvShape shape = p.cpu.KvShapeFor(16);
+  const size_t lf = shape.LayerFloats();
+  const std::vector<int32_t> prompt = Prompt(100, p.cpu.config().vocab_size, 4);
+  model::KvCache cpu_kv(shape);
+  std::vector<float> logits;
+  ASSERT_TRUE(p.cpu.Prefill(prompt, &cpu_kv, &logits).ok());
+  // 40 tokens, then 60: block 2 is finished by the second chunk, blocks 3 to 6 are new in it.
+  std::unique_ptr<SequenceKv> kv = p.gpu->NewSequence(shape);
+  ASSERT_TRUE(p.gpu->Prefill(std::span(prompt).first(40), kv.get(), &logits).ok());
+  std::vector<int32_t> seen;
+  std::vector<float> piece(lf);
+  auto on_layer = [&](int32_t layer) -> Status {
+    seen.push_back(layer);
+    for (size_t b = 2; b < 7; ++b) {
+      EXPECT_TRUE(kv->CopyLayerOut(b, layer, piece).ok());
+      EXPECT_LE(RelativeError(cpu_kv.block(b).subspan(layer * lf, lf), piece), kTolerance)
+          << GetParam() << ": layer " << layer << " of block " << b;
+      const std::vector<float> block = Block(*kv, b, shape);
+      EXPECT_TRUE(b == 2 || std::all_of(block.begin() + (layer + 1) * lf, block.end(),
+                                        [](float x) { return x == 0.0f; }))
+          << GetParam() << ": block " << b << " has layers after " << layer << " already";
+    }
+    return Status::Ok();
+  };
+  ASSERT_TRUE(p.gpu->Prefill(std::span(prompt).subspan(40), kv.get(), &logits, on_layer).ok());
+  EXPECT_EQ(seen.size(), static_cast<size_t>(p.cpu.config().num_layers));
+  for (size_t l = 0; l < seen.size(); ++l) EXPECT_EQ(seen[l], static_cast<int32_t>(l));
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, CudaVsCpu, ::testing::Values("tiny", "mini", "wide"));
 
 // Prefills `prompt` through `e` in one chunk into `kv` (its blocks of the job's size); returns
 // the first token.
 int32_t PrefillAll(Engine& e, const std::vector<uint64_t>& hash_ids, int64_t input_length,
                    std::vector<std::byte>& kv) {
-  PrefillChunk c{1,  hash_ids, input_length, 0, input_length, 0, static_cast<int>(hash_ids.size()),
-                 kv, {}};
+  PrefillChunk c{
+      1, hash_ids, input_length, 0, input_length, 0, static_cast<int>(hash_ids.size()), kv, {}, {}};
   PrefillResult r = e.Prefill(c);
   EXPECT_TRUE(r.error.empty()) << r.error;
   return r.next_token;

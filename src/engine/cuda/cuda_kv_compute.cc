@@ -126,6 +126,22 @@ class CudaSequence final : public SequenceKv {
     return Status::Ok();
   }
 
+  // A synchronous copy on the legacy default stream: it waits for the kernels queued before it,
+  // which during a prefill's layer callback are those up to this layer's KV store.
+  Status CopyLayerOut(size_t index, int32_t layer, std::span<float> out) const override {
+    const size_t bf = geometry_.BlockFloats();
+    const size_t lf = bf / static_cast<size_t>(geometry_.layers);
+    if (index >= Blocks(tokens_) || layer < 0 || layer >= geometry_.layers || out.size() != lf) {
+      return InvalidArgument(
+          fmt::format("CopyLayerOut: layer {} of block {} of {}, {} floats for {}", layer, index,
+                      Blocks(tokens_), out.size(), lf));
+    }
+    MC_CUDA(cudaSetDevice(device_));
+    MC_CUDA(cudaMemcpy(out.data(), blocks_.get() + index * bf + size_t(layer) * lf,
+                       lf * sizeof(float), cudaMemcpyDeviceToHost));
+    return Status::Ok();
+  }
+
   // Room for `more` further tokens; `*first` is the first new position.
   Status Grow(int64_t more, int64_t* first) {
     MC_RETURN_IF_ERROR(Room(Blocks(tokens_ + more)));
@@ -185,11 +201,13 @@ class CudaCompute final : public KvCompute {
     return std::make_unique<CudaSequence>(
         KvGeometry{shape.layers, shape.kv_heads, shape.head_dim, shape.block_tokens}, device_);
   }
-  Status Prefill(std::span<const int32_t> tokens, SequenceKv* kv,
-                 std::vector<float>* last_logits) const override {
+  using KvCompute::Prefill;
+  Status Prefill(std::span<const int32_t> tokens, SequenceKv* kv, std::vector<float>* last_logits,
+                 const model::Transformer::LayerReady& on_layer) const override {
     if (tokens.empty()) return InvalidArgument("Prefill: no tokens");
     CudaSequence* seq = static_cast<CudaSequence*>(kv);
-    return Forward(std::span<CudaSequence* const>(&seq, 1), tokens, {}, last_logits);
+    return Forward(std::span<CudaSequence* const>(&seq, 1), tokens, {}, last_logits,
+                   on_layer ? &on_layer : nullptr);
   }
   Status DecodeStep(std::span<SequenceKv* const> kvs, std::span<const int32_t> tokens,
                     std::vector<float>* logits) const override {
@@ -208,8 +226,10 @@ class CudaCompute final : public KvCompute {
 
  private:
   // Sequence i gets `counts[i]` of `tokens` (empty counts: one sequence gets them all).
+  // `on_layer`: called after each layer's KV store kernel was queued (KvCompute::Prefill).
   Status Forward(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens,
-                 std::span<const int64_t> counts, std::vector<float>* logits) const;
+                 std::span<const int64_t> counts, std::vector<float>* logits,
+                 const model::Transformer::LayerReady* on_layer = nullptr) const;
   // y[rows, out] = x[rows, in] W^T + beta y, W [out, in] as nn.Linear stores it.
   Status Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y,
                 float beta) const {
@@ -280,7 +300,8 @@ Status CudaCompute::Init(const model::ModelWeights& w) {
 }
 
 Status CudaCompute::Forward(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens,
-                            std::span<const int64_t> counts, std::vector<float>* logits) const {
+                            std::span<const int64_t> counts, std::vector<float>* logits,
+                            const model::Transformer::LayerReady* on_layer) const {
   const model::ModelConfig& c = config_;
   for (CudaSequence* s : seqs) {
     const KvGeometry& g = s->geometry();
@@ -342,6 +363,11 @@ Status CudaCompute::Forward(std::span<CudaSequence* const> seqs, std::span<const
     MC_RETURN_IF_ERROR(Linear(w.xn.get(), rows, h, L.qkv.get(), row_.width(), w.qkv.get(), 0.0f));
     MC_CUDA(cuda::LaunchRopeAndStoreKv(w.qkv.get(), row_, rows, w.positions.get(), w.row_kv.get(),
                                        geometry, l, inv_freq_.get(), nullptr));
+    // The layer's KV is queued for the cache: the callback's copy (CopyLayerOut, synchronous)
+    // waits for it, and the rest of the layer is queued after. Straightforward, not the
+    // fastest: the GPU idles while the host copies and queues; an event after the store and
+    // an asynchronous copy on a second stream into pinned memory would keep it busy.
+    if (on_layer != nullptr) MC_RETURN_IF_ERROR((*on_layer)(l));
     MC_CUDA(cuda::LaunchAttention(w.qkv.get(), row_, rows, w.positions.get(), w.row_kv.get(),
                                   geometry, l, scale, w.att.get(), nullptr));
     MC_RETURN_IF_ERROR(Linear(w.att.get(), rows, nq, L.o.get(), h, w.x.get(), 1.0f));  // x += o

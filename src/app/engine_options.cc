@@ -27,6 +27,10 @@ po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
       "engine.check_tokens", po::value<std::string>(&raw->check_tokens)->default_value("on"),
       "reference engine, on: the conductor computes each request's tokens in one process (as "
       "mooncake generate) and summary.json counts token_mismatches; off")(
+      "engine.kv_stream", po::value<std::string>(&raw->kv_stream)->default_value("layer"),
+      "reference engine: layer (a prefill rank sends each layer's KV of a chunk's finished "
+      "blocks to the decode rank as soon as it is computed) or chunk (the blocks once the "
+      "chunk is computed)")(
       "fault.swap_kv", po::value<std::string>(&raw->swap_kv)->default_value("off"),
       "test hook, on: a prefill rank swaps the KV of two blocks of one request after their "
       "checksums were taken; the run must report it and exit non-zero");
@@ -66,6 +70,11 @@ Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, Engi
   out->max_output = raw.max_output;
   MC_RETURN_IF_ERROR(OnOff("engine.check_tokens", raw.check_tokens, &out->check_tokens));
   MC_RETURN_IF_ERROR(OnOff("fault.swap_kv", raw.swap_kv, &out->fault_swap_kv));
+  if (raw.kv_stream != "layer" && raw.kv_stream != "chunk") {
+    return InvalidArgument(
+        fmt::format("engine.kv_stream = '{}' (allowed: layer, chunk)", raw.kv_stream));
+  }
+  out->kv_stream_layers = raw.kv_stream == "layer";
   if (out->reference && time_scale != 1.0) {
     return InvalidArgument(
         fmt::format("engine.kind = reference computes in real time: time_scale must be 1, not {} "

@@ -21,11 +21,13 @@ struct EngineOptions {
   int64_t max_output = 32;     // engine.max_output: output lengths capped to it (0: none)
   bool check_tokens = true;    // engine.check_tokens: compare with mooncake generate's output
   bool fault_swap_kv = false;  // fault.swap_kv: a prefill rank swaps two blocks' KV on purpose
+  // engine.kv_stream: layer (each layer's KV to the decode rank as it is computed) or chunk.
+  bool kv_stream_layers = true;
 };
 
 // The option strings as parsed, converted by ConvertEngineOptions.
 struct RawEngineOptions {
-  std::string kind, model, device, check_tokens, swap_kv;
+  std::string kind, model, device, check_tokens, swap_kv, kv_stream = "layer";
   uint64_t seed = 0;
   int64_t max_output = 32;
 };

@@ -392,6 +392,7 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   c.membership.heartbeat_interval = o.heartbeat_interval;
   c.membership.failure_timeout = o.failure_timeout;
   c.fault_swap_kv = o.engine.fault_swap_kv;
+  c.kv_stream_layers = o.engine.kv_stream_layers;
   return c;
 }
 

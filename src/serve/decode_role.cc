@@ -1,5 +1,6 @@
 #include "serve/decode_role.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 
 #include "common/checksum.h"
@@ -56,8 +57,13 @@ void DecodeRole::Start() {
         auto kv = KvDone::Decode(bytes);
         if (!kv.ok())
           return Fail(kv.status().WithContext("KvDone from rank " + std::to_string(from.value)));
+        const int64_t now = ctx_.ConductorNow().count();
         {
           std::lock_guard<std::mutex> lock(mutex_);
+          if (kv->prefill_start_wall_ns > 0) {
+            kv_after_start_.push_back(now - kv->prefill_start_wall_ns);
+            kv_after_first_token_.push_back(now - kv->first_token_wall_ns);
+          }
           arrivals_.push_back(std::move(*kv));
         }
         cv_.notify_all();
@@ -73,6 +79,25 @@ void DecodeRole::Stop() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  LogKvTimes();
+}
+
+void DecodeRole::LogKvTimes() const {
+  auto percentiles = [](std::vector<int64_t> v) {
+    if (v.empty()) return std::string("-");
+    std::sort(v.begin(), v.end());
+    auto at = [&](double q) {
+      return v[static_cast<size_t>(q * double(v.size() - 1) + 0.5)] / 1e6;
+    };
+    return fmt::format("p50 {:.2f} ms, p90 {:.2f} ms", at(0.5), at(0.9));
+  };
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (kv_after_start_.empty()) return;
+  log::Info(
+      "decode rank {}: KV of {} requests complete after their prefill started: {}; after "
+      "the first token: {}",
+      ctx_.peers.self.value, kv_after_start_.size(), percentiles(kv_after_start_),
+      percentiles(kv_after_first_token_));
 }
 
 void DecodeRole::Arrive(const KvDone& kv) {

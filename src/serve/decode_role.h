@@ -56,6 +56,9 @@ class DecodeRole {
   void Arrive(const KvDone& kv);
   void Step();
   void Fail(const Status& s);
+  // An Info line of how long requests' KV took to be complete here (KvDone's arrival) after
+  // their prefill started and after it ended (the first token): what streaming layers shortens.
+  void LogKvTimes() const;
 
   ServeContext& ctx_;
   std::span<std::byte> buffer_;
@@ -67,6 +70,8 @@ class DecodeRole {
   std::deque<KvDone> arrivals_;
   bool stopping_ = false;
   DecodeStats stats_;
+  // Per request, ns of the conductor's clock: KvDone's arrival - prefill start, - first token.
+  std::vector<int64_t> kv_after_start_, kv_after_first_token_;
 
   // Owned by the worker thread.
   engine::DecodeBatcher<Active> batcher_;

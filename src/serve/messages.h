@@ -93,18 +93,20 @@ struct KvDone : WireMessage<KvDone> {
   int32_t prefill_rank = -1;
   int32_t input_length = 0;
   int32_t output_length = 0;
-  int64_t first_token_wall_ns = 0;  // end of the prefill (the first token), conductor clock
-  uint64_t remote_addr = 0;         // the slot the offer returned
-  int32_t first_token = -1;         // the token the prefill generated (-1: a modelled engine)
-  uint8_t stream = 0;               // PrefillTask::stream, passed on
-  std::vector<uint64_t> hash_ids;   // block i is at remote_addr + i * block bytes
+  int64_t first_token_wall_ns = 0;    // end of the prefill (the first token), conductor clock
+  uint64_t remote_addr = 0;           // the slot the offer returned
+  int32_t first_token = -1;           // the token the prefill generated (-1: a modelled engine)
+  uint8_t stream = 0;                 // PrefillTask::stream, passed on
+  int64_t prefill_start_wall_ns = 0;  // when the prefill rank began the request, conductor clock
+  std::vector<uint64_t> hash_ids;     // block i is at remote_addr + i * block bytes
   // Checksum64 of each block, taken where its KV was produced or read back verified (the
   // decode rank checks what arrived against it); as many as hash_ids.
   std::vector<uint64_t> checksums;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
     visit(m.request, m.attempt, m.prefill_rank, m.input_length, m.output_length,
-          m.first_token_wall_ns, m.remote_addr, m.first_token, m.stream, m.hash_ids, m.checksums);
+          m.first_token_wall_ns, m.remote_addr, m.first_token, m.stream, m.prefill_start_wall_ns,
+          m.hash_ids, m.checksums);
   }
   Status Validate() const;
 };

@@ -185,20 +185,26 @@ void PrefillRole::Write(WriteJob& job) {
     }
   }
   std::span<std::byte> staging(job.staging->bytes());
-  const int store_to = std::min(job.to, StorableBlocks(task));
-  if (job.store_from < store_to) {
+  const int store_to = job.to_store ? std::min(job.to, StorableBlocks(task)) : job.from;
+  if (job.from < store_to) {
     bool unfinished = false;
-    StoreBlocks(task, staging, job.store_from, store_to, &unfinished);
+    StoreBlocks(task, staging, job.from, store_to, &unfinished);
     if (unfinished) {
       job.staging->Retire();
       ctx_.transport.RetainUntilClosed(job.staging);
     }
   }
-  if (slot_ok_ && job.from < job.to) {
-    transport::TransferRequest w{transport::OpKind::kWrite, staging.data() + job.from * bb,
-                                 Rank{task.decode_rank}, slot_ + job.from * bb,
-                                 static_cast<size_t>(job.to - job.from) * bb};
-    auto batch = ctx_.transport.Submit(std::span(&w, 1));
+  if (job.layer != kWholeBlocks && job.layer == ctx_.config.fault_skip_kv_layer) {
+    if (skip_layer_request_ == UINT64_MAX) skip_layer_request_ = task.request;
+    if (skip_layer_request_ == task.request) {
+      log::Warn("fault: request {}: layer {} of blocks [{}, {}) not written to the decode rank",
+                task.request, job.layer, job.from, job.to);
+      job.to_decode = false;
+    }
+  }
+  if (slot_ok_ && job.to_decode && job.from < job.to) {
+    const std::vector<transport::TransferRequest> w = DecodeWrites(job);
+    auto batch = ctx_.transport.Submit(w);
     if (batch.ok()) {
       writes_.push_back(PendingWrite{std::move(*batch), job.staging});
     } else {
@@ -225,6 +231,7 @@ void PrefillRole::Write(WriteJob& job) {
   kv.input_length = task.input_length;
   kv.output_length = task.output_length;
   kv.first_token_wall_ns = job.first_token_wall_ns;
+  kv.prefill_start_wall_ns = job.prefill_start_wall_ns;
   kv.remote_addr = slot_;
   kv.first_token = job.first_token;
   kv.hash_ids = task.hash_ids;
@@ -353,28 +360,48 @@ int PrefillRole::StorableBlocks(const PrefillTask& task) const {
   return static_cast<int>(std::min<int64_t>(blocks, task.input_length / kTokensPerBlock));
 }
 
-void PrefillRole::MaybeSwapKv(const PrefillTask& task, std::span<std::byte> staging, int from,
-                              int to) {
-  if (!ctx_.config.fault_swap_kv || swapped_kv_ || to - from < 2) return;
+bool PrefillRole::ClaimSwapKv(const PrefillTask& task, int from, int to) {
+  if (!ctx_.config.fault_swap_kv || swapped_kv_ || to - from < 2) return false;
   swapped_kv_ = true;
-  const uint64_t bb = ctx_.layout.block_bytes();
-  std::swap_ranges(staging.begin() + from * bb, staging.begin() + (from + 1) * bb,
-                   staging.begin() + (from + 1) * bb);
-  log::Warn("fault.swap_kv: request {}: the KV of blocks {} and {} swapped", task.request, from,
-            from + 1);
+  log::Warn("fault.swap_kv: request {}: the KV of blocks {} and {} swapped at the decode rank",
+            task.request, from, from + 1);
+  return true;
 }
 
-// A job for the writer: blocks [from, to) to the decode rank, [store_from, to) to the store.
 PrefillRole::WriteJob PrefillRole::BlocksJob(std::shared_ptr<const PrefillTask> task,
                                              std::shared_ptr<StagingBuffer> staging, int from,
-                                             int to, int store_from) {
+                                             int to, bool to_decode, bool to_store, bool swap_kv) {
   WriteJob job;
   job.task = std::move(task);
   job.staging = std::move(staging);
   job.from = from;
   job.to = to;
-  job.store_from = store_from;
+  job.to_decode = to_decode;
+  job.to_store = to_store;
+  job.swap_kv = swap_kv;
   return job;
+}
+
+std::vector<transport::TransferRequest> PrefillRole::DecodeWrites(const WriteJob& job) const {
+  const uint64_t bb = ctx_.layout.block_bytes();
+  std::byte* staging = job.staging->bytes().data();
+  const Rank decode{job.task->decode_rank};
+  if (job.layer == kWholeBlocks && !job.swap_kv) {
+    return {{transport::OpKind::kWrite, staging + job.from * bb, decode, slot_ + job.from * bb,
+             static_cast<size_t>(job.to - job.from) * bb}};
+  }
+  // Layers are contiguous in a block (model/kv_cache.h): one piece per block, strided by bb.
+  const bool whole = job.layer == kWholeBlocks;
+  const uint64_t offset = whole ? 0 : uint64_t(job.layer) * ctx_.layout.piece_bytes();
+  const size_t length = whole ? bb : ctx_.layout.piece_bytes();
+  std::vector<transport::TransferRequest> writes;
+  for (int b = job.from; b < job.to; ++b) {
+    int at = b;
+    if (job.swap_kv && b < job.from + 2) at = b == job.from ? job.from + 1 : job.from;
+    writes.push_back({transport::OpKind::kWrite, staging + b * bb + offset, decode,
+                      slot_ + at * bb + offset, length});
+  }
+  return writes;
 }
 
 void PrefillRole::Serve(Loaded loaded) {
@@ -403,7 +430,7 @@ void PrefillRole::Serve(Loaded loaded) {
   // whole by the store still computes its last token.
   if (!modelled && done_tokens >= task.input_length) done_tokens = task.input_length - 1;
   take_checksums(0, present);
-  Enqueue(BlocksJob(task_ptr, staging, 0, present, present));
+  Enqueue(BlocksJob(task_ptr, staging, 0, present, true, false));
 
   // 2. Chunked compute of the rest by the engine. A modelled engine's time passes here; chunk
   // ends are kept exact (they do not drift with the writer's or the scheduler's jitter).
@@ -430,6 +457,17 @@ void PrefillRole::Serve(Loaded loaded) {
     work.first_block = stored_blocks;
     work.end_block = std::max(complete, stored_blocks);
     work.kv = kv;
+    const bool swap = complete > stored_blocks && ClaimSwapKv(task, stored_blocks, complete);
+    // Each layer of the chunk's finished blocks to the decode rank as it is computed.
+    int32_t layers_streamed = 0;
+    if (!modelled && ctx_.config.kv_stream_layers && complete > stored_blocks) {
+      work.on_layer = [&](int32_t layer) {
+        WriteJob job = BlocksJob(task_ptr, staging, stored_blocks, complete, true, false, swap);
+        job.layer = layer;
+        Enqueue(std::move(job));
+        ++layers_streamed;
+      };
+    }
     const engine::PrefillResult r = ctx_.engine->Prefill(work);
     if (!r.error.empty()) {
       Fail(Status(ErrorCode::kInternal,
@@ -446,9 +484,12 @@ void PrefillRole::Serve(Loaded loaded) {
       chunk_end = ctx_.LocalNow();  // the engine really computed it
     }
     if (complete > stored_blocks) {
+      // Every layer is in the staging now: the checksums of the whole blocks. Blocks streamed
+      // layer by layer only go to the store; else (an engine that did not hand over every
+      // layer) they go to the decode rank whole too.
       take_checksums(stored_blocks, complete);
-      MaybeSwapKv(task, kv, stored_blocks, complete);
-      Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, stored_blocks));
+      const bool streamed = layers_streamed == static_cast<int32_t>(ctx_.layout.layers());
+      Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, !streamed, true, swap));
     }
     stored_blocks = std::max(complete, stored_blocks);
     done_tokens = end;
@@ -467,7 +508,7 @@ void PrefillRole::Serve(Loaded loaded) {
   // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
   if (stored_blocks < blocks) {
     take_checksums(stored_blocks, blocks);
-    Enqueue(BlocksJob(task_ptr, staging, stored_blocks, blocks, blocks));
+    Enqueue(BlocksJob(task_ptr, staging, stored_blocks, blocks, true, false));
   }
   // The first token comes when the last chunk really ended: a rank that woke late, a transfer
   // or a queue slower than predicted, all show in the TTFT the conductor records.
@@ -504,8 +545,13 @@ void PrefillRole::Serve(Loaded loaded) {
   const Nanos due = !modelled ? Nanos(0)
                               : std::max(first_token_at + xfer / std::max(1u, ctx_.layout.layers()),
                                          compute_start + xfer);
-  WriteJob last{task_ptr,  staging,    blocks, blocks, blocks, true, due, done.first_token_wall_ns,
-                checksums, first_token};
+  WriteJob last = BlocksJob(task_ptr, staging, blocks, blocks, false, false);
+  last.last = true;
+  last.due = due;
+  last.first_token_wall_ns = done.first_token_wall_ns;
+  last.prefill_start_wall_ns = (start + ctx_.clock_offset).count();
+  last.checksums = checksums;
+  last.first_token = first_token;
   Enqueue(std::move(last));
 }
 

@@ -6,12 +6,19 @@
 //     transfer time of the fetched part, so the live run's timing is the model's;
 //  2. compute chunk by chunk through the Engine (engine/engine.h; CostModelEngine: its KV bytes
 //     and the cost model's time / time_scale); each finished chunk's blocks are handed to the
-//     writer thread. Staging is allocated through the engine too (where it keeps KV);
+//     writer thread. An engine that computes layer by layer (the reference engine, unless
+//     ServeConfig::kv_stream_layers is off) hands each layer of the chunk's finished blocks to
+//     the writer as soon as it is computed, so it travels to the decode rank while the next
+//     layers compute; the blocks then go to the store whole after the chunk. Staging is
+//     allocated through the engine too (where it keeps KV);
 //  3. tell the conductor the first token came (PrefillDone) the moment the compute ends.
 // The writer thread, off the compute path as a GPU's copy engine would be: offers the request's
 // KV to its decode rank (which answers with a slot in its receive buffer), puts the new blocks
-// into the store (two-phase put), streams every block to the decode slot, and sends KvDone once
-// the writes finished and the modelled layer-wise KV transfer would have.
+// into the store (two-phase put), streams every block (or layer piece) to the decode slot, and
+// sends KvDone once every write finished and the modelled layer-wise KV transfer would have.
+// Checksums are of whole blocks, taken from the staging once the chunk's every layer is there:
+// the decode rank verifies each block after KvDone, so a layer missing, misplaced or stale
+// fails its block.
 #pragma once
 
 #include <condition_variable>
@@ -47,16 +54,21 @@ class PrefillRole {
   PrefillStats stats() const;
 
  private:
-  // Work for the writer thread: store puts and decode streaming of blocks [from, to) of a
-  // request, and (last) its KvDone, due at a local wall time.
+  static constexpr int kWholeBlocks = -1;
+  // Work for the writer thread: blocks [from, to) of a request to its decode rank (whole, or one
+  // layer's piece of each) and/or to the store, or (last) its KvDone, due at a local wall time.
   struct WriteJob {
     std::shared_ptr<const PrefillTask> task;
     std::shared_ptr<StagingBuffer> staging;
     int from = 0, to = 0;
-    int store_from = 0;  // blocks [store_from, to) are new and go to the store too
+    bool to_decode = false;
+    int layer = kWholeBlocks;  // else only this layer's piece of each block goes to decode
+    bool to_store = false;     // new blocks: those StorableBlocks allows go to the store
+    bool swap_kv = false;      // fault.swap_kv: blocks from and from + 1 land in each other's place
     bool last = false;
     Nanos due{0};
     int64_t first_token_wall_ns = 0;
+    int64_t prefill_start_wall_ns = 0;  // when the worker took the request (conductor clock)
     // Checksum64 of each block of the request, taken by the worker where the KV was computed or
     // read back (filled before the job naming those blocks is queued); the last job sends them.
     std::shared_ptr<std::vector<uint64_t>> checksums;
@@ -77,7 +89,10 @@ class PrefillRole {
   void Enqueue(WriteJob job);
   static WriteJob BlocksJob(std::shared_ptr<const PrefillTask> task,
                             std::shared_ptr<StagingBuffer> staging, int from, int to,
-                            int store_from);
+                            bool to_decode, bool to_store, bool swap_kv = false);
+  // The writes of one job to the decode rank's slot, one request per block unless whole
+  // blocks go unswapped (one request).
+  std::vector<transport::TransferRequest> DecodeWrites(const WriteJob& job) const;
   // Reads prefix blocks [0, task.prefix_blocks) into `*staging`; returns how many leading blocks
   // were present and verified (the rest must be recomputed). When a read was given up while
   // still in flight, `*staging` is replaced by a fresh buffer (RetireStaging).
@@ -97,9 +112,10 @@ class PrefillRole {
   // computes, the prompt's whole blocks (a partial last block's tokens depend on its length, so
   // its KV is not that of the same hash id in a longer prompt).
   int StorableBlocks(const PrefillTask& task) const;
-  // fault.swap_kv: the first request with two new blocks gets their KV swapped after their
-  // checksums were taken (and stored so): the decode rank must refuse it.
-  void MaybeSwapKv(const PrefillTask& task, std::span<std::byte> staging, int from, int to);
+  // fault.swap_kv: true for the first chunk that completes two new blocks [from, to): their KV
+  // goes to each other's place at the decode rank (the checksums and the store have the right
+  // bytes), which the decode rank must refuse.
+  bool ClaimSwapKv(const PrefillTask& task, int from, int to);
 
   ServeContext& ctx_;
   mutable std::mutex mutex_;
@@ -113,6 +129,7 @@ class PrefillRole {
   uint64_t writing_request_ = UINT64_MAX;
   uint64_t slot_ = 0;
   bool slot_ok_ = false;
+  uint64_t skip_layer_request_ = UINT64_MAX;  // ServeConfig::fault_skip_kv_layer's request
   // A KV write and the staging it reads. One that did not complete (a decode rank stalled past
   // the deadline) may still be read by UCX: RetireWrites hands it to the transport, which keeps
   // it until it closes (Transport::RetainUntilClosed); freeing it was a use-after-free.

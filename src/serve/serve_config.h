@@ -35,9 +35,16 @@ struct ServeConfig {
   // Conductor: the run folder, created before the replay: requests.csv grows in it as requests
   // finish, and a partial summary.json is written at every progress line. Empty: none.
   std::string run_dir;
-  // Prefill ranks: swap the KV of two blocks of one request after their checksums were taken
-  // (fault.swap_kv), so that a run shows it catches KV at the wrong position.
+  // Prefill ranks: write the KV of two blocks of one request to each other's place at the
+  // decode rank (fault.swap_kv), so that a run shows it catches KV at the wrong position.
   bool fault_swap_kv = false;
+  // Prefill ranks with an engine that computes (engine.kv_stream): each layer of a chunk's
+  // finished blocks goes to the decode rank as soon as it is computed (true), or the chunk's
+  // whole blocks once it is computed (false).
+  bool kv_stream_layers = true;
+  // Test hook (no option): with kv_stream_layers, the write of this layer is left out for the
+  // first request that streams layers, which the decode rank's checksums must refuse. -1: off.
+  int fault_skip_kv_layer = -1;
 };
 
 }  // namespace mooncake::serve

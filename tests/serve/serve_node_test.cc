@@ -5,12 +5,16 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "engine/cost_model_engine.h"
+#include "engine/reference_engine.h"
+#include "model/checkpoint.h"
 #include "serve/serve_node.h"
+#include "serve/token_check.h"
 #include "serve/workload.h"
 #include "support/paper_cost_model.h"
 #include "transport/loopback/loopback_transport.h"
@@ -55,14 +59,23 @@ class CountingEngine final : public engine::Engine {
 };
 
 // Four loopback ranks with the store's segment and the decode rank's receive buffer registered
-// and imported everywhere, as the live job's bootstrap does.
+// and imported everywhere, as the live job's bootstrap does. With `model`, the prefill and the
+// decode rank compute with the reference engine (each its own), KV blocks at their real size.
 class InProcessJob {
  public:
-  InProcessJob(const ServeConfig& config, const std::vector<trace::TraceRequest>& requests)
+  InProcessJob(const ServeConfig& config, const std::vector<trace::TraceRequest>& requests,
+               const model::Transformer* model = nullptr)
       : cost_(testing::Llama70bA800()),
-        layout_(cost_, 1.0 / 8192, "llama3-70b"),
+        layout_(model == nullptr ? engine::KvLayout(cost_, 1.0 / 8192, "llama3-70b")
+                                 : engine::KvLayout::Computed(
+                                       model->KvShapeFor(trace::kTraceBlockTokens).BlockBytes(),
+                                       model->config().num_layers, "ref-" + model->config().name)),
         engine_(cost_, layout_),
         counting_(engine_) {
+    if (model != nullptr) {
+      prefill_ref_ = std::make_unique<engine::ReferenceEngine>(*model);
+      decode_ref_ = std::make_unique<engine::ReferenceEngine>(*model);
+    }
     transports_ = transport::CreateLoopbackCluster(kRanks, &hub_);
     for (auto& t : transports_) rpcs_.push_back(std::make_unique<transport::Rpc>(*t));
     std::vector<std::vector<transport::RemoteDescriptor>> regions(kRanks);
@@ -85,8 +98,11 @@ class InProcessJob {
       peers.self = Rank{r};
       std::span<std::byte> local;
       if (r == kDecode) local = std::span<std::byte>(receive_.get(), kReceiveBytes);
+      engine::Engine* engine = &counting_;
+      if (prefill_ref_ && r == kPrefill) engine = prefill_ref_.get();
+      if (decode_ref_ && r == kDecode) engine = decode_ref_.get();
       nodes_.push_back(std::make_unique<ServeNode>(
-          parts[r], ServeNodeDeps{*transports_[r], *rpcs_[r], peers, *topology, local, &counting_},
+          parts[r], ServeNodeDeps{*transports_[r], *rpcs_[r], peers, *topology, local, engine},
           config, cost_, layout_, r == kConductor ? setup : ConductorSetup{}));
     }
   }
@@ -128,6 +144,8 @@ class InProcessJob {
   void Register(int rank, size_t bytes, Buffer* buffer,
                 std::vector<std::vector<transport::RemoteDescriptor>>* regions) {
     *buffer = Allocate(bytes);
+    // Bytes no KV has: a write left out is never masked by an earlier job's KV in reused memory.
+    std::memset(buffer->get(), 0xa5, bytes);
     auto region =
         transports_[rank]->RegisterMemory(buffer->get(), bytes, transport::MemoryType::kHost);
     ASSERT_TRUE(region.ok());
@@ -138,6 +156,7 @@ class InProcessJob {
   engine::KvLayout layout_;
   engine::CostModelEngine engine_;  // stateless, so the prefill and the decode rank share it
   CountingEngine counting_;
+  std::unique_ptr<engine::ReferenceEngine> prefill_ref_, decode_ref_;
   std::shared_ptr<transport::LoopbackHub> hub_;
   std::vector<std::unique_ptr<transport::Transport>> transports_;
   std::vector<std::unique_ptr<transport::Rpc>> rpcs_;
@@ -220,6 +239,70 @@ TEST(ServeNode, PrefillAndDecodeRanksComputeThroughTheirEngine) {
             (computed + totals.blocks_loaded) * job.layout().block_bytes());
   EXPECT_GT(reports[kDecode].tokens, 0u);
   EXPECT_EQ(job.engine().decode_tokens.load(), reports[kDecode].tokens);
+}
+
+model::Transformer Tiny() {
+  auto m = model::LoadModel("tiny", 0);
+  EXPECT_TRUE(m.ok());
+  auto t = model::Transformer::Create(std::move(*m));
+  EXPECT_TRUE(t.ok());
+  return std::move(*t);
+}
+
+// Synthetic requests for the reference engine: 2-block system prompts shared by several, about
+// 500 new tokens a turn, at most 3000 tokens, 4 output tokens each.
+std::vector<trace::TraceRequest> ShortSynthetic(int requests) {
+  WorkloadSpec spec;
+  spec.synthetic.num_requests = requests;
+  spec.synthetic.rate_per_s = 20;
+  spec.synthetic.system_prompts = 2;
+  spec.synthetic.system_prompt_blocks = 2;
+  spec.synthetic.mean_new_tokens = 500;
+  spec.synthetic.max_input_tokens = 3000;
+  auto w = LoadWorkload(spec);
+  EXPECT_TRUE(w.ok());
+  std::vector<trace::TraceRequest> out = w.ok() ? w->requests : std::vector<trace::TraceRequest>{};
+  for (trace::TraceRequest& r : out) r.output_length = 4;
+  return out;
+}
+
+// The reference engine with each layer of a chunk's finished blocks streamed to the decode rank
+// as it is computed: every block verified, and every request's tokens those of one process.
+// With one layer's write left out for a request, its blocks fail their checksums at the decode
+// rank, which does not start it: the request does not complete, the others still do.
+TEST(ServeNode, LayerByLayerKvGivesOneProcesssTokensAndAMissingLayerIsRefused) {
+  const model::Transformer tiny = Tiny();
+  const auto requests = ShortSynthetic(6);
+  ASSERT_EQ(requests.size(), 6u);
+  ServeConfig config = FastConfig();
+  config.time_scale = 1;
+  config.chunk_tokens = 384;  // chunks that finish no block, one, or two
+  for (int skip : {-1, 1}) {
+    SCOPED_TRACE(skip < 0 ? "every layer streamed" : "layer 1 of one request left out");
+    config.fault_skip_kv_layer = skip;
+    InProcessJob job(config, requests, &tiny);
+    RankReport all;
+    std::vector<RankReport> reports = job.Run(&all);
+    ConductorRole& conductor = *job.node(kConductor).conductor_role();
+    ReferenceTokens reference(tiny, requests);
+    const TokenCheckResult check = reference.Compare(conductor.records(), conductor.output_ids());
+    EXPECT_EQ(check.token_mismatches, 0u) << check.first_mismatch;
+    size_t completed = 0;
+    for (const trace::RequestRecord& r : conductor.records()) {
+      completed += r.outcome == trace::Outcome::kCompleted;
+    }
+    if (skip < 0) {
+      EXPECT_EQ(all.errors, 0u) << all.first_error;
+      EXPECT_EQ(reports[kDecode].blocks_corrupt, 0u);
+      EXPECT_GT(reports[kDecode].blocks_verified, 0u);
+      EXPECT_EQ(completed, requests.size());
+      EXPECT_EQ(check.requests_compared, requests.size());
+    } else {
+      EXPECT_GT(reports[kDecode].blocks_corrupt, 0u);
+      EXPECT_EQ(completed, requests.size() - 1);
+      EXPECT_EQ(check.requests_compared, requests.size() - 1);
+    }
+  }
 }
 
 // A prefill or decode rank without an engine is refused at Start, naming what is missing.

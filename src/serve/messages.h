@@ -4,7 +4,8 @@
 //
 // Flow of one request:
 //   conductor --PrefillTask--> prefill --KvOffer--> decode (reply: where to write the KV)
-//   prefill --(one-sided WRITEs of every block)--> decode's receive buffer
+//   prefill --(one-sided WRITEs of every block, or of each layer of it as it is computed)-->
+//     decode's receive buffer
 //   prefill --KvDone--> decode;  prefill --PrefillDone--> conductor
 //   decode --KvArrived--> conductor (reply: admitted or rejected, after Scheduler::AdmitToDecode)
 //   decode --DecodeTokens--> conductor (a streamed request's tokens as they are generated)

@@ -153,7 +153,8 @@ void PrefillRole::Write(WriteJob& job) {
   const PrefillTask& task = *job.task;
   const uint64_t bb = ctx_.layout.block_bytes();
   const bool to_decode = task.output_length > 1 && !task.hash_ids.empty();
-  if (writing_request_ != task.request) {
+  // A store put left for after KvDone (streamed layers) needs no slot.
+  if (writing_request_ != task.request && (job.to_decode || job.last)) {
     // A new request: get its slot in the decode rank's receive buffer (retry while full).
     writing_request_ = task.request;
     RetireWrites();
@@ -441,6 +442,9 @@ void PrefillRole::Serve(Loaded loaded) {
   int32_t first_token = engine::kNoToken;
   bool computed = true;
   Nanos chunk_end = compute_start;
+  // Store puts of blocks streamed layer by layer: queued after KvDone, so the decode rank's KV
+  // does not wait for them.
+  std::vector<WriteJob> store_after;
   while (done_tokens < task.input_length) {
     int64_t end =
         chunk > 0 ? std::min<int64_t>(task.input_length, done_tokens + chunk) : task.input_length;
@@ -488,8 +492,11 @@ void PrefillRole::Serve(Loaded loaded) {
       // layer by layer only go to the store; else (an engine that did not hand over every
       // layer) they go to the decode rank whole too.
       take_checksums(stored_blocks, complete);
-      const bool streamed = layers_streamed == static_cast<int32_t>(ctx_.layout.layers());
-      Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, !streamed, true, swap));
+      if (layers_streamed == static_cast<int32_t>(ctx_.layout.layers())) {
+        store_after.push_back(BlocksJob(task_ptr, staging, stored_blocks, complete, false, true));
+      } else {
+        Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, true, true, swap));
+      }
     }
     stored_blocks = std::max(complete, stored_blocks);
     done_tokens = end;
@@ -503,6 +510,7 @@ void PrefillRole::Serve(Loaded loaded) {
     failed.failed = 1;
     Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, failed.Encode());
     if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
+    for (WriteJob& job : store_after) Enqueue(std::move(job));
     return;
   }
   // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
@@ -553,6 +561,7 @@ void PrefillRole::Serve(Loaded loaded) {
   last.checksums = checksums;
   last.first_token = first_token;
   Enqueue(std::move(last));
+  for (WriteJob& job : store_after) Enqueue(std::move(job));
 }
 
 }  // namespace mooncake::serve

@@ -442,8 +442,8 @@ void PrefillRole::Serve(Loaded loaded) {
   int32_t first_token = engine::kNoToken;
   bool computed = true;
   Nanos chunk_end = compute_start;
-  // Store puts of blocks streamed layer by layer: queued after KvDone, so the decode rank's KV
-  // does not wait for them.
+  // A computing engine's store puts: queued after KvDone, so the decode rank's KV does not
+  // wait for them (a modelled engine's go with the chunk, as its timing models).
   std::vector<WriteJob> store_after;
   while (done_tokens < task.input_length) {
     int64_t end =
@@ -492,10 +492,13 @@ void PrefillRole::Serve(Loaded loaded) {
       // layer by layer only go to the store; else (an engine that did not hand over every
       // layer) they go to the decode rank whole too.
       take_checksums(stored_blocks, complete);
-      if (layers_streamed == static_cast<int32_t>(ctx_.layout.layers())) {
-        store_after.push_back(BlocksJob(task_ptr, staging, stored_blocks, complete, false, true));
-      } else {
+      const bool streamed = layers_streamed == static_cast<int32_t>(ctx_.layout.layers());
+      if (modelled) {
         Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, true, true, swap));
+      } else {
+        if (!streamed)
+          Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, true, false, swap));
+        store_after.push_back(BlocksJob(task_ptr, staging, stored_blocks, complete, false, true));
       }
     }
     stored_blocks = std::max(complete, stored_blocks);

@@ -9,8 +9,8 @@
 //     writer thread. An engine that computes layer by layer (the reference engine, unless
 //     ServeConfig::kv_stream_layers is off) hands each layer of the chunk's finished blocks to
 //     the writer as soon as it is computed, so it travels to the decode rank while the next
-//     layers compute; those blocks go to the store whole after the request's KvDone. Staging
-//     is allocated through the engine too (where it keeps KV);
+//     layers compute. A computing engine's new blocks go to the store whole after the
+//     request's KvDone. Staging is allocated through the engine too (where it keeps KV);
 //  3. tell the conductor the first token came (PrefillDone) the moment the compute ends.
 // The writer thread, off the compute path as a GPU's copy engine would be: offers the request's
 // KV to its decode rank (which answers with a slot in its receive buffer), puts the new blocks

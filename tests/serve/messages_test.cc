@@ -83,10 +83,12 @@ TEST(ServeMessages, KvDoneCarriesOneChecksumPerBlock) {
   kv.hash_ids = {1, 2, 3};
   kv.checksums = {7, 8, 9};
   kv.first_token = 41;
+  kv.prefill_start_wall_ns = 123456789;
   auto back = KvDone::Decode(kv.Encode());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->checksums, kv.checksums);
   EXPECT_EQ(back->first_token, 41);
+  EXPECT_EQ(back->prefill_start_wall_ns, 123456789);
   kv.checksums.pop_back();
   auto r = KvDone::Decode(kv.Encode());
   EXPECT_EQ(r.status().code(), ErrorCode::kProtocolError);

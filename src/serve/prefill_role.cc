@@ -149,41 +149,61 @@ void PrefillRole::SendLoop() {
   }
 }
 
+// Gets the request's slot in the decode rank's receive buffer (retrying while it is full).
+void PrefillRole::OfferSlot(const PrefillTask& task) {
+  KvOffer offer;
+  offer.request = task.request;
+  offer.bytes = task.hash_ids.size() * ctx_.layout.block_bytes();
+  const Nanos give_up = ctx_.LocalNow() + ctx_.config.phase_timeout;
+  for (;;) {
+    auto reply =
+        ctx_.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(), ctx_.config.rpc_timeout);
+    if (reply.ok()) {
+      auto r = KvOfferReply::Decode(*reply);
+      if (r.ok()) {
+        slot_ = r->remote_addr;
+        slot_ok_ = true;
+      } else {
+        Fail(r.status());
+      }
+      return;
+    }
+    if (reply.status().code() != ErrorCode::kBusy || ctx_.LocalNow() > give_up) {
+      Fail(reply.status().WithContext("KV offer for request " + std::to_string(task.request)));
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void PrefillRole::WriteToDecode(WriteJob& job) {
+  const PrefillTask& task = *job.task;
+  if (job.layer != kWholeBlocks && job.layer == ctx_.config.fault_skip_kv_layer) {
+    if (skip_layer_request_ == UINT64_MAX) skip_layer_request_ = task.request;
+    if (skip_layer_request_ == task.request) {
+      log::Warn("fault: request {}: layer {} of blocks [{}, {}) not written to the decode rank",
+                task.request, job.layer, job.from, job.to);
+      return;
+    }
+  }
+  const std::vector<transport::TransferRequest> w = DecodeWrites(job);
+  auto batch = ctx_.transport.Submit(w);
+  if (batch.ok()) {
+    writes_.push_back(PendingWrite{std::move(*batch), job.staging});
+  } else {
+    Fail(batch.status());
+  }
+}
+
 void PrefillRole::Write(WriteJob& job) {
   const PrefillTask& task = *job.task;
-  const uint64_t bb = ctx_.layout.block_bytes();
   const bool to_decode = task.output_length > 1 && !task.hash_ids.empty();
-  // A store put left for after KvDone (streamed layers) needs no slot.
+  // A store put left for after KvDone needs no slot.
   if (writing_request_ != task.request && (job.to_decode || job.last)) {
-    // A new request: get its slot in the decode rank's receive buffer (retry while full).
-    writing_request_ = task.request;
+    writing_request_ = task.request;  // a new request
     RetireWrites();
     slot_ok_ = false;
-    if (to_decode) {
-      KvOffer offer;
-      offer.request = task.request;
-      offer.bytes = task.hash_ids.size() * bb;
-      const Nanos give_up = ctx_.LocalNow() + ctx_.config.phase_timeout;
-      for (;;) {
-        auto reply = ctx_.rpc.Call(Rank{task.decode_rank}, kMsgKvOffer, offer.Encode(),
-                                   ctx_.config.rpc_timeout);
-        if (reply.ok()) {
-          auto r = KvOfferReply::Decode(*reply);
-          if (r.ok()) {
-            slot_ = r->remote_addr;
-            slot_ok_ = true;
-          } else {
-            Fail(r.status());
-          }
-          break;
-        }
-        if (reply.status().code() != ErrorCode::kBusy || ctx_.LocalNow() > give_up) {
-          Fail(reply.status().WithContext("KV offer for request " + std::to_string(task.request)));
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
-    }
+    if (to_decode) OfferSlot(task);
   }
   std::span<std::byte> staging(job.staging->bytes());
   const int store_to = job.to_store ? std::min(job.to, StorableBlocks(task)) : job.from;
@@ -195,24 +215,13 @@ void PrefillRole::Write(WriteJob& job) {
       ctx_.transport.RetainUntilClosed(job.staging);
     }
   }
-  if (job.layer != kWholeBlocks && job.layer == ctx_.config.fault_skip_kv_layer) {
-    if (skip_layer_request_ == UINT64_MAX) skip_layer_request_ = task.request;
-    if (skip_layer_request_ == task.request) {
-      log::Warn("fault: request {}: layer {} of blocks [{}, {}) not written to the decode rank",
-                task.request, job.layer, job.from, job.to);
-      job.to_decode = false;
-    }
-  }
-  if (slot_ok_ && job.to_decode && job.from < job.to) {
-    const std::vector<transport::TransferRequest> w = DecodeWrites(job);
-    auto batch = ctx_.transport.Submit(w);
-    if (batch.ok()) {
-      writes_.push_back(PendingWrite{std::move(*batch), job.staging});
-    } else {
-      Fail(batch.status());
-    }
-  }
-  if (!job.last) return;
+  if (slot_ok_ && job.to_decode && job.from < job.to) WriteToDecode(job);
+  if (job.last) FinishRequest(job, to_decode);
+}
+
+// The request's last job: every write waited for, then KvDone.
+void PrefillRole::FinishRequest(const WriteJob& job, bool to_decode) {
+  const PrefillTask& task = *job.task;
   bool streamed = slot_ok_;
   for (auto& w : writes_) {
     Status s = w.batch->Wait(ctx_.config.phase_timeout);
@@ -405,166 +414,182 @@ std::vector<transport::TransferRequest> PrefillRole::DecodeWrites(const WriteJob
   return writes;
 }
 
-void PrefillRole::Serve(Loaded loaded) {
-  const std::shared_ptr<const PrefillTask>& task_ptr = loaded.task;
-  const PrefillTask& task = *task_ptr;
-  const Nanos start = ctx_.LocalNow();
-  const int blocks = static_cast<int>(task.hash_ids.size());
+void PrefillRole::TakeChecksums(Run& run, int from, int to) const {
   const uint64_t bb = ctx_.layout.block_bytes();
+  const std::byte* kv = run.staging->bytes().data();
+  for (int b = from; b < to; ++b) (*run.checksums)[b] = Checksum64(kv + b * bb, bb);
+}
+
+// The next chunk: computed by the engine (a modelled engine's time passes here; chunk ends are
+// kept exact, they do not drift with the writer's or the scheduler's jitter), its finished
+// blocks to the writer, each layer as it is computed where the engine computes layer by layer.
+bool PrefillRole::ComputeChunk(Run& run) {
+  const PrefillTask& task = *run.task;
   const bool modelled = ctx_.engine->models_time();
-  auto staging = loaded.staging;
-  auto checksums = std::make_shared<std::vector<uint64_t>>(blocks, 0);
-  std::span<std::byte> kv(staging->bytes());
-  auto take_checksums = [&](int from, int to) {
-    for (int b = from; b < to; ++b) (*checksums)[b] = Checksum64(kv.data() + b * bb, bb);
-  };
-
-  // 1. The reused prefix was read ahead; the fetched part takes its modelled transfer time (a
-  // computing engine's fetch was real: it waits no more).
-  const uint64_t bytes_loaded = loaded.bytes_loaded;
-  const int present = loaded.present;
-  if (modelled) SleepUntil(start + ctx_.ModelToWall(Nanos(task.t_transfer_ns)));
-  const int missing = task.prefix_blocks - present;
-  int64_t done_tokens = std::min<int64_t>(task.prefix_tokens, int64_t{present} * kTokensPerBlock);
-  if (present < task.prefix_blocks) done_tokens = int64_t{present} * kTokensPerBlock;
-  // A computing engine needs the last prompt token's logits for the first token: a prompt held
-  // whole by the store still computes its last token.
-  if (!modelled && done_tokens >= task.input_length) done_tokens = task.input_length - 1;
-  take_checksums(0, present);
-  Enqueue(BlocksJob(task_ptr, staging, 0, present, true, false));
-
-  // 2. Chunked compute of the rest by the engine. A modelled engine's time passes here; chunk
-  // ends are kept exact (they do not drift with the writer's or the scheduler's jitter).
-  const Nanos compute_start = ctx_.LocalNow();
   const int64_t chunk = ctx_.config.chunk_tokens;
-  double compute_model_s = 0;
-  int stored_blocks = present;
-  int32_t first_token = engine::kNoToken;
-  bool computed = true;
-  Nanos chunk_end = compute_start;
-  // A computing engine's store puts: queued after KvDone, so the decode rank's KV does not
-  // wait for them (a modelled engine's go with the chunk, as its timing models).
-  std::vector<WriteJob> store_after;
-  while (done_tokens < task.input_length) {
-    int64_t end =
-        chunk > 0 ? std::min<int64_t>(task.input_length, done_tokens + chunk) : task.input_length;
-    int complete = end >= task.input_length
-                       ? blocks
-                       : static_cast<int>(std::min<int64_t>(blocks, end / kTokensPerBlock));
-    engine::PrefillChunk work;
-    work.request = task.request;
-    work.hash_ids = task.hash_ids;
-    work.prompt_ids = task.prompt_ids;
-    work.input_length = task.input_length;
-    work.prefix_tokens = done_tokens;
-    work.tokens = end - done_tokens;
-    work.first_block = stored_blocks;
-    work.end_block = std::max(complete, stored_blocks);
-    work.kv = kv;
-    const bool swap = complete > stored_blocks && ClaimSwapKv(task, stored_blocks, complete);
-    // Each layer of the chunk's finished blocks to the decode rank as it is computed.
-    int32_t layers_streamed = 0;
-    if (!modelled && ctx_.config.kv_stream_layers && complete > stored_blocks) {
-      work.on_layer = [&](int32_t layer) {
-        WriteJob job = BlocksJob(task_ptr, staging, stored_blocks, complete, true, false, swap);
-        job.layer = layer;
-        Enqueue(std::move(job));
-        ++layers_streamed;
-      };
-    }
-    const engine::PrefillResult r = ctx_.engine->Prefill(work);
-    if (!r.error.empty()) {
-      Fail(Status(ErrorCode::kInternal,
-                  "request " + std::to_string(task.request) + ": prefill compute: " + r.error));
-      computed = false;
-      break;
-    }
-    if (r.next_token != engine::kNoToken) first_token = r.next_token;
-    compute_model_s += engine::NanosToSeconds(r.time.model);
-    if (r.time.modelled) {
-      chunk_end += ctx_.ModelToWall(r.time.model);
-      SleepUntil(chunk_end);  // the GPU's time for this chunk
+  const int64_t end =
+      chunk > 0 ? std::min<int64_t>(task.input_length, run.done_tokens + chunk) : task.input_length;
+  const int from = run.stored_blocks;
+  const int complete = end >= task.input_length
+                           ? run.blocks
+                           : static_cast<int>(std::min<int64_t>(run.blocks, end / kTokensPerBlock));
+  engine::PrefillChunk work;
+  work.request = task.request;
+  work.hash_ids = task.hash_ids;
+  work.prompt_ids = task.prompt_ids;
+  work.input_length = task.input_length;
+  work.prefix_tokens = run.done_tokens;
+  work.tokens = end - run.done_tokens;
+  work.first_block = from;
+  work.end_block = std::max(complete, from);
+  work.kv = run.staging->bytes();
+  const bool swap = complete > from && ClaimSwapKv(task, from, complete);
+  int32_t layers_streamed = 0;
+  if (!modelled && ctx_.config.kv_stream_layers && complete > from) {
+    work.on_layer = [&](int32_t layer) {
+      WriteJob job = BlocksJob(run.task, run.staging, from, complete, true, false, swap);
+      job.layer = layer;
+      Enqueue(std::move(job));
+      ++layers_streamed;
+    };
+  }
+  const engine::PrefillResult r = ctx_.engine->Prefill(work);
+  if (!r.error.empty()) {
+    Fail(Status(ErrorCode::kInternal,
+                "request " + std::to_string(task.request) + ": prefill compute: " + r.error));
+    return false;
+  }
+  if (r.next_token != engine::kNoToken) run.first_token = r.next_token;
+  run.compute_model_s += engine::NanosToSeconds(r.time.model);
+  if (r.time.modelled) {
+    run.chunk_end += ctx_.ModelToWall(r.time.model);
+    SleepUntil(run.chunk_end);  // the GPU's time for this chunk
+  } else {
+    run.chunk_end = ctx_.LocalNow();  // the engine really computed it
+  }
+  if (complete > from) {
+    // Every layer is in the staging now: the checksums of the whole blocks. Blocks streamed
+    // layer by layer only go to the store; else (an engine that did not hand over every
+    // layer) they go to the decode rank whole too.
+    TakeChecksums(run, from, complete);
+    const bool streamed = layers_streamed == static_cast<int32_t>(ctx_.layout.layers());
+    if (modelled) {
+      Enqueue(BlocksJob(run.task, run.staging, from, complete, true, true, swap));
     } else {
-      chunk_end = ctx_.LocalNow();  // the engine really computed it
+      if (!streamed) Enqueue(BlocksJob(run.task, run.staging, from, complete, true, false, swap));
+      run.store_after.push_back(BlocksJob(run.task, run.staging, from, complete, false, true));
     }
-    if (complete > stored_blocks) {
-      // Every layer is in the staging now: the checksums of the whole blocks. Blocks streamed
-      // layer by layer only go to the store; else (an engine that did not hand over every
-      // layer) they go to the decode rank whole too.
-      take_checksums(stored_blocks, complete);
-      const bool streamed = layers_streamed == static_cast<int32_t>(ctx_.layout.layers());
-      if (modelled) {
-        Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, true, true, swap));
-      } else {
-        if (!streamed)
-          Enqueue(BlocksJob(task_ptr, staging, stored_blocks, complete, true, false, swap));
-        store_after.push_back(BlocksJob(task_ptr, staging, stored_blocks, complete, false, true));
-      }
-    }
-    stored_blocks = std::max(complete, stored_blocks);
-    done_tokens = end;
   }
-  if (!computed) {
-    // The conductor fails the request now rather than waiting for it until the job deadline.
-    PrefillDone failed;
-    failed.request = task.request;
-    failed.attempt = task.attempt;
-    failed.prefill_rank = ctx_.peers.self.value;
-    failed.failed = 1;
-    Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, failed.Encode());
-    if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
-    for (WriteJob& job : store_after) Enqueue(std::move(job));
-    return;
-  }
-  // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
-  if (stored_blocks < blocks) {
-    take_checksums(stored_blocks, blocks);
-    Enqueue(BlocksJob(task_ptr, staging, stored_blocks, blocks, true, false));
-  }
-  // The first token comes when the last chunk really ended: a rank that woke late, a transfer
-  // or a queue slower than predicted, all show in the TTFT the conductor records.
-  const Nanos first_token_at = std::max(chunk_end, ctx_.LocalNow());
+  run.stored_blocks = std::max(complete, from);
+  run.done_tokens = end;
+  return true;
+}
 
-  // 3. The first token: the conductor hears at once.
+// The conductor fails the request now rather than waiting for it until the job deadline.
+void PrefillRole::ReportFailed(const PrefillTask& task) {
+  PrefillDone failed;
+  failed.request = task.request;
+  failed.attempt = task.attempt;
+  failed.prefill_rank = ctx_.peers.self.value;
+  failed.failed = 1;
+  Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, failed.Encode());
+  if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
+}
+
+int64_t PrefillRole::SendPrefillDone(const Run& run, const Loaded& loaded, Nanos first_token_at) {
+  const PrefillTask& task = *run.task;
+  const uint64_t bb = ctx_.layout.block_bytes();
+  const int missing = task.prefix_blocks - loaded.present;
   PrefillDone done;
   done.request = task.request;
   done.attempt = task.attempt;
   done.prefill_rank = ctx_.peers.self.value;
-  done.blocks_loaded = present;
+  done.blocks_loaded = loaded.present;
   done.blocks_missing = missing;
-  done.blocks_computed = blocks - present;
+  done.blocks_computed = run.blocks - loaded.present;
   done.first_token_wall_ns = (first_token_at + ctx_.clock_offset).count();
-  done.compute_model_s = compute_model_s;
-  done.bytes_loaded = bytes_loaded;
-  done.bytes_stored = static_cast<uint64_t>(blocks - present) * bb;
-  done.bytes_to_decode = task.output_length > 1 ? static_cast<uint64_t>(blocks) * bb : 0;
-  done.first_token = first_token;
+  done.compute_model_s = run.compute_model_s;
+  done.bytes_loaded = loaded.bytes_loaded;
+  done.bytes_stored = static_cast<uint64_t>(run.blocks - loaded.present) * bb;
+  done.bytes_to_decode = task.output_length > 1 ? static_cast<uint64_t>(run.blocks) * bb : 0;
+  done.first_token = run.first_token;
   Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, done.Encode());
   if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.tasks;
-    stats_.blocks_loaded += present;
-    stats_.blocks_missing += missing;
-    stats_.blocks_computed += blocks - present;
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.tasks;
+  stats_.blocks_loaded += loaded.present;
+  stats_.blocks_missing += missing;
+  stats_.blocks_computed += run.blocks - loaded.present;
+  return done.first_token_wall_ns;
+}
+
+void PrefillRole::QueueKvDone(Run& run, int64_t first_token_wall_ns, Nanos first_token_at) {
+  const PrefillTask& task = *run.task;
   // KvDone is due when the modelled layer-wise transfer of the real KV would have finished: it
   // overlaps the compute, and the last layer leaves after it (as the simulator models it).
   const Nanos xfer = ctx_.ModelToWall(ctx_.cost.TransferTime(
       ctx_.cost.KvBytesPerToken() * static_cast<uint64_t>(task.input_length)));
   // A computing engine's KV went as it was computed: KvDone follows the writes at once.
-  const Nanos due = !modelled ? Nanos(0)
-                              : std::max(first_token_at + xfer / std::max(1u, ctx_.layout.layers()),
-                                         compute_start + xfer);
-  WriteJob last = BlocksJob(task_ptr, staging, blocks, blocks, false, false);
+  const Nanos due = !ctx_.engine->models_time()
+                        ? Nanos(0)
+                        : std::max(first_token_at + xfer / std::max(1u, ctx_.layout.layers()),
+                                   run.compute_start + xfer);
+  WriteJob last = BlocksJob(run.task, run.staging, run.blocks, run.blocks, false, false);
   last.last = true;
   last.due = due;
-  last.first_token_wall_ns = done.first_token_wall_ns;
-  last.prefill_start_wall_ns = (start + ctx_.clock_offset).count();
-  last.checksums = checksums;
-  last.first_token = first_token;
+  last.first_token_wall_ns = first_token_wall_ns;
+  last.prefill_start_wall_ns = (run.start + ctx_.clock_offset).count();
+  last.checksums = run.checksums;
+  last.first_token = run.first_token;
   Enqueue(std::move(last));
-  for (WriteJob& job : store_after) Enqueue(std::move(job));
+  for (WriteJob& job : run.store_after) Enqueue(std::move(job));
+}
+
+void PrefillRole::Serve(Loaded loaded) {
+  Run run;
+  run.task = loaded.task;
+  const PrefillTask& task = *run.task;
+  run.start = ctx_.LocalNow();
+  run.blocks = static_cast<int>(task.hash_ids.size());
+  run.staging = loaded.staging;
+  run.checksums = std::make_shared<std::vector<uint64_t>>(run.blocks, 0);
+  const bool modelled = ctx_.engine->models_time();
+
+  // 1. The reused prefix was read ahead; the fetched part takes its modelled transfer time (a
+  // computing engine's fetch was real: it waits no more).
+  const int present = loaded.present;
+  if (modelled) SleepUntil(run.start + ctx_.ModelToWall(Nanos(task.t_transfer_ns)));
+  run.done_tokens = std::min<int64_t>(task.prefix_tokens, int64_t{present} * kTokensPerBlock);
+  if (present < task.prefix_blocks) run.done_tokens = int64_t{present} * kTokensPerBlock;
+  // A computing engine needs the last prompt token's logits for the first token: a prompt held
+  // whole by the store still computes its last token.
+  if (!modelled && run.done_tokens >= task.input_length) run.done_tokens = task.input_length - 1;
+  TakeChecksums(run, 0, present);
+  Enqueue(BlocksJob(run.task, run.staging, 0, present, true, false));
+
+  // 2. Chunked compute of the rest by the engine.
+  run.compute_start = ctx_.LocalNow();
+  run.chunk_end = run.compute_start;
+  run.stored_blocks = present;
+  while (run.done_tokens < task.input_length) {
+    if (!ComputeChunk(run)) {
+      ReportFailed(task);
+      for (WriteJob& job : run.store_after) Enqueue(std::move(job));
+      return;
+    }
+  }
+  // A prompt fully covered by the prefix still has blocks to hand to the decode rank.
+  if (run.stored_blocks < run.blocks) {
+    TakeChecksums(run, run.stored_blocks, run.blocks);
+    Enqueue(BlocksJob(run.task, run.staging, run.stored_blocks, run.blocks, true, false));
+  }
+  // The first token comes when the last chunk really ended: a rank that woke late, a transfer
+  // or a queue slower than predicted, all show in the TTFT the conductor records.
+  const Nanos first_token_at = std::max(run.chunk_end, ctx_.LocalNow());
+
+  // 3. The first token: the conductor hears at once; then the request's KvDone.
+  const int64_t first_token_wall_ns = SendPrefillDone(run, loaded, first_token_at);
+  QueueKvDone(run, first_token_wall_ns, first_token_at);
 }
 
 }  // namespace mooncake::serve

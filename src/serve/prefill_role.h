@@ -81,10 +81,34 @@ class PrefillRole {
     int present = 0;
     uint64_t bytes_loaded = 0;
   };
+  // A request on the worker thread, from its loaded prefix to its KvDone.
+  struct Run {
+    std::shared_ptr<const PrefillTask> task;
+    std::shared_ptr<StagingBuffer> staging;
+    std::shared_ptr<std::vector<uint64_t>> checksums;  // Checksum64 of each block
+    int blocks = 0;
+    int stored_blocks = 0;    // leading blocks handed to the writer
+    int64_t done_tokens = 0;  // prompt tokens whose KV is computed or loaded
+    int32_t first_token = engine::kNoToken;
+    double compute_model_s = 0;
+    Nanos start{0}, compute_start{0}, chunk_end{0};
+    // A computing engine's store puts, queued after KvDone so the decode rank does not wait.
+    std::vector<WriteJob> store_after;
+  };
+  void TakeChecksums(Run& run, int from, int to) const;
+  // false: the engine failed (reported).
+  bool ComputeChunk(Run& run);
+  void ReportFailed(const PrefillTask& task);
+  // PrefillDone to the conductor; returns its first_token_wall_ns.
+  int64_t SendPrefillDone(const Run& run, const Loaded& loaded, Nanos first_token_at);
+  void QueueKvDone(Run& run, int64_t first_token_wall_ns, Nanos first_token_at);
   void LoadLoop();
   void WorkLoop();
   void SendLoop();
   void Write(WriteJob& job);
+  void OfferSlot(const PrefillTask& task);
+  void WriteToDecode(WriteJob& job);
+  void FinishRequest(const WriteJob& job, bool to_decode);
   void Serve(Loaded loaded);
   void Enqueue(WriteJob job);
   static WriteJob BlocksJob(std::shared_ptr<const PrefillTask> task,

@@ -38,7 +38,9 @@ TEST(MasterDrainTest, ADrainedRankTakesNothingNewAndEndsEmptyOnceItsReadersAreDo
   ASSERT_EQ(orders.size(), 2u);  // a (its only replica) and b (one of two) are copied
   for (const CopyOrder& order : orders) {
     EXPECT_NE(order.to.rank, Rank{1});
-    if (order.key == "b") EXPECT_NE(order.to.rank, Rank{2});  // b's other replica is there
+    if (order.key == "b") {
+      EXPECT_NE(order.to.rank, Rank{2});  // b's other replica is there
+    }
     ASSERT_TRUE(m.CompleteCopy(order.ticket, true).ok());
   }
   EXPECT_TRUE(m.StartCopies(10).empty());  // drops the replicas on rank 1

@@ -6,13 +6,13 @@
 // device first (cudaSetDevice is per thread, and the engine's worker is not the creating thread).
 #include "engine/cuda/cuda_kv_compute.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <cmath>
 #include <set>
 
+#include "engine/cuda/cublas_loader.h"
 #include "engine/cuda/kernel_layout.h"
 #include "engine/cuda/transformer_kernels.h"
 #include "gpu/gpu.h"
@@ -189,7 +189,7 @@ class CudaCompute final : public KvCompute {
   ~CudaCompute() override {
     if (cublas_ != nullptr) {
       cudaSetDevice(device_);
-      cublasDestroy(cublas_);
+      api_->destroy(cublas_);
     }
   }
 
@@ -235,14 +235,14 @@ class CudaCompute final : public KvCompute {
                 float beta) const {
     const cuda::GemmArgs a = cuda::LinearGemm(rows, in, out);
     const float alpha = 1.0f;
-    const cublasStatus_t s = cublasSgemm(
+    const cublasStatus_t s = api_->sgemm(
         cublas_, a.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
         a.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(a.m), static_cast<int>(a.n),
         static_cast<int>(a.k), &alpha, w, static_cast<int>(a.lda), x, static_cast<int>(a.ldb),
         &beta, y, static_cast<int>(a.ldc));
     if (s != CUBLAS_STATUS_SUCCESS) {
       return Internal(
-          fmt::format("cuBLAS sgemm {}x{}x{}: {}", a.m, a.n, a.k, cublasGetStatusString(s)));
+          fmt::format("cuBLAS sgemm {}x{}x{}: {}", a.m, a.n, a.k, api_->status_string(s)));
     }
     return Status::Ok();
   }
@@ -251,6 +251,7 @@ class CudaCompute final : public KvCompute {
   int device_;
   QkvRow row_;
   std::string device_name_;
+  const CublasApi* api_ = nullptr;  // set by Init before cublas_
   cublasHandle_t cublas_ = nullptr;
   DeviceArray<float> embed_, final_norm_, lm_head_, inv_freq_;
   std::vector<DeviceLayer> layers_;
@@ -272,12 +273,15 @@ Status CudaCompute::Init(const model::ModelWeights& w) {
   cudaDeviceProp prop{};
   MC_CUDA(cudaGetDeviceProperties(&prop, device_));
   device_name_ = fmt::format("cuda:{} ({})", device_, prop.name);
-  if (cublasStatus_t s = cublasCreate(&cublas_); s != CUBLAS_STATUS_SUCCESS) {
+  auto api = Cublas();
+  if (!api.ok()) return api.status();
+  api_ = *api;
+  if (cublasStatus_t s = api_->create(&cublas_); s != CUBLAS_STATUS_SUCCESS) {
     cublas_ = nullptr;
-    return Internal(fmt::format("cuBLAS create on {}: {}", device_name_, cublasGetStatusString(s)));
+    return Internal(fmt::format("cuBLAS create on {}: {}", device_name_, api_->status_string(s)));
   }
   // Plain float32 products: the default math mode never uses TF32 for SGEMM.
-  cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH);
+  api_->set_math_mode(cublas_, CUBLAS_DEFAULT_MATH);
   MC_RETURN_IF_ERROR(embed_.Upload(w.embed.data(), w.embed.size()));
   MC_RETURN_IF_ERROR(final_norm_.Upload(w.final_norm.data(), h));
   if (!c.tie_word_embeddings) MC_RETURN_IF_ERROR(lm_head_.Upload(w.lm_head.data(), vocab * h));

@@ -55,7 +55,7 @@ def test_blocks(text):
         i += 1
 
 
-# Accepted for compatibility (eval::CanonicalArgs), but --help lists only the canonical key.
+# Accepted for compatibility (cli::CanonicalArgs), but --help lists only the canonical key.
 CANONICAL = {"--trace-limit": "--trace.limit", "--trace-offset": "--trace.offset",
              "--trace-skip-invalid": "--trace.skip_invalid", "--time-scale": "--time_scale",
              "--kv-scale": "--kv_scale"}

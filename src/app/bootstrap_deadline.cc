@@ -26,7 +26,7 @@ std::string WriteWhatIsKnown(const JobOptions& o, const cluster::Bootstrap* mpi,
   j["error"] = why.ToString();
   j["missing_ranks"] = mpi != nullptr ? mpi->missing_at_last_step() : std::vector<int>{};
   j["world_size"] = mpi != nullptr ? mpi->size() : LauncherWorldSize();
-  j["roles"] = o.roles;
+  j["roles"] = o.cluster.roles;
   j["config"] = o.config_file;
   j["phase_timeout_s"] = static_cast<double>(o.phase_timeout.count()) / 1e9;
   j["exit_status"] = kBootstrapFailedExit;

@@ -14,8 +14,9 @@ Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engi
                                                  bool load_model, bool on_gpu) {
   auto job = std::make_unique<JobEngine>();
   if (!o.engine.reference) {
-    job->layout.emplace(cost, o.kv_scale, o.sched.model.name);
-    job->engine = std::make_unique<engine::CostModelEngine>(cost, *job->layout, o.model_error);
+    job->layout.emplace(cost, o.serve.kv_scale, o.sched.model.name);
+    job->engine =
+        std::make_unique<engine::CostModelEngine>(cost, *job->layout, o.serve.model_error);
     return job;
   }
   // The layout needs only the model's shape; its weights are loaded where they compute. A

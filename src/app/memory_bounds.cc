@@ -31,9 +31,9 @@ RoleMemoryBounds ComputeMemoryBounds(const JobOptions& o, const serve::Workload&
   b.conductor =
       base + workload.requests.size() * kConductorPerRequest +
       static_cast<uint64_t>(std::max(1, prefill_instances)) * distinct.size() * kIndexEntry;
-  b.store = base + o.store_dram;
-  b.prefill = base + std::max(o.prefill_staging, largest_request_blocks * kv_block_bytes);
-  b.decode = base + o.decode_buffer;
+  b.store = base + o.store.dram;
+  b.prefill = base + std::max(o.serve.prefill_staging, largest_request_blocks * kv_block_bytes);
+  b.decode = base + o.serve.decode_buffer;
   return b;
 }
 

@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "app/options.h"
-#include "common/units.h"
-#include "eval/config_file.h"
-#include "eval/scheduling_options.h"
+#include "common/cli/command_line.h"
+#include "common/cli/config_file.h"
+#include "common/cli/option_values.h"
+#include "transport/factory/transport_options.h"
 
 namespace po = boost::program_options;
 
@@ -93,30 +93,6 @@ po::options_description Describe(Raw* r) {
   return all;
 }
 
-Status Size(const char* name, const std::string& v, uint64_t lo, uint64_t hi, uint64_t* out) {
-  auto parsed = ParseBytes(v);
-  if (!parsed.ok())
-    return InvalidArgument(fmt::format("{} = '{}': {}", name, v, parsed.status().message()));
-  if (*parsed < lo || *parsed > hi) {
-    return OutOfRange(fmt::format("{} = '{}' is out of range (allowed {} to {})", name, v,
-                                  FormatBytes(lo), FormatBytes(hi)));
-  }
-  *out = *parsed;
-  return Status::Ok();
-}
-
-Status Duration(const char* name, const std::string& v, Nanos lo, Nanos hi, Nanos* out) {
-  auto parsed = ParseDuration(v);
-  if (!parsed.ok())
-    return InvalidArgument(fmt::format("{} = '{}': {}", name, v, parsed.status().message()));
-  if (*parsed < lo || *parsed > hi) {
-    return OutOfRange(fmt::format("{} = '{}' is out of range (allowed {} to {})", name, v,
-                                  FormatDuration(lo), FormatDuration(hi)));
-  }
-  *out = *parsed;
-  return Status::Ok();
-}
-
 Status RankNumber(const char* name, const std::string& text, int32_t* out) {
   try {
     size_t used = 0;
@@ -132,23 +108,25 @@ Status RankNumber(const char* name, const std::string& text, int32_t* out) {
 Status Timings(const Raw& r, P2pOptions* o) {
   auto& c = o->command;
   constexpr Nanos kMs(1'000'000), kS(1'000'000'000);
-  MC_RETURN_IF_ERROR(Duration("p2p.update_interval", r.update_interval, kMs / 10, kS,
-                              &c.p2p.fetch.update_interval));
-  MC_RETURN_IF_ERROR(Duration("p2p.piece_timeout", r.piece_timeout, kMs * 10, kS * 600,
-                              &c.p2p.fetch.piece_timeout));
-  MC_RETURN_IF_ERROR(Duration("p2p.heartbeat_interval", r.heartbeat_interval, kMs * 10, kS * 10,
-                              &c.heartbeat_interval));
-  MC_RETURN_IF_ERROR(
-      Duration("p2p.peer_timeout", r.peer_timeout, kMs * 100, kS * 600, &c.peer_timeout));
+  MC_RETURN_IF_ERROR(cli::DurationOption("p2p.update_interval", r.update_interval, kMs / 10, kS,
+                                         &c.p2p.fetch.update_interval));
+  MC_RETURN_IF_ERROR(cli::DurationOption("p2p.piece_timeout", r.piece_timeout, kMs * 10, kS * 600,
+                                         &c.p2p.fetch.piece_timeout));
+  MC_RETURN_IF_ERROR(cli::DurationOption("p2p.heartbeat_interval", r.heartbeat_interval, kMs * 10,
+                                         kS * 10, &c.heartbeat_interval));
+  MC_RETURN_IF_ERROR(cli::DurationOption("p2p.peer_timeout", r.peer_timeout, kMs * 100, kS * 600,
+                                         &c.peer_timeout));
   if (c.peer_timeout < c.heartbeat_interval * 2) {
     return InvalidArgument(
         fmt::format("p2p.peer_timeout = '{}' must be at least twice p2p.heartbeat_interval ('{}')",
                     r.peer_timeout, r.heartbeat_interval));
   }
-  MC_RETURN_IF_ERROR(Duration("p2p.rpc_timeout", r.rpc_timeout, kMs, kS * 600, &c.rpc_timeout));
-  MC_RETURN_IF_ERROR(Duration("p2p.deadline", r.deadline, kS, kS * 604'800, &c.p2p.fetch.deadline));
-  MC_RETURN_IF_ERROR(Duration("p2p.progress_interval", r.progress_interval, kMs * 100, kS * 3600,
-                              &c.progress_interval));
+  MC_RETURN_IF_ERROR(
+      cli::DurationOption("p2p.rpc_timeout", r.rpc_timeout, kMs, kS * 600, &c.rpc_timeout));
+  MC_RETURN_IF_ERROR(
+      cli::DurationOption("p2p.deadline", r.deadline, kS, kS * 604'800, &c.p2p.fetch.deadline));
+  MC_RETURN_IF_ERROR(cli::DurationOption("p2p.progress_interval", r.progress_interval, kMs * 100,
+                                         kS * 3600, &c.progress_interval));
   c.p2p.fetch.orphan_delay = c.p2p.fetch.update_interval * 5;
   c.p2p.fetch.stall_timeout = std::max(c.peer_timeout * 5, Nanos(10 * kS));
   c.p2p.lookup_timeout = std::max(c.peer_timeout * 10, Nanos(60 * kS));
@@ -202,7 +180,7 @@ Status Convert(const Raw& r, P2pOptions* o) {
     c.source_ranks = *ranks;
   }
   MC_RETURN_IF_ERROR(
-      Size("p2p.piece_size", r.piece_size, 64 * 1024, 1ull << 30, &c.p2p.piece_size));
+      cli::SizeOption("p2p.piece_size", r.piece_size, 64 * 1024, 1ull << 30, &c.p2p.piece_size));
   if (r.inflight < 1 || r.inflight > 64) {
     return OutOfRange(fmt::format("p2p.inflight_per_peer = {} (allowed 1 to 64)", r.inflight));
   }
@@ -211,11 +189,11 @@ Status Convert(const Raw& r, P2pOptions* o) {
   MC_RETURN_IF_ERROR(Faults(r, o));
   c.csv = r.csv;
   o->status_file = r.status_file;
-  MC_RETURN_IF_ERROR(ParseLogLevel(r.log_level, &o->log_level));
+  MC_RETURN_IF_ERROR(cli::ParseLogLevel(r.log_level, &o->log_level));
   if (r.tls.empty()) return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma)");
   o->transport.ucx.tls = r.tls;
   o->transport.ucx.devices = r.devices;
-  return ParseDataPath(r.data_path, &o->transport.ucx.data_path);
+  return transport::ParseDataPath(r.data_path, &o->transport.ucx.data_path);
 }
 
 int Usage(const std::string& message) {
@@ -252,7 +230,7 @@ P2pParse ParseP2pOptions(int argc, char** argv) {
   const po::options_description all = Describe(&raw);
   po::variables_map vm;
   try {
-    po::store(eval::ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc), all), vm);
+    po::store(cli::ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc), all), vm);
     if (vm.count("help")) {
       std::cout << all
                 << "\nUnits: sizes take B, KiB, MiB, GiB (or KB, MB, GB); durations take ns, us, "
@@ -260,7 +238,7 @@ P2pParse ParseP2pOptions(int argc, char** argv) {
                    "/scratch/ckpt --dest /dev/shm\n";
       return result;
     }
-    if (vm.count("config")) eval::StoreConfigFile(vm["config"].as<std::string>(), all, vm);
+    if (vm.count("config")) cli::StoreConfigFile(vm["config"].as<std::string>(), all, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     result.exit_code = Usage(e.what());

@@ -55,11 +55,11 @@ void PrintRoleTable(const cluster::RoleTable& roles, const std::vector<std::stri
 
 }  // namespace
 
-// The layout of `options.roles` for `world_size` ranks: the store service has its own.
+// The layout of `options.cluster.roles` for `world_size` ranks: the store service has its own.
 Result<cluster::RoleTable> BuildRoles(const JobOptions& options, int world_size) {
   return options.mode == JobMode::kStore
-             ? cluster::RoleTable::BuildStoreService(options.roles, world_size)
-             : cluster::RoleTable::Build(options.roles, world_size);
+             ? cluster::RoleTable::BuildStoreService(options.cluster.roles, world_size)
+             : cluster::RoleTable::Build(options.cluster.roles, world_size);
 }
 
 int LauncherWorldSize() {
@@ -159,12 +159,12 @@ std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, R
                                                     transport::Transport& transport,
                                                     const std::vector<RankMemory>& memory,
                                                     AlignedBuffer* buffer) {
-  if (role == Role::kStore) buffer->size = options.store_dram;
+  if (role == Role::kStore) buffer->size = options.store.dram;
   if (options.mode == JobMode::kCheck && (role == Role::kPrefill || role == Role::kDecode)) {
     buffer->size = options.block_size;
   }
   if (options.mode == JobMode::kServe && role == Role::kDecode) {
-    buffer->size = options.decode_buffer;
+    buffer->size = options.serve.decode_buffer;
   }
   if (buffer->size == 0) return {};
   if (options.mode == JobMode::kStore) {
@@ -250,7 +250,7 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   // The store's segments must fit their hosts: every rank sees every host's figures, so all
   // of them stop with exit 2 together, before anything is allocated; rank 0 says why.
   const std::vector<RankMemory> memory = GatherRankMemory(options, mpi, role);
-  if (Status fits = CheckStoreMemory(memory, options.store_dram); !fits.ok()) {
+  if (Status fits = CheckStoreMemory(memory, options.store.dram); !fits.ok()) {
     if (mpi.rank() == 0) std::cerr << "mooncake: " << fits.message() << "\n";
     return 2;
   }

@@ -69,8 +69,8 @@ serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workloa
   serve::ConductorSetup c;
   c.scheduler = o.sched.scheduler;
   // The margin is wall time; the scheduler predicts in model time.
-  c.scheduler.ttft_margin = Nanos(
-      static_cast<int64_t>(static_cast<double>(o.admission_margin.count()) * o.sched.time_scale));
+  c.scheduler.ttft_margin = Nanos(static_cast<int64_t>(
+      static_cast<double>(o.serve.admission_margin.count()) * o.sched.time_scale));
   c.requests = &workload.requests;
   c.master = MasterNodeConfigFrom(o);
   return c;
@@ -82,7 +82,7 @@ serve::ConductorSetup ConductorSetupOf(const JobOptions& o, const serve::Workloa
 void StartNode(JobContext& ctx, serve::ServeNode& node) {
   AbortUnlessOk(ctx, node.Start(), ctx.role() == Role::kStore ? 2 : 1);
   Barrier(ctx, "handlers registered");
-  if (ctx.options.store_ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
+  if (ctx.options.store.ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
   const std::vector<std::string> no_keys;
   const std::vector<std::string>& recovered =
       node.master_node() ? node.master_node()->recovery().keys : no_keys;
@@ -145,7 +145,7 @@ void ArmFaults(const JobOptions& o, int rank) {
     if (spec.rank != rank || spec.point != FaultPoint::kReplay) continue;
     const Nanos at = spec.at;
     const int signal = sig;
-    const Nanos resume_after = 5 * o.failure_timeout;
+    const Nanos resume_after = 5 * o.cluster.failure_timeout;
     std::thread([at, signal, resume_after] {
       std::this_thread::sleep_for(at);
       std::fflush(nullptr);
@@ -175,7 +175,7 @@ std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& n
                                             const std::string& run_dir, const JobEngine& engine) {
   const JobOptions& o = ctx.options;
   serve::ServeHttpOptions options;
-  options.port = o.serve_http;
+  options.port = o.serve.http;
   options.model_name = o.engine.reference ? engine.layout->model_name() : o.sched.model.name;
   options.time_scale = o.sched.time_scale;
   options.limits.vocab_size = engine.vocab_size;
@@ -184,11 +184,12 @@ std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& n
   options.eos_token_id = engine.eos_token_id;
   options.synthetic_tokens = !o.engine.reference;
   options.stop_token = NewStopToken();
-  options.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.job_deadline);
-  options.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.serve_http_idle);
+  options.request_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(o.serve.job_deadline);
+  options.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.serve.http_idle);
   auto server = serve::StartServeHttp(options, node);
   if (!server.ok()) {
-    log::Error("serve.http = {}: {}", o.serve_http, server.status().message());
+    log::Error("serve.http = {}: {}", o.serve.http, server.status().message());
     ctx.mpi.Abort(2);
   }
   const std::string host = ctx.mpi.hostname();
@@ -263,7 +264,7 @@ void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
       run_dir, trace::RunInfo{"mooncake", o.sched.trace_path, o.config_file, "mooncake",
                               conductor::PrefillPolicyName(o.sched.scheduler.policy)});
   if (!s.ok()) log::Warn("{}", s.ToString());
-  if (o.plots) eval::PlotRunFolder(run_dir);
+  if (o.serve.plots) eval::PlotRunFolder(run_dir);
 }
 
 // The conductor's summary: every live rank's report (over the RPC), the SSD tier's counters,
@@ -273,7 +274,7 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
                      serve::ReferenceTokens* reference) {
   const JobOptions& o = ctx.options;
   serve::SummaryInputs in;
-  if (o.store_ssd) in.ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &in.ssd_extra);
+  if (o.store.ssd) in.ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &in.ssd_extra);
   in.measured_compute = o.engine.reference;
   // The kernels of this (the conductor's) process, which the prefill and decode ranks share
   // unless they compute on their GPUs.
@@ -301,7 +302,7 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
   in.workload = &workload;
   in.ranks = std::to_string(ctx.roles.size()) + " (" + ctx.roles.Summary() + ")";
   in.policy = o.sched.scheduler.policy;
-  in.kv_scale = o.kv_scale;
+  in.kv_scale = o.serve.kv_scale;
   in.run_dir = run_dir;
   in.dead = node.dead_ranks();
   const RoleMemoryBounds bounds =
@@ -318,7 +319,7 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
 // The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
 // Otherwise only the conductor needs it, from the start: requests.csv grows as requests end.
 std::string ServeRunDir(JobContext& ctx) {
-  std::string run_dir = ctx.options.store_ssd ? CollectiveRunDir(ctx) : "";
+  std::string run_dir = ctx.options.store.ssd ? CollectiveRunDir(ctx) : "";
   if (ctx.role() == Role::kConductor && run_dir.empty()) {
     auto folder = RunFolder::Create(ctx.options.out_dir);
     if (folder.ok()) {
@@ -383,14 +384,14 @@ serve::ServeConfig ServeConfigFrom(const JobOptions& o) {
   c.thresholds = o.sched.thresholds;
   c.chunk_tokens = o.sched.chunk_tokens;
   c.time_scale = o.sched.time_scale;
-  c.replicas = o.replicas;
-  c.prefill_staging = o.prefill_staging;
+  c.replicas = o.store.replicas;
+  c.prefill_staging = o.serve.prefill_staging;
   c.rpc_timeout = o.rpc_timeout;
   c.phase_timeout = o.phase_timeout;
-  c.job_deadline = o.job_deadline;
-  c.progress_interval = o.progress_interval;
-  c.membership.heartbeat_interval = o.heartbeat_interval;
-  c.membership.failure_timeout = o.failure_timeout;
+  c.job_deadline = o.serve.job_deadline;
+  c.progress_interval = o.serve.progress_interval;
+  c.membership.heartbeat_interval = o.cluster.heartbeat_interval;
+  c.membership.failure_timeout = o.cluster.failure_timeout;
   c.fault_swap_kv = o.engine.fault_swap_kv;
   c.kv_stream_layers = o.engine.kv_stream_layers;
   return c;
@@ -400,7 +401,7 @@ serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
   serve::WorkloadSpec spec{o.sched.trace_path, o.sched.trace_read, o.synthetic, o.load_scale,
                            o.engine.reference ? o.engine.max_output : 0};
   // serve.http with no trace and no synthetic.* option: the requests come over HTTP only.
-  spec.none = o.sched.trace_path.empty() && !o.synthetic_given && o.serve_http >= 0;
+  spec.none = o.sched.trace_path.empty() && !o.synthetic_given && o.serve.http >= 0;
   return spec;
 }
 
@@ -423,7 +424,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   serve::ServeNodeDeps deps = NodeDeps(ctx);
   deps.engine = (*job_engine)->engine.get();
 
-  if (o.serve_http >= 0) InstallServeStopSignals(ctx.role() == Role::kConductor);
+  if (o.serve.http >= 0) InstallServeStopSignals(ctx.role() == Role::kConductor);
   // What the bucket files of the SSD tier say of the blocks: the reference model's own.
   const bool reference = o.engine.reference;
   serve::ServeNode node(
@@ -447,13 +448,13 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
           std::make_unique<serve::ReferenceTokens>(*(*job_engine)->model, workload.requests);
     }
     std::unique_ptr<http::HttpServer> endpoint;
-    if (o.serve_http >= 0) {
+    if (o.serve.http >= 0) {
       // With no trace the job serves HTTP alone, until `mooncake serve stop` or the deadline.
-      node.conductor_role()->ServeUntilStopped(workload.requests.empty(), o.serve_drain);
+      node.conductor_role()->ServeUntilStopped(workload.requests.empty(), o.serve.drain);
       endpoint = ServeHttp(ctx, node, run_dir, **job_engine);
     }
     std::optional<StopSignalWatch> stop_signals;
-    if (o.serve_http >= 0) stop_signals.emplace(*node.conductor_role());
+    if (o.serve.http >= 0) stop_signals.emplace(*node.conductor_role());
     RunConductor(ctx, node, workload);
     stop_signals.reset();
     const serve::RankReport all = node.CollectReports(node.Finish());
@@ -462,7 +463,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     node.ShutdownOthers();
     if (endpoint) {
       // serve.http_linger: a scraper gets the final numbers (they equal summary.json's).
-      std::this_thread::sleep_for(o.serve_http_linger);
+      std::this_thread::sleep_for(o.serve.http_linger);
       endpoint->Stop();
     }
   } else {

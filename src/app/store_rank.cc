@@ -34,15 +34,15 @@ std::string CollectiveRunDir(JobContext& ctx) {
 store::MasterNodeConfig MasterNodeConfigFrom(const JobOptions& o) {
   store::MasterNodeConfig c;
   store::MasterConfig& m = c.service.master;
-  m.promote_after = o.store_ssd ? o.store_promote_after : 0;
-  m.lease = o.store_lease;
+  m.promote_after = o.store.ssd ? o.store.promote_after : 0;
+  m.lease = o.store.lease;
   m.first_version = WallClockVersion();  // a restart epoch (docs/STORE.md)
-  m.put_timeout = o.store_put_timeout;
-  m.when_full = o.store_keep_when_full ? store::WhenFull::kKeep : store::WhenFull::kEvict;
-  m.suspect_for = 2 * o.failure_timeout;  // a dead rank is declared by then
+  m.put_timeout = o.store.put_timeout;
+  m.when_full = o.store.keep_when_full ? store::WhenFull::kKeep : store::WhenFull::kEvict;
+  m.suspect_for = 2 * o.cluster.failure_timeout;  // a dead rank is declared by then
   c.copy_timeout = o.phase_timeout;
-  c.ssd = o.store_ssd;
-  c.spill.max_pending_bytes = o.store_spill_queue;
+  c.ssd = o.store.ssd;
+  c.spill.max_pending_bytes = o.store.spill_queue;
   c.spill.batch = 64;  // smaller answers free reserved DRAM sooner
   c.spill.rpc_timeout = o.phase_timeout;
   return c;
@@ -52,15 +52,15 @@ store::StoreRankConfig StoreRankConfigFrom(const JobOptions& o, const std::strin
                                            int rank, std::string model_preset,
                                            std::string kv_layout) {
   store::StoreRankConfig c;
-  c.ssd = o.store_ssd;
-  const std::string base = o.store_ssd_dir.empty() ? run_dir + "/ssd" : o.store_ssd_dir;
+  c.ssd = o.store.ssd;
+  const std::string base = o.store.ssd_dir.empty() ? run_dir + "/ssd" : o.store.ssd_dir;
   c.ssd_dir = base + "/rank" + std::to_string(rank);
-  c.ssd_capacity = o.store_ssd_capacity;
-  c.spill_queue = o.store_spill_queue;
-  c.keep_when_full = o.store_keep_when_full;
+  c.ssd_capacity = o.store.ssd_capacity;
+  c.spill_queue = o.store.spill_queue;
+  c.keep_when_full = o.store.keep_when_full;
   c.model_preset = model_preset.empty() ? o.sched.model.name : std::move(model_preset);
   c.kv_layout = kv_layout.empty()
-                    ? "block of " + std::to_string(o.kv_scale) + " x the model's KV bytes"
+                    ? "block of " + std::to_string(o.serve.kv_scale) + " x the model's KV bytes"
                     : std::move(kv_layout);
   return c;
 }

@@ -47,8 +47,8 @@ void InstallStopSignals() {
 // Every rank listens, admitting the processes that present the job token.
 Result<store::ListenerRecord> Listen(JobContext& ctx) {
   transport::ListenConfig lc;
-  lc.address = ctx.options.store_listen;
-  lc.port = ctx.role() == Role::kConductor ? ctx.options.store_port : 0;
+  lc.address = ctx.options.store.listen;
+  lc.port = ctx.role() == Role::kConductor ? ctx.options.store.port : 0;
   return store::ListenForClients(ctx.transport, lc, client::TokenBytes(ctx.rpc.job_token()));
 }
 
@@ -65,8 +65,8 @@ store::StoreDirectory MakeDirectory(JobContext& ctx,
   store::StoreDirectory d;
   d.world_size = ctx.roles.size();
   d.master = ctx.roles.conductor();
-  d.default_replicas = static_cast<uint32_t>(ctx.options.replicas);
-  d.ssd = ctx.options.store_ssd;
+  d.default_replicas = static_cast<uint32_t>(ctx.options.store.replicas);
+  d.ssd = ctx.options.store.ssd;
   for (int r : ctx.roles.RanksOf(Role::kStore)) {
     store::StoreRankEntry e;
     e.rank = Rank{r};
@@ -105,9 +105,9 @@ client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const store::Listener
   for (const auto& h : master.hosts)
     c.master_addresses.push_back(h + ":" + std::to_string(master.port));
   c.store_ranks = ctx.roles.RanksOf(Role::kStore);
-  c.dram_per_rank = ctx.options.store_dram;
-  c.ssd = ctx.options.store_ssd;
-  c.replicas = static_cast<uint32_t>(ctx.options.replicas);
+  c.dram_per_rank = ctx.options.store.dram;
+  c.ssd = ctx.options.store.ssd;
+  c.replicas = static_cast<uint32_t>(ctx.options.store.replicas);
   c.run_dir = Absolute(run_dir);
   c.host = ctx.mpi.hostname();
   c.pid = getpid();
@@ -125,8 +125,8 @@ Status OpenToClients(JobContext& ctx, store::MasterNode& master,
     log::Warn("process {} asked the store service to stop", from.value);
     *stop_asked = true;
   });
-  *connect_file =
-      ctx.options.connect_file.empty() ? run_dir + "/connect.json" : ctx.options.connect_file;
+  *connect_file = ctx.options.store.connect_file.empty() ? run_dir + "/connect.json"
+                                                         : ctx.options.store.connect_file;
   return client::WriteConnectionFile(*connect_file, MakeConnectionInfo(ctx, listeners[0], run_dir));
 }
 
@@ -137,14 +137,14 @@ std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::StoreServ
   const JobOptions& o = ctx.options;
   std::vector<Rank> store_ranks;
   for (int r : ctx.roles.RanksOf(Role::kStore)) store_ranks.push_back(Rank{r});
-  auto server = serve::ServeMasterMetrics(o.store_listen, o.metrics_port,
+  auto server = serve::ServeMasterMetrics(o.store.listen, o.store.metrics_port,
                                           node.master_node()->service(), std::move(store_ranks),
                                           [&node] { return node.dead_ranks().size(); });
   if (!server.ok()) {
-    log::Error("store.metrics_port = {}: {}", o.metrics_port, server.status().message());
+    log::Error("store.metrics_port = {}: {}", o.store.metrics_port, server.status().message());
     ctx.mpi.Abort(2);
   }
-  const std::string host = o.store_listen == "0.0.0.0" ? ctx.mpi.hostname() : o.store_listen;
+  const std::string host = o.store.listen == "0.0.0.0" ? ctx.mpi.hostname() : o.store.listen;
   const std::string url = "http://" + host + ":" + std::to_string((*server)->port()) + "/metrics";
   const int port = (*server)->port();
   const nlohmann::json j = {{"url", url}, {"host", host}, {"port", port}};
@@ -184,8 +184,8 @@ void PrintReady(JobContext& ctx, const std::string& connect_file) {
       "store service: %d store ranks x %s DRAM%s, %u replica(s) by default\n"
       "connection file: %s (mode 0600)\n"
       "stop it with: %s store stop %s   (or SIGTERM / Ctrl-C)\n",
-      ctx.roles.count(Role::kStore), FormatBytes(o.store_dram).c_str(),
-      o.store_ssd ? " + SSD tier" : "", static_cast<unsigned>(o.replicas),
+      ctx.roles.count(Role::kStore), FormatBytes(o.store.dram).c_str(),
+      o.store.ssd ? " + SSD tier" : "", static_cast<unsigned>(o.store.replicas),
       Absolute(connect_file).c_str(), ThisBinary().c_str(), Absolute(connect_file).c_str());
   PrintSurvivalHint(o);
   std::fflush(stdout);
@@ -202,8 +202,8 @@ int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string
     const serve::RankReport all = node.CollectReports(node.Finish());
     const bool kept_all = serve::WriteStoreSummary(
         node, all,
-        serve::StoreSummaryInputs{ctx.roles.size(), ctx.roles.count(Role::kStore), o.store_ssd,
-                                  o.store_keep_when_full, run_dir});
+        serve::StoreSummaryInputs{ctx.roles.size(), ctx.roles.count(Role::kStore), o.store.ssd,
+                                  o.store.keep_when_full, run_dir});
     code = all.errors == 0 && kept_all ? 0 : 1;
     // The outcome is known: written now, not only when the teardown is done, for a launcher
     // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
@@ -253,7 +253,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
                                                 "client listeners", o.phase_timeout),
                                  o, ctx.mpi);
   OrEndBootstrap(ctx.mpi.Barrier(o.phase_timeout, "store service ready"), o, ctx.mpi);
-  if (o.store_ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
+  if (o.store.ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
   const bool conducts = ctx.role() == Role::kConductor;
   if (conducts) {
     std::vector<store::ListenerRecord> listeners;
@@ -268,7 +268,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     }
   }
   std::unique_ptr<http::HttpServer> metrics;
-  if (conducts && o.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
+  if (conducts && o.store.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
   if (o.survive_rank_loss) LeaveMpi(o, ctx.mpi);
   if (conducts) PrintReady(ctx, connect_file);
   WaitForStop(ctx, node, stop_asked);

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <vector>
 
-#include "eval/scheduling_options.h"
+#include "common/cli/command_line.h"
 
 namespace mooncake::app {
 
@@ -18,7 +18,7 @@ int ParseSubcommand(const char* name, int argc, char** argv, const po::options_d
                     po::variables_map* vm) {
   try {
     std::vector<std::string> args(argv + 1, argv + argc);
-    po::store(eval::ParseCommandLine(eval::CanonicalArgs(args), desc), *vm);
+    po::store(cli::ParseCommandLine(cli::CanonicalArgs(args), desc), *vm);
     po::notify(*vm);
   } catch (const po::error& e) {
     return SubcommandUsage(name, e.what());

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 
+#include "common/cli/command_line.h"
 #include "eval/eval_options.h"
 #include "eval/eval_report.h"
 #include "sim/simulator.h"
@@ -137,7 +138,7 @@ int RunEvalCommand(int argc, char** argv) { return RunEvalCommand(argc, argv, Se
 
 int RunEvalCommand(int argc, char** argv, const SweepComm& comm) {
   std::vector<std::string> args =
-      CanonicalArgs(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+      cli::CanonicalArgs(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
   std::string help;
   Result<EvalOptions> base = ParseEvalOptions(args, {}, &help);
   if (!base.ok()) {

@@ -10,8 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/cli/command_line.h"
+#include "common/cli/config_file.h"
 #include "common/units.h"
-#include "eval/config_file.h"
 
 namespace mooncake::eval {
 
@@ -194,17 +195,17 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
     if (!overrides.empty()) {
       std::vector<std::string> o;
       for (const auto& [k, v] : overrides) o.push_back("--" + k + "=" + v);
-      for (const std::string& a : o) RefusePlaceholders(a);
-      po::store(po::command_line_parser(o).options(desc).style(kCommandLineStyle).run(), vm);
+      for (const std::string& a : o) cli::RefusePlaceholders(a);
+      po::store(po::command_line_parser(o).options(desc).style(cli::kCommandLineStyle).run(), vm);
     }
-    po::store(ParseCommandLine(args, desc), vm);
+    po::store(cli::ParseCommandLine(args, desc), vm);
     if (vm.count("help")) {
       std::ostringstream ss;
       ss << desc << "\nUnits: durations take ns, us, ms, s, min, h. Booleans: true | false.\n";
       *help = ss.str();
       return NotFound("");
     }
-    if (vm.count("config")) StoreConfigFile(vm["config"].as<std::string>(), desc, vm);
+    if (vm.count("config")) cli::StoreConfigFile(vm["config"].as<std::string>(), desc, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return InvalidArgument(e.what());

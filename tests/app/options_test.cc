@@ -32,7 +32,7 @@ std::string WriteIni(const std::string& text) {
 TEST(OptionsTest, DefaultsAreValid) {
   auto p = Parse({});
   ASSERT_TRUE(p.options.has_value());
-  EXPECT_EQ(p.options->store_dram, 64ull << 20);
+  EXPECT_EQ(p.options->store.dram, 64ull << 20);
   EXPECT_EQ(p.options->transport.ucx.rma_slice,
             1u << 20);  // chosen by measurement (docs/TRANSFER.md)
 }
@@ -41,21 +41,21 @@ TEST(OptionsTest, DefaultsAreValid) {
 TEST(OptionsTest, WhenFullDefaultsToKeepForTheStoreServiceAndEvictForServing) {
   auto store = Parse({"--job.mode", "store"});
   ASSERT_TRUE(store.options.has_value());
-  EXPECT_TRUE(store.options->store_keep_when_full);
-  EXPECT_EQ(store.options->store_spill_queue, 16ull << 20);  // store.dram / 4
+  EXPECT_TRUE(store.options->store.keep_when_full);
+  EXPECT_EQ(store.options->store.spill_queue, 16ull << 20);  // store.dram / 4
   auto serve = Parse({"--store.spill_queue", "2MiB"});
   ASSERT_TRUE(serve.options.has_value());
-  EXPECT_FALSE(serve.options->store_keep_when_full);
-  EXPECT_EQ(serve.options->store_spill_queue, 2ull << 20);
+  EXPECT_FALSE(serve.options->store.keep_when_full);
+  EXPECT_EQ(serve.options->store.spill_queue, 2ull << 20);
   auto evict = Parse({"--job.mode", "store", "--store.when_full", "evict"});
   ASSERT_TRUE(evict.options.has_value());
-  EXPECT_FALSE(evict.options->store_keep_when_full);
+  EXPECT_FALSE(evict.options->store.keep_when_full);
 }
 
 TEST(OptionsTest, UnitsParseOnTheCommandLine) {
   auto p = Parse({"--store.dram", "2GiB", "--job.rpc_timeout", "100ms", "--transport.tls", "tcp"});
   ASSERT_TRUE(p.options.has_value());
-  EXPECT_EQ(p.options->store_dram, 2ull << 30);
+  EXPECT_EQ(p.options->store.dram, 2ull << 30);
   EXPECT_EQ(p.options->rpc_timeout, std::chrono::milliseconds(100));
   EXPECT_EQ(p.options->transport.ucx.tls, "tcp");
 }
@@ -64,7 +64,7 @@ TEST(OptionsTest, CommandLineOverridesTheConfigFile) {
   std::string ini = WriteIni("store.dram = 128MiB\n[job]\nping_rounds = 7\nblock_size = 4KiB\n");
   auto p = Parse({"--config", ini, "--store.dram", "256MiB"});
   ASSERT_TRUE(p.options.has_value());
-  EXPECT_EQ(p.options->store_dram, 256ull << 20);
+  EXPECT_EQ(p.options->store.dram, 256ull << 20);
   EXPECT_EQ(p.options->ping_rounds, 7);
   EXPECT_EQ(p.options->block_size, 4096u);
 }

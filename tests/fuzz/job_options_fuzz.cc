@@ -37,16 +37,16 @@ const std::string& ConfigPath() {
 }
 
 void CheckRanges(const app::JobOptions& o) {
-  MC_FUZZ_CHECK(o.store_dram >= (1ull << 20) && o.store_dram <= (1ull << 40), "store.dram");
-  MC_FUZZ_CHECK(o.block_size >= 1 && o.block_size <= o.store_dram, "job.block_size");
+  MC_FUZZ_CHECK(o.store.dram >= (1ull << 20) && o.store.dram <= (1ull << 40), "store.dram");
+  MC_FUZZ_CHECK(o.block_size >= 1 && o.block_size <= o.store.dram, "job.block_size");
   MC_FUZZ_CHECK(o.rpc_timeout >= Nanos(1'000'000), "job.rpc_timeout");
-  MC_FUZZ_CHECK(
-      o.job_deadline >= Nanos(1'000'000'000) && o.job_deadline <= Nanos(604'800'000'000'000),
-      "job.deadline");
-  MC_FUZZ_CHECK(
-      o.progress_interval >= Nanos(100'000'000) && o.progress_interval <= Nanos(3'600'000'000'000),
-      "job.progress_interval");
-  MC_FUZZ_CHECK(o.heartbeat_interval > Nanos(0) && o.failure_timeout > Nanos(0),
+  MC_FUZZ_CHECK(o.serve.job_deadline >= Nanos(1'000'000'000) &&
+                    o.serve.job_deadline <= Nanos(604'800'000'000'000),
+                "job.deadline");
+  MC_FUZZ_CHECK(o.serve.progress_interval >= Nanos(100'000'000) &&
+                    o.serve.progress_interval <= Nanos(3'600'000'000'000),
+                "job.progress_interval");
+  MC_FUZZ_CHECK(o.cluster.heartbeat_interval > Nanos(0) && o.cluster.failure_timeout > Nanos(0),
                 "cluster intervals");
 }
 

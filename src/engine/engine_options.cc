@@ -1,8 +1,10 @@
-#include "app/engine_options.h"
+#include "engine/engine_options.h"
 
 #include <fmt/format.h>
 
-namespace mooncake::app {
+#include "common/cli/option_values.h"
+
+namespace mooncake::engine {
 
 namespace po = boost::program_options;
 
@@ -37,18 +39,6 @@ po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
   return d;
 }
 
-namespace {
-
-Status OnOff(const char* name, const std::string& word, bool* out) {
-  if (word != "on" && word != "off") {
-    return InvalidArgument(fmt::format("{} = '{}' (allowed: on, off)", name, word));
-  }
-  *out = word == "on";
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, EngineOptions* out) {
   if (raw.kind != "cost" && raw.kind != "reference") {
     return InvalidArgument(fmt::format("engine.kind = '{}' (allowed: cost, reference)", raw.kind));
@@ -68,8 +58,8 @@ Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, Engi
     return OutOfRange(fmt::format("engine.max_output = {} (allowed 0 to 100000)", raw.max_output));
   }
   out->max_output = raw.max_output;
-  MC_RETURN_IF_ERROR(OnOff("engine.check_tokens", raw.check_tokens, &out->check_tokens));
-  MC_RETURN_IF_ERROR(OnOff("fault.swap_kv", raw.swap_kv, &out->fault_swap_kv));
+  MC_RETURN_IF_ERROR(cli::OnOffOption("engine.check_tokens", raw.check_tokens, &out->check_tokens));
+  MC_RETURN_IF_ERROR(cli::OnOffOption("fault.swap_kv", raw.swap_kv, &out->fault_swap_kv));
   if (raw.kv_stream != "layer" && raw.kv_stream != "chunk") {
     return InvalidArgument(
         fmt::format("engine.kv_stream = '{}' (allowed: layer, chunk)", raw.kv_stream));
@@ -84,4 +74,4 @@ Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, Engi
   return Status::Ok();
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::engine

@@ -1,11 +1,11 @@
-#include "eval/config_file.h"
+#include "common/cli/config_file.h"
 
 #include <fstream>
 #include <sstream>
 
-#include "eval/scheduling_options.h"
+#include "common/cli/command_line.h"
 
-namespace mooncake::eval {
+namespace mooncake::cli {
 
 namespace po = boost::program_options;
 
@@ -113,4 +113,4 @@ std::string ConfigFileWhere(const std::string& message, const std::vector<std::s
   return line > 0 ? " (" + path + ":" + std::to_string(line) + ")" : "";
 }
 
-}  // namespace mooncake::eval
+}  // namespace mooncake::cli

@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace mooncake::app {
+namespace mooncake::engine {
 
 struct EngineOptions {
   // engine.kind: cost (the cost model's time, KV bytes from hash ids) or reference (the
@@ -38,4 +38,4 @@ boost::program_options::options_description EngineOptionsDescription(RawEngineOp
 // must replay at time scale 1.
 Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, EngineOptions* out);
 
-}  // namespace mooncake::app
+}  // namespace mooncake::engine

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mooncake::eval {
+namespace mooncake::cli {
 
 // Reads the config file at `path` into `vm` (ParseConfigFile: placeholders refused first).
 // Every error is a po::error whose text starts "PATH:LINE: " (the line that set the option, or
@@ -29,4 +29,4 @@ int ConfigLineOf(std::string_view text, std::string_view option);
 std::string ConfigFileWhere(const std::string& message, const std::vector<std::string>& args,
                             const std::string& path);
 
-}  // namespace mooncake::eval
+}  // namespace mooncake::cli

@@ -1,0 +1,44 @@
+#include "cluster/cluster_options.h"
+
+#include "common/cli/option_values.h"
+
+namespace mooncake::cluster {
+
+namespace po = boost::program_options;
+
+po::options_description ClusterOptionsDescription(RawClusterOptions* raw) {
+  po::options_description d("Cluster");
+  d.add_options()("roles", po::value<std::string>(&raw->roles)->value_name("LAYOUT"),
+                  "role layout: counts 'conductor:1 store:1 prefill:1 decode:1' (in rank order) "
+                  "or a per-rank list 'conductor,store,prefill,decode'. Default: rank 0 "
+                  "conductor; of the other r ranks, max(1,r/4) store, max(1,(r-store)/2) decode, "
+                  "the rest prefill");
+  return d;
+}
+
+void AddFailureDetectionOptions(po::options_description& d, RawClusterOptions* raw) {
+  d.add_options()("cluster.heartbeat_interval",
+                  po::value<std::string>(&raw->heartbeat_interval)->default_value("100ms"),
+                  "wall time between a rank's heartbeats to the conductor (10ms..10s)")(
+      "cluster.failure_timeout", po::value<std::string>(&raw->failure_timeout)->default_value("1s"),
+      "a rank not heard from for this long is declared dead and fenced (100ms..10min; the "
+      "store service's default is 10s)");
+}
+
+Status ConvertClusterOptions(const RawClusterOptions& raw, ClusterOptions* out) {
+  out->roles = raw.roles;
+  MC_RETURN_IF_ERROR(cli::DurationOption("cluster.heartbeat_interval", raw.heartbeat_interval,
+                                         Nanos(10'000'000), Nanos(10'000'000'000),
+                                         &out->heartbeat_interval));
+  MC_RETURN_IF_ERROR(cli::DurationOption("cluster.failure_timeout", raw.failure_timeout,
+                                         Nanos(100'000'000), Nanos(600'000'000'000),
+                                         &out->failure_timeout));
+  if (out->failure_timeout < 2 * out->heartbeat_interval) {
+    return InvalidArgument(
+        "cluster.failure_timeout must be at least twice "
+        "cluster.heartbeat_interval");
+  }
+  return Status::Ok();
+}
+
+}  // namespace mooncake::cluster

@@ -1,0 +1,31 @@
+// Checks of option values after Boost stored them as text: each error is one line that names the
+// option, the value and what is allowed ("store.dram = '3x': ...", "... is out of range (allowed
+// 1.00 MiB to 1.00 TiB)"), for the usage error (exit 2) of the command that parses them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/status.h"
+
+namespace mooncake::cli {
+
+// A size with its unit ("64MiB") within [lo, hi] bytes.
+Status SizeOption(const char* name, const std::string& value, uint64_t lo, uint64_t hi,
+                  uint64_t* out);
+
+// A duration with its unit ("100ms") within [lo, hi].
+Status DurationOption(const char* name, const std::string& value, Nanos lo, Nanos hi, Nanos* out);
+
+// "off" (-1) or a TCP port 0..65535 (0: any free one).
+Status PortOption(const char* name, const std::string& value, int* out);
+
+// "on" or "off".
+Status OnOffOption(const char* name, const std::string& value, bool* out);
+
+// log-level: debug | info | warn | error (the main command and `mooncake p2p` share it).
+Status ParseLogLevel(const std::string& word, log::Level* level);
+
+}  // namespace mooncake::cli

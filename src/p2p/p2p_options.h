@@ -12,10 +12,10 @@
 #include "p2p/command.h"
 #include "transport/factory/transport_factory.h"
 
-namespace mooncake::app {
+namespace mooncake::p2p {
 
 struct P2pOptions {
-  p2p::CommandConfig command;
+  CommandConfig command;
   transport::TransportConfig transport;
   // "0", "0,3", or "readable" (the ranks that can read --source; resolved after MPI starts).
   std::string source_ranks = "0";
@@ -35,4 +35,4 @@ P2pParse ParseP2pOptions(int argc, char** argv);
 // "0,3" -> {0, 3}; ranks must be distinct and below `world` (0: unknown yet).
 Result<std::vector<int32_t>> ParseRankList(const std::string& text, int world);
 
-}  // namespace mooncake::app
+}  // namespace mooncake::p2p

@@ -1,4 +1,4 @@
-#include "app/p2p_options.h"
+#include "p2p/p2p_options.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 
 namespace po = boost::program_options;
 
-namespace mooncake::app {
+namespace mooncake::p2p {
 namespace {
 
 struct Raw {
@@ -171,7 +171,7 @@ Status Convert(const Raw& r, P2pOptions* o) {
   if (r.copies != "node" && r.copies != "rank") {
     return InvalidArgument(fmt::format("copies = '{}' (allowed: node, rank)", r.copies));
   }
-  c.copies = r.copies == "rank" ? p2p::Copies::kRank : p2p::Copies::kNode;
+  c.copies = r.copies == "rank" ? Copies::kRank : Copies::kNode;
   o->source_ranks = r.source_ranks;
   o->sources_readable = r.source_ranks == "readable";
   if (!o->sources_readable) {
@@ -254,4 +254,4 @@ P2pParse ParseP2pOptions(int argc, char** argv) {
   return result;
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::p2p

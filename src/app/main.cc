@@ -5,14 +5,14 @@
 // main only wires (STYLE.md habit 10): pick the command, parse options, hand over.
 #include <cstring>
 
-#include "app/calibrate_command.h"
 #include "app/eval_wiring.h"
-#include "app/generate_command.h"
 #include "app/options.h"
 #include "app/p2p_wiring.h"
 #include "app/run.h"
 #include "app/serve_command.h"
 #include "app/store_command.h"
+#include "engine/calibrate_command.h"
+#include "engine/generate_command.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "eval") == 0) {
@@ -22,10 +22,10 @@ int main(int argc, char** argv) {
     return mooncake::app::RunP2p(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "generate") == 0) {
-    return mooncake::app::RunGenerate(argc - 1, argv + 1);
+    return mooncake::engine::RunGenerate(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "calibrate") == 0) {
-    return mooncake::app::RunCalibrate(argc - 1, argv + 1);
+    return mooncake::engine::RunCalibrate(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
     return mooncake::app::RunServeCommand(argc - 1, argv + 1);

@@ -1,11 +1,11 @@
-#include "app/subcommand.h"
+#include "common/cli/subcommand.h"
 
 #include <iostream>
 #include <vector>
 
 #include "common/cli/command_line.h"
 
-namespace mooncake::app {
+namespace mooncake::cli {
 
 namespace po = boost::program_options;
 
@@ -30,4 +30,4 @@ int ParseSubcommand(const char* name, int argc, char** argv, const po::options_d
   return -1;
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::cli

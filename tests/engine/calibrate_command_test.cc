@@ -1,7 +1,7 @@
 // `mooncake calibrate --quick` on the tiny preset, in process: it writes a hardware preset that
 // HardwareFromIni loads, whose reported fit error is finite and within a loose bound, and which
 // makes a cost model with configs/models/tiny.ini.
-#include "app/calibrate_command.h"
+#include "engine/calibrate_command.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "engine/ini.h"
 #include "engine/presets.h"
 
-namespace mooncake::app {
+namespace mooncake::engine {
 namespace {
 
 int RunCalibrateArgs(std::vector<std::string> args) {
@@ -61,4 +61,4 @@ TEST(CalibrateCommand, QuickTinyWritesAPresetThatLoadsWithItsFitError) {
 }
 
 }  // namespace
-}  // namespace mooncake::app
+}  // namespace mooncake::engine

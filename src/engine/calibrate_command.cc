@@ -1,4 +1,4 @@
-#include "app/calibrate_command.h"
+#include "engine/calibrate_command.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -12,14 +12,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "app/subcommand.h"
+#include "common/cli/subcommand.h"
 #include "common/units.h"
 #include "engine/calibration.h"
 #include "engine/reference_calibration.h"
 #include "model/checkpoint.h"
 #include "model/matmul.h"
 
-namespace mooncake::app {
+namespace mooncake::engine {
 
 namespace {
 
@@ -64,7 +64,7 @@ po::options_description CalibrateOptionsDescription() {
   return d;
 }
 
-int Usage(const std::string& message) { return SubcommandUsage("calibrate", message); }
+int Usage(const std::string& message) { return cli::SubcommandUsage("calibrate", message); }
 
 Result<std::vector<int64_t>> ParseList(const std::string& key, const std::string& text,
                                        int64_t minimum) {
@@ -114,7 +114,7 @@ std::string Describe(const engine::CalibrationPoint& p) {
 int RunCalibrate(int argc, char** argv) {
   const po::options_description desc = CalibrateOptionsDescription();
   po::variables_map vm;
-  if (int code = ParseSubcommand("calibrate", argc, argv, desc, &vm); code >= 0) return code;
+  if (int code = cli::ParseSubcommand("calibrate", argc, argv, desc, &vm); code >= 0) return code;
   if (!vm.count("model")) return Usage("--model is required (a checkpoint folder or a preset)");
 
   engine::CalibrationGrid grid;
@@ -271,4 +271,4 @@ int RunCalibrate(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::engine

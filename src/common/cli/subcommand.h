@@ -5,7 +5,7 @@
 #include <boost/program_options.hpp>
 #include <string>
 
-namespace mooncake::app {
+namespace mooncake::cli {
 
 // Prints "mooncake NAME: MESSAGE" on stderr; returns 2, the usage-error exit code.
 int SubcommandUsage(const char* name, const std::string& message);
@@ -16,4 +16,4 @@ int ParseSubcommand(const char* name, int argc, char** argv,
                     const boost::program_options::options_description& desc,
                     boost::program_options::variables_map* vm);
 
-}  // namespace mooncake::app
+}  // namespace mooncake::cli

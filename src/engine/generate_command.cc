@@ -1,4 +1,4 @@
-#include "app/generate_command.h"
+#include "engine/generate_command.h"
 
 #include <fmt/format.h>
 
@@ -7,13 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/subcommand.h"
+#include "common/cli/subcommand.h"
 #include "model/generate.h"
 #include "model/matmul.h"
 #include "model/trace_tokens.h"
 #include "trace/trace_reader.h"
 
-namespace mooncake::app {
+namespace mooncake::engine {
 
 namespace {
 
@@ -51,7 +51,7 @@ struct Prompt {
   int64_t max_tokens = 0;
 };
 
-int Usage(const std::string& message) { return SubcommandUsage("generate", message); }
+int Usage(const std::string& message) { return cli::SubcommandUsage("generate", message); }
 
 Result<std::vector<int32_t>> ParseIds(const std::string& text, int32_t vocab) {
   std::vector<int32_t> ids;
@@ -75,7 +75,7 @@ Result<std::vector<int32_t>> ParseIds(const std::string& text, int32_t vocab) {
 int RunGenerate(int argc, char** argv) {
   const po::options_description desc = GenerateOptionsDescription();
   po::variables_map vm;
-  if (int code = ParseSubcommand("generate", argc, argv, desc, &vm); code >= 0) return code;
+  if (int code = cli::ParseSubcommand("generate", argc, argv, desc, &vm); code >= 0) return code;
   if (!vm.count("model")) return Usage("--model is required (a checkpoint folder or a preset)");
   const bool from_trace = vm.count("trace") > 0;
   if (from_trace == (vm.count("prompt-ids") > 0)) {
@@ -153,4 +153,4 @@ int RunGenerate(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::engine

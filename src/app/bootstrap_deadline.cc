@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/run.h"
-#include "app/run_folder.h"
+#include "common/run_folder.h"
 #include "common/log.h"
 
 namespace mooncake::app {

@@ -12,11 +12,11 @@
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
-#include "app/foundation_job.h"
 #include "app/host_memory.h"
 #include "app/job_context.h"
 #include "app/serve_job.h"
 #include "app/store_service.h"
+#include "cluster/check_job.h"
 #include "cluster/mpi/mpi_session.h"
 #include "cluster/peer_exchange.h"
 #include "cluster/role_table.h"
@@ -283,7 +283,11 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
     ShutdownWithoutMpi(options, transport, rpc);
     return code;
   }
-  const int code = RunFoundationJob(ctx);
+  const cluster::CheckJobConfig check{options.block_size,    options.rpc_timeout,
+                                      options.phase_timeout, options.ping_rounds,
+                                      options.silent_rank,   options.out_dir};
+  const int code =
+      cluster::RunCheckJob(check, {mpi, roles, transport, rpc, ctx.peers, ctx.local_buffer});
   Shutdown(options, mpi, transport, rpc);
   return code;
 }

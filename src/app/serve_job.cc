@@ -22,7 +22,7 @@
 #include "app/bootstrap_deadline.h"
 #include "app/job_engine.h"
 #include "app/memory_bounds.h"
-#include "app/run_folder.h"
+#include "common/run_folder.h"
 #include "app/store_rank.h"
 #include "common/log.h"
 #include "common/units.h"

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "app/bootstrap_deadline.h"
-#include "app/run_folder.h"
+#include "common/run_folder.h"
 #include "common/log.h"
 #include "common/wire.h"
 

@@ -5,7 +5,7 @@
 
 #include "common/status.h"
 
-namespace mooncake::app {
+namespace mooncake {
 
 class RunFolder {
  public:
@@ -20,4 +20,4 @@ class RunFolder {
   std::string path_;
 };
 
-}  // namespace mooncake::app
+}  // namespace mooncake

@@ -1,4 +1,4 @@
-#include "app/foundation_job.h"
+#include "cluster/check_job.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,18 +10,35 @@
 #include <set>
 #include <thread>
 
-#include "app/messages.h"
-#include "app/run_folder.h"
 #include "common/block_content.h"
 #include "common/checksum.h"
 #include "common/log.h"
+#include "common/run_folder.h"
 #include "common/units.h"
 #include "common/wire.h"
 
-namespace mooncake::app {
+namespace mooncake::cluster {
 namespace {
 
-using cluster::Role;
+// The check's control messages (Rpc types 0x00xx: job control; 0x02xx serving, 0x04xx store).
+enum MessageType : uint16_t {
+  kMsgPing = 0x0001,  // empty request, empty reply: RTT measurement
+  kMsgStop = 0x0002,  // conductor -> every rank: finish and shut down
+};
+
+// The check's view of its rank: the config and the rank's bootstrap, roles and planes.
+struct JobContext {
+  const CheckJobConfig& options;
+  const Bootstrap& mpi;
+  const RoleTable& roles;
+  transport::Transport& transport;
+  transport::Rpc& rpc;
+  const std::vector<PeerInfo>& peers;
+  std::byte* local_buffer;
+
+  int rank() const { return mpi.rank(); }
+  Role role() const { return roles.role(mpi.rank()); }
+};
 
 // What every rank reports to the conductor at the end (gathered over MPI).
 struct RankReport {
@@ -182,7 +199,7 @@ std::string Us(double v) {
 }
 
 int Summarise(JobContext& ctx, const std::vector<RankReport>& reports) {
-  const JobOptions& o = ctx.options;
+  const CheckJobConfig& o = ctx.options;
   std::vector<double> mins, medians, maxs;
   uint32_t written = 0, verified = 0, failures = 0, deadline = 0, errors = 0, samples = 0;
   for (const auto& r : reports) {
@@ -223,7 +240,7 @@ int Summarise(JobContext& ctx, const std::vector<RankReport>& reports) {
   j["requests"] = {{"total", 0}, {"completed", 0}, {"rejected", 0}, {"lost", 0}};
   for (size_t r = 0; r < reports.size(); ++r) {
     j["ranks"].push_back({{"rank", r},
-                          {"role", cluster::RoleName(ctx.roles.role(r))},
+                          {"role", RoleName(ctx.roles.role(r))},
                           {"host", ctx.peers[r].host},
                           {"ucx", reports[r].paths},
                           {"error", reports[r].first_error}});
@@ -258,7 +275,9 @@ int Summarise(JobContext& ctx, const std::vector<RankReport>& reports) {
 
 }  // namespace
 
-int RunFoundationJob(JobContext& ctx) {
+int RunCheckJob(const CheckJobConfig& config, const CheckJobRank& rank) {
+  JobContext ctx{config,   rank.bootstrap, rank.roles,       rank.transport,
+                 rank.rpc, rank.peers,     rank.local_buffer};
   RankReport report;
   const Role role = ctx.role();
   std::atomic<bool> stop{false};
@@ -276,7 +295,7 @@ int RunFoundationJob(JobContext& ctx) {
   for (int p = 0; p < ctx.roles.size(); ++p) {
     if (p == ctx.rank()) continue;
     std::string path = ctx.transport.DescribePath(Rank{p});
-    log::Info("endpoint to rank {} ({}): {}", p, cluster::RoleName(ctx.roles.role(p)), path);
+    log::Info("endpoint to rank {} ({}): {}", p, RoleName(ctx.roles.role(p)), path);
     paths.insert(path);
   }
   for (const auto& p : paths) report.paths += (report.paths.empty() ? "" : "; ") + p;
@@ -328,4 +347,4 @@ int RunFoundationJob(JobContext& ctx) {
   return Summarise(ctx, reports);
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::cluster

@@ -1,10 +1,10 @@
-#include "app/run_folder.h"
+#include "common/run_folder.h"
 
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 
-namespace mooncake::app {
+namespace mooncake {
 
 Result<RunFolder> RunFolder::Create(const std::string& dir) {
   std::string path = dir;
@@ -37,4 +37,4 @@ Status RunFolder::WriteText(const std::string& name, const std::string& text) co
   return Status::Ok();
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake

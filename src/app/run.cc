@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
-#include "app/host_memory.h"
 #include "app/job_context.h"
 #include "app/serve_job.h"
 #include "app/store_service.h"
@@ -24,6 +23,7 @@
 #include "common/units.h"
 #include "common/wire_fields.h"
 #include "serve/workload.h"
+#include "store/node/host_memory.h"
 #include "transport/factory/transport_factory.h"
 #include "transport/rpc.h"
 
@@ -119,29 +119,30 @@ int DryRun(const JobOptions& options, const cluster::Bootstrap& mpi,
   return 0;
 }
 
-// Every rank's host, role and available memory (app/host_memory.h), gathered before any store
-// segment is allocated.
-std::vector<RankMemory> GatherRankMemory(const JobOptions& options, const cluster::Bootstrap& mpi,
-                                         Role role) {
-  RankMemory mine{mpi.hostname(), role == Role::kStore, 0, ""};
-  mine.available = AvailableMemory(&mine.source);
+// Every rank's host, role and available memory (store/node/host_memory.h), gathered before any
+// store segment is allocated.
+std::vector<store::RankMemory> GatherRankMemory(const JobOptions& options,
+                                                const cluster::Bootstrap& mpi, Role role) {
+  store::RankMemory mine{mpi.hostname(), role == Role::kStore, 0, ""};
+  mine.available = store::AvailableMemory(&mine.source);
   auto all = OrEndBootstrap(mpi.AllGather(WireEncode(mine), "memory check", options.phase_timeout),
                             options, mpi);
-  std::vector<RankMemory> ranks;
+  std::vector<store::RankMemory> ranks;
   for (const auto& bytes : all) {
-    auto r = WireDecode<RankMemory>(bytes, "RankMemory");
-    ranks.push_back(r.ok() ? *r : RankMemory{});
+    auto r = WireDecode<store::RankMemory>(bytes, "store::RankMemory");
+    ranks.push_back(r.ok() ? *r : store::RankMemory{});
   }
   return ranks;
 }
 
 // Faults a store segment in, the first store rank of each host saying how far it got every 5 s
 // (8 GiB took about 50 s on a loaded 2-core machine, silent before).
-void TouchSegment(std::byte* data, uint64_t size, const std::vector<RankMemory>& ranks, int rank) {
-  const bool reports = FirstStoreRankOnHost(ranks, rank) == rank;
+void TouchSegment(std::byte* data, uint64_t size, const std::vector<store::RankMemory>& ranks,
+                  int rank) {
+  const bool reports = store::FirstStoreRankOnHost(ranks, rank) == rank;
   int on_host = 0;
-  for (const RankMemory& r : ranks) on_host += r.store && r.host == ranks[rank].host ? 1 : 0;
-  TouchPages(data, size, std::chrono::seconds(5), [&](uint64_t done, Nanos elapsed) {
+  for (const store::RankMemory& r : ranks) on_host += r.store && r.host == ranks[rank].host ? 1 : 0;
+  store::TouchPages(data, size, std::chrono::seconds(5), [&](uint64_t done, Nanos elapsed) {
     if (!reports) return;
     std::printf(
         "store: touching %s of DRAM on each of the %d store rank(s) on %s: %s (%.0f %%) "
@@ -157,7 +158,7 @@ void TouchSegment(std::byte* data, uint64_t size, const std::vector<RankMemory>&
 std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, Role role,
                                                     const cluster::Bootstrap& mpi,
                                                     transport::Transport& transport,
-                                                    const std::vector<RankMemory>& memory,
+                                                    const std::vector<store::RankMemory>& memory,
                                                     AlignedBuffer* buffer) {
   if (role == Role::kStore) buffer->size = options.store.dram;
   if (options.mode == JobMode::kCheck && (role == Role::kPrefill || role == Role::kDecode)) {
@@ -249,8 +250,8 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   const Role role = roles.role(mpi.rank());
   // The store's segments must fit their hosts: every rank sees every host's figures, so all
   // of them stop with exit 2 together, before anything is allocated; rank 0 says why.
-  const std::vector<RankMemory> memory = GatherRankMemory(options, mpi, role);
-  if (Status fits = CheckStoreMemory(memory, options.store.dram); !fits.ok()) {
+  const std::vector<store::RankMemory> memory = GatherRankMemory(options, mpi, role);
+  if (Status fits = store::CheckStoreMemory(memory, options.store.dram); !fits.ok()) {
     if (mpi.rank() == 0) std::cerr << "mooncake: " << fits.message() << "\n";
     return 2;
   }

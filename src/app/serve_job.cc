@@ -21,13 +21,13 @@
 
 #include "app/bootstrap_deadline.h"
 #include "app/job_engine.h"
-#include "app/memory_bounds.h"
-#include "common/run_folder.h"
 #include "app/store_rank.h"
 #include "common/log.h"
+#include "common/run_folder.h"
 #include "common/units.h"
 #include "eval/eval_command.h"
 #include "model/matmul.h"
+#include "serve/memory_bounds.h"
 #include "serve/serve_http.h"
 #include "serve/serve_node.h"
 #include "serve/summary.h"
@@ -305,9 +305,9 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
   in.kv_scale = o.serve.kv_scale;
   in.run_dir = run_dir;
   in.dead = node.dead_ranks();
-  const RoleMemoryBounds bounds =
-      ComputeMemoryBounds(o, workload, node.context().layout.block_bytes(),
-                          static_cast<int>(node.context().peers.prefill_ranks.size()));
+  const serve::RoleMemoryBounds bounds = serve::ComputeMemoryBounds(
+      o.serve, o.store.dram, workload, node.context().layout.block_bytes(),
+      static_cast<int>(node.context().peers.prefill_ranks.size()));
   in.extra["rss_bound_conductor_bytes"] = static_cast<double>(bounds.conductor);
   in.extra["rss_bound_store_bytes"] = static_cast<double>(bounds.store);
   in.extra["rss_bound_prefill_bytes"] = static_cast<double>(bounds.prefill);

@@ -16,7 +16,7 @@
 
 #include "common/status.h"
 
-namespace mooncake::app {
+namespace mooncake::store {
 
 // What this process may still take: MemAvailable of /proc/meminfo, or less when its memory
 // cgroup (v2 memory.max, v1 memory.limit_in_bytes) leaves less. `*source` names the figure
@@ -49,4 +49,4 @@ int FirstStoreRankOnHost(const std::vector<RankMemory>& ranks, int rank);
 void TouchPages(std::byte* data, uint64_t size, std::chrono::nanoseconds interval,
                 const std::function<void(uint64_t, std::chrono::nanoseconds)>& progress);
 
-}  // namespace mooncake::app
+}  // namespace mooncake::store

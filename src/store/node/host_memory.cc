@@ -1,4 +1,4 @@
-#include "app/host_memory.h"
+#include "store/node/host_memory.h"
 
 #include <algorithm>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "common/clock.h"
 #include "common/units.h"
 
-namespace mooncake::app {
+namespace mooncake::store {
 namespace {
 
 // A limit at or above this is "no limit" (cgroup v1 writes 2^63 rounded down to a page).
@@ -140,4 +140,4 @@ void TouchPages(std::byte* data, uint64_t size, std::chrono::nanoseconds interva
   }
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::store

@@ -1,12 +1,12 @@
 // The store's memory check at start (app/host_memory.h): store.dram times the store ranks of
 // each host against what that host has available, and who reports the touch progress.
-#include "app/host_memory.h"
+#include "store/node/host_memory.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace mooncake::app {
+namespace mooncake::store {
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
@@ -82,4 +82,4 @@ TEST(TouchPages, ZeroesEverythingAndReportsProgressBeforeTheEnd) {
 }
 
 }  // namespace
-}  // namespace mooncake::app
+}  // namespace mooncake::store

@@ -13,10 +13,10 @@
 
 #include <cstdint>
 
-#include "app/options.h"
+#include "serve/serve_options.h"
 #include "serve/workload.h"
 
-namespace mooncake::app {
+namespace mooncake::serve {
 
 // A rank with no buffer measured 31-37 MiB here (6 ranks, posix/cma); twice that, for heavier
 // UCX transports (tcp, rdma) and allocator slack.
@@ -27,7 +27,9 @@ struct RoleMemoryBounds {
   uint64_t workload = 0;  // W, part of each
 };
 
-RoleMemoryBounds ComputeMemoryBounds(const JobOptions& options, const serve::Workload& workload,
-                                     uint64_t kv_block_bytes, int prefill_instances);
+// `store_dram`: store.dram of each store rank.
+RoleMemoryBounds ComputeMemoryBounds(const ServeOptions& options, uint64_t store_dram,
+                                     const Workload& workload, uint64_t kv_block_bytes,
+                                     int prefill_instances);
 
-}  // namespace mooncake::app
+}  // namespace mooncake::serve

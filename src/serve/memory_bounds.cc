@@ -1,9 +1,9 @@
-#include "app/memory_bounds.h"
+#include "serve/memory_bounds.h"
 
 #include <algorithm>
 #include <unordered_set>
 
-namespace mooncake::app {
+namespace mooncake::serve {
 namespace {
 
 // Heap blocks carry their size and alignment: count 16 B more per allocation.
@@ -17,8 +17,9 @@ constexpr uint64_t kIndexEntry = 128;
 
 }  // namespace
 
-RoleMemoryBounds ComputeMemoryBounds(const JobOptions& o, const serve::Workload& workload,
-                                     uint64_t kv_block_bytes, int prefill_instances) {
+RoleMemoryBounds ComputeMemoryBounds(const ServeOptions& o, uint64_t store_dram,
+                                     const Workload& workload, uint64_t kv_block_bytes,
+                                     int prefill_instances) {
   RoleMemoryBounds b;
   std::unordered_set<uint64_t> distinct;
   uint64_t largest_request_blocks = 0;
@@ -31,10 +32,10 @@ RoleMemoryBounds ComputeMemoryBounds(const JobOptions& o, const serve::Workload&
   b.conductor =
       base + workload.requests.size() * kConductorPerRequest +
       static_cast<uint64_t>(std::max(1, prefill_instances)) * distinct.size() * kIndexEntry;
-  b.store = base + o.store.dram;
-  b.prefill = base + std::max(o.serve.prefill_staging, largest_request_blocks * kv_block_bytes);
-  b.decode = base + o.serve.decode_buffer;
+  b.store = base + store_dram;
+  b.prefill = base + std::max(o.prefill_staging, largest_request_blocks * kv_block_bytes);
+  b.decode = base + o.decode_buffer;
   return b;
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::serve

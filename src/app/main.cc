@@ -9,10 +9,10 @@
 #include "app/options.h"
 #include "app/p2p_wiring.h"
 #include "app/run.h"
-#include "app/serve_command.h"
 #include "app/store_command.h"
 #include "engine/calibrate_command.h"
 #include "engine/generate_command.h"
+#include "serve/serve_command.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "eval") == 0) {
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     return mooncake::engine::RunCalibrate(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
-    return mooncake::app::RunServeCommand(argc - 1, argv + 1);
+    return mooncake::serve::RunServeCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "store") == 0) {
     return mooncake::app::RunStoreCommand(argc - 1, argv + 1);

@@ -20,15 +20,15 @@
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
-#include "app/job_engine.h"
 #include "app/store_rank.h"
 #include "common/log.h"
 #include "common/run_folder.h"
 #include "common/units.h"
 #include "eval/eval_command.h"
 #include "model/matmul.h"
+#include "serve/job_engine.h"
 #include "serve/memory_bounds.h"
-#include "serve/serve_http.h"
+#include "serve/serve_endpoint.h"
 #include "serve/serve_node.h"
 #include "serve/summary.h"
 #include "serve/token_check.h"
@@ -156,23 +156,11 @@ void ArmFaults(const JobOptions& o, int rank) {
   }
 }
 
-// The conductor's HTTP endpoint (serve.http): started, its address printed and written to
-// <run folder>/endpoint.json; a port that cannot be had ends the job (exit 2).
-// A stop token from /dev/urandom: only who can read endpoint.json (mode 0600) can stop the job.
-std::string NewStopToken() {
-  std::string token;
-  if (std::FILE* f = std::fopen("/dev/urandom", "rb")) {
-    unsigned char bytes[16];
-    if (std::fread(bytes, 1, sizeof bytes, f) == sizeof bytes) {
-      for (unsigned char b : bytes) token += fmt::format("{:02x}", b);
-    }
-    std::fclose(f);
-  }
-  return token;
-}
-
+// The conductor's HTTP endpoint (serve.http) from the job's options; a port that cannot be had
+// ends the job (exit 2).
 std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& node,
-                                            const std::string& run_dir, const JobEngine& engine) {
+                                            const std::string& run_dir,
+                                            const serve::JobEngine& engine) {
   const JobOptions& o = ctx.options;
   serve::ServeHttpOptions options;
   options.port = o.serve.http;
@@ -183,79 +171,17 @@ std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& n
   options.limits.default_max_tokens = std::min<int64_t>(16, options.limits.max_tokens);
   options.eos_token_id = engine.eos_token_id;
   options.synthetic_tokens = !o.engine.reference;
-  options.stop_token = NewStopToken();
+  options.stop_token = serve::NewStopToken();
   options.request_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(o.serve.job_deadline);
   options.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.serve.http_idle);
-  auto server = serve::StartServeHttp(options, node);
+  auto server = serve::StartServeEndpoint(options, node, ctx.mpi.hostname(), run_dir);
   if (!server.ok()) {
     log::Error("serve.http = {}: {}", o.serve.http, server.status().message());
     ctx.mpi.Abort(2);
   }
-  const std::string host = ctx.mpi.hostname();
-  const int port = (*server)->port();
-  const std::string url = "http://" + host + ":" + std::to_string(port);
-  if (!run_dir.empty()) {
-    const nlohmann::json j = {
-        {"url", url}, {"host", host}, {"port", port}, {"stop_token", options.stop_token}};
-    const std::string path = run_dir + "/endpoint.json";
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const std::string text = j.dump() + "\n";
-    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-      log::Error("{}: cannot write: {}", path, std::strerror(errno));
-    }
-    if (fd >= 0) ::close(fd);
-  }
-  std::printf(
-      "http: %s (POST /v1/completions; GET /metrics, /health, /v1/models; stop with mooncake "
-      "serve stop %s/endpoint.json)\n",
-      url.c_str(), run_dir.c_str());
-  std::fflush(stdout);
   return std::move(*server);
 }
-
-// serve.http: SIGUSR1 (what launch/mooncake-mpirun turns a TERM or INT into, as mpirun passes it
-// on to every rank and leaves the rest to them), and SIGTERM / SIGINT sent to the conductor
-// itself, stop the serving as `mooncake serve stop` does. The other ranks ignore SIGUSR1: the
-// conductor stops them in order.
-volatile std::sig_atomic_t g_serve_stop_signal = 0;
-
-extern "C" void OnServeStopSignal(int) { g_serve_stop_signal = 1; }
-
-void InstallServeStopSignals(bool conductor) {
-  struct sigaction sa {};
-  sa.sa_handler = conductor ? OnServeStopSignal : SIG_IGN;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGUSR1, &sa, nullptr);
-  if (!conductor) return;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-}
-
-// Turns a stop signal into the conductor's stop (a signal handler may only set the flag).
-class StopSignalWatch {
- public:
-  explicit StopSignalWatch(serve::ConductorRole& conductor)
-      : thread_([this, &conductor] {
-          while (!done_.load()) {
-            if (g_serve_stop_signal != 0) {
-              std::printf("stop signal: no new requests; draining those in flight\n");
-              std::fflush(stdout);
-              conductor.RequestStop();
-              return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          }
-        }) {}
-  ~StopSignalWatch() {
-    done_ = true;
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
 
 // run.json (what produced the folder) and, with job.plots, the plots (requests.csv is complete).
 void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
@@ -413,7 +339,8 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   // its time, or the reference transformer. The conductor loads the model to check tokens.
   const bool computes = ctx.role() == Role::kPrefill || ctx.role() == Role::kDecode ||
                         (ctx.role() == Role::kConductor && o.engine.check_tokens);
-  auto job_engine = MakeJobEngine(o, cost, computes, ctx.role() != Role::kConductor);
+  auto job_engine = serve::MakeJobEngine(o.engine, cost, o.serve.kv_scale, o.serve.model_error,
+                                         computes, ctx.role() != Role::kConductor);
   if (!job_engine.ok()) {
     log::Error("{}", job_engine.status().ToString());
     ctx.mpi.Abort(2);
@@ -424,7 +351,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   serve::ServeNodeDeps deps = NodeDeps(ctx);
   deps.engine = (*job_engine)->engine.get();
 
-  if (o.serve.http >= 0) InstallServeStopSignals(ctx.role() == Role::kConductor);
+  if (o.serve.http >= 0) serve::InstallServeStopSignals(ctx.role() == Role::kConductor);
   // What the bucket files of the SSD tier say of the blocks: the reference model's own.
   const bool reference = o.engine.reference;
   serve::ServeNode node(
@@ -453,7 +380,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
       node.conductor_role()->ServeUntilStopped(workload.requests.empty(), o.serve.drain);
       endpoint = ServeHttp(ctx, node, run_dir, **job_engine);
     }
-    std::optional<StopSignalWatch> stop_signals;
+    std::optional<serve::StopSignalWatch> stop_signals;
     if (o.serve.http >= 0) stop_signals.emplace(*node.conductor_role());
     RunConductor(ctx, node, workload);
     stop_signals.reset();

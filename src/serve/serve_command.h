@@ -3,9 +3,9 @@
 // waits until its endpoint has closed (the run folder is written by then).
 #pragma once
 
-namespace mooncake::app {
+namespace mooncake::serve {
 
 // argv[0] is "serve". Returns the process exit code (2 on a usage error or a bad file).
 int RunServeCommand(int argc, char** argv);
 
-}  // namespace mooncake::app
+}  // namespace mooncake::serve

@@ -6,13 +6,13 @@
 #include <memory>
 #include <optional>
 
-#include "app/options.h"
 #include "engine/cost_model.h"
 #include "engine/engine.h"
+#include "engine/engine_options.h"
 #include "engine/kv_layout.h"
 #include "model/transformer.h"
 
-namespace mooncake::app {
+namespace mooncake::serve {
 
 struct JobEngine {
   std::optional<model::Transformer> model;  // engine.kind = reference
@@ -30,8 +30,11 @@ struct JobEngine {
 // Every rank builds the same layout (the store keys and block sizes must agree); the model is
 // loaded where `load_model` (prefill, decode, and the conductor when it checks tokens), and with
 // engine.device = cuda computes on the GPU where `on_gpu` (prefill and decode). Errors name
-// engine.model or engine.device (no GPU: why, in gpu::Describe's words).
-Result<std::unique_ptr<JobEngine>> MakeJobEngine(const JobOptions& o, const engine::CostModel& cost,
-                                                 bool load_model, bool on_gpu);
+// engine.model or engine.device (no GPU: why, in gpu::Describe's words). The cost model's blocks
+// move `kv_scale` x their real bytes and take `model_error` x its time (kv_scale,
+// engine.model_error).
+Result<std::unique_ptr<JobEngine>> MakeJobEngine(const engine::EngineOptions& options,
+                                                 const engine::CostModel& cost, double kv_scale,
+                                                 double model_error, bool load_model, bool on_gpu);
 
-}  // namespace mooncake::app
+}  // namespace mooncake::serve

@@ -1,4 +1,4 @@
-#include "app/serve_command.h"
+#include "serve/serve_command.h"
 
 #include <chrono>
 #include <cstring>
@@ -10,7 +10,7 @@
 
 #include "http/http_client.h"
 
-namespace mooncake::app {
+namespace mooncake::serve {
 
 namespace {
 
@@ -85,4 +85,4 @@ int RunServeCommand(int argc, char** argv) {
   return 2;
 }
 
-}  // namespace mooncake::app
+}  // namespace mooncake::serve

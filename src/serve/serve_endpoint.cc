@@ -1,0 +1,94 @@
+#include "serve/serve_endpoint.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "common/log.h"
+
+namespace mooncake::serve {
+
+// A stop token from /dev/urandom: only who can read endpoint.json (mode 0600) can stop the job.
+std::string NewStopToken() {
+  std::string token;
+  if (std::FILE* f = std::fopen("/dev/urandom", "rb")) {
+    unsigned char bytes[16];
+    if (std::fread(bytes, 1, sizeof bytes, f) == sizeof bytes) {
+      for (unsigned char b : bytes) token += fmt::format("{:02x}", b);
+    }
+    std::fclose(f);
+  }
+  return token;
+}
+
+Result<std::unique_ptr<http::HttpServer>> StartServeEndpoint(const ServeHttpOptions& options,
+                                                             ServeNode& node,
+                                                             const std::string& host,
+                                                             const std::string& run_dir) {
+  auto server = StartServeHttp(options, node);
+  if (!server.ok()) return server.status();
+  const int port = (*server)->port();
+  const std::string url = "http://" + host + ":" + std::to_string(port);
+  if (!run_dir.empty()) {
+    const nlohmann::json j = {
+        {"url", url}, {"host", host}, {"port", port}, {"stop_token", options.stop_token}};
+    const std::string path = run_dir + "/endpoint.json";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const std::string text = j.dump() + "\n";
+    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      log::Error("{}: cannot write: {}", path, std::strerror(errno));
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  std::printf(
+      "http: %s (POST /v1/completions; GET /metrics, /health, /v1/models; stop with mooncake "
+      "serve stop %s/endpoint.json)\n",
+      url.c_str(), run_dir.c_str());
+  std::fflush(stdout);
+  return std::move(*server);
+}
+
+namespace {
+
+// Set by the stop signals' handler, read by StopSignalWatch's thread.
+volatile std::sig_atomic_t g_serve_stop_signal = 0;
+
+extern "C" void OnServeStopSignal(int) { g_serve_stop_signal = 1; }
+
+}  // namespace
+
+void InstallServeStopSignals(bool conductor) {
+  struct sigaction sa {};
+  sa.sa_handler = conductor ? OnServeStopSignal : SIG_IGN;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, nullptr);
+  if (!conductor) return;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+StopSignalWatch::StopSignalWatch(ConductorRole& conductor)
+    : thread_([this, &conductor] {
+        while (!done_.load()) {
+          if (g_serve_stop_signal != 0) {
+            std::printf("stop signal: no new requests; draining those in flight\n");
+            std::fflush(stdout);
+            conductor.RequestStop();
+            return;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+      }) {}
+
+StopSignalWatch::~StopSignalWatch() {
+  done_ = true;
+  thread_.join();
+}
+
+}  // namespace mooncake::serve

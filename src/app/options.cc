@@ -33,34 +33,13 @@ int UsageError(const std::string& message) {
   return 2;
 }
 
-// "RANK@TIME", e.g. "2@8s": rank 2, 8 s after the replay starts; fault.kill also takes
-// "RANK@mpi_init" and "RANK@bootstrap".
-Status FaultSpecOption(const char* name, const std::string& value, FaultSpec* out) {
-  if (value.empty()) return Status::Ok();
-  const size_t at = value.find('@');
-  char* end = nullptr;
-  const long rank = at == std::string::npos ? -1 : std::strtol(value.c_str(), &end, 10);
-  if (at == std::string::npos || end != value.c_str() + at || rank < 1 || rank > 1000000) {
-    return InvalidArgument(std::string(name) + " = '" + value +
-                           "' (allowed: RANK@TIME with RANK >= 1, e.g. 2@8s; the conductor, "
-                           "rank 0, cannot be the target)");
-  }
-  out->rank = static_cast<int>(rank);
-  const std::string when = value.substr(at + 1);
-  if (std::string(name) == "fault.kill" && (when == "mpi_init" || when == "bootstrap")) {
-    out->point = when == "mpi_init" ? FaultPoint::kBeforeMpiInit : FaultPoint::kBootstrapExchange;
-    return Status::Ok();
-  }
-  return DurationOption(name, when, Nanos(0), Nanos(86'400'000'000'000), &out->at);
-}
-
 Status FailureOptions(const RawJobOptions& raw, JobOptions* o) {
   MC_RETURN_IF_ERROR(cluster::ConvertClusterOptions(raw.cluster, &o->cluster));
   MC_RETURN_IF_ERROR(cli::OnOffOption("job.survive_rank_loss", raw.survive, &o->survive_rank_loss));
   o->status_file = raw.status_file;
   o->address_file = raw.address_file;
-  MC_RETURN_IF_ERROR(FaultSpecOption("fault.kill", raw.fault_kill, &o->fault_kill));
-  return FaultSpecOption("fault.stop", raw.fault_stop, &o->fault_stop);
+  MC_RETURN_IF_ERROR(cluster::FaultSpecOption("fault.kill", raw.fault_kill, &o->fault_kill));
+  return cluster::FaultSpecOption("fault.stop", raw.fault_stop, &o->fault_stop);
 }
 
 Status ModeOption(const std::string& mode, JobMode* out) {

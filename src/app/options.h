@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cluster/cluster_options.h"
+#include "cluster/fault_hooks.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -26,16 +27,6 @@ namespace mooncake::app {
 // RTTs, a verified one-sided put and get, orderly stop); `store` runs the store as a service
 // that processes outside the job attach to (docs/CLIENT.md) until it is told to stop.
 enum class JobMode { kServe, kCheck, kStore };
-
-// fault.kill / fault.stop: rank `rank` signals itself `at` (wall time) after the replay starts;
-// fault.kill can also strike during the bootstrap (docs/FAULTS.md), before MPI_Init or just
-// before the bootstrap exchange.
-enum class FaultPoint { kReplay, kBeforeMpiInit, kBootstrapExchange };
-struct FaultSpec {
-  int rank = -1;  // -1: no fault
-  Nanos at{0};
-  FaultPoint point = FaultPoint::kReplay;
-};
 
 // The job's options, each component's own struct beside the job's (cluster.*, transport.*,
 // store.*, the serving job's, engine.*): each component declares its option table and checks
@@ -69,7 +60,7 @@ struct JobOptions {
   bool survive_rank_loss = true;
   std::string status_file;   // rank 0 writes the exit status here (empty: nowhere)
   std::string address_file;  // rank 0 writes the worker addresses here (empty: nowhere)
-  FaultSpec fault_kill, fault_stop;
+  cluster::FaultSpec fault_kill, fault_stop;
 };
 
 // What main() should do after parsing.

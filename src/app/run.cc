@@ -264,7 +264,7 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   AlignedBuffer buffer;
   auto exported = RegisterBuffer(options, role, mpi, transport, memory, &buffer);
   transport::Rpc rpc(transport);
-  if (options.fault_kill.point == FaultPoint::kBootstrapExchange &&
+  if (options.fault_kill.point == cluster::FaultPoint::kBootstrapExchange &&
       options.fault_kill.rank == mpi.rank()) {
     std::fflush(nullptr);
     std::raise(SIGKILL);  // test hook: this rank dies just before the bootstrap exchange
@@ -325,7 +325,7 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
       return Finish(options, launcher_rank, 2);
     }
   }
-  if (options.fault_kill.point == FaultPoint::kBeforeMpiInit &&
+  if (options.fault_kill.point == cluster::FaultPoint::kBeforeMpiInit &&
       options.fault_kill.rank == LauncherRank()) {
     std::fflush(nullptr);
     std::raise(SIGKILL);  // test hook: this rank dies before MPI is up

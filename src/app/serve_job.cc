@@ -115,47 +115,6 @@ void RunConductor(JobContext& ctx, serve::ServeNode& node, const serve::Workload
   node.StopOthers();
 }
 
-// fault.stop's rank cannot resume itself, and nothing else would: a launcher that waits for
-// every rank would wait forever after the job ended. Before stopping, the rank forks a watchdog
-// that sends it SIGCONT `after` later (or ends when the rank is gone). The child only calls
-// async-signal-safe functions (the parent has threads) and closes its copies of the parent's
-// files, so it holds no output pipe of the launcher open. Returns the child's pid, or -1.
-pid_t ForkResumeWatchdog(Nanos after) {
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child != 0) return child;
-  for (int fd = 0; fd < 1024; ++fd) ::close(fd);
-  const Nanos step = std::chrono::milliseconds(100);
-  for (Nanos waited{0}; waited < after; waited += step) {
-    const timespec ts{0, static_cast<long>(step.count())};
-    ::nanosleep(&ts, nullptr);
-    if (::getppid() != parent) ::_exit(0);
-  }
-  ::kill(parent, SIGCONT);
-  ::_exit(0);
-}
-
-// fault.kill / fault.stop on this rank: a thread signals the process at the given time. A
-// stopped rank is resumed 5 x cluster.failure_timeout after it stopped: declared dead by then
-// (with room for a conductor slowed by a loaded machine), it is fenced and ends itself (exit 4),
-// or, with the job already over, finds no conductor.
-void ArmFaults(const JobOptions& o, int rank) {
-  for (const auto& [spec, sig] :
-       {std::pair{o.fault_kill, SIGKILL}, std::pair{o.fault_stop, SIGSTOP}}) {
-    if (spec.rank != rank || spec.point != FaultPoint::kReplay) continue;
-    const Nanos at = spec.at;
-    const int signal = sig;
-    const Nanos resume_after = 5 * o.cluster.failure_timeout;
-    std::thread([at, signal, resume_after] {
-      std::this_thread::sleep_for(at);
-      std::fflush(nullptr);
-      const pid_t watchdog = signal == SIGSTOP ? ForkResumeWatchdog(resume_after) : -1;
-      std::raise(signal);
-      if (watchdog > 0) ::waitpid(watchdog, nullptr, 0);
-    }).detach();
-  }
-}
-
 // The conductor's HTTP endpoint (serve.http) from the job's options; a port that cannot be had
 // ends the job (exit 2).
 std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& node,
@@ -364,7 +323,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     std::_Exit(4);
   });
   StartNode(ctx, node);
-  ArmFaults(o, ctx.rank());
+  cluster::ArmFaults(o.fault_kill, o.fault_stop, ctx.rank(), o.cluster.failure_timeout);
   int code = 0;
   if (ctx.role() == Role::kConductor) {
     PrintSurvivalHint(o);

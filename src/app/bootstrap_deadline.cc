@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/run.h"
-#include "common/run_folder.h"
 #include "common/log.h"
+#include "common/run_folder.h"
 
 namespace mooncake::app {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "app/bootstrap_deadline.h"
-#include "common/run_folder.h"
 #include "common/log.h"
+#include "common/run_folder.h"
 #include "common/wire.h"
 
 namespace mooncake::app {

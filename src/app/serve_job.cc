@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
-#include "app/store_rank.h"
+#include "app/store_wiring.h"
 #include "common/log.h"
 #include "common/run_folder.h"
 #include "common/units.h"

@@ -12,7 +12,7 @@
 
 #include "app/bootstrap_deadline.h"
 #include "app/serve_job.h"
-#include "app/store_rank.h"
+#include "app/store_wiring.h"
 #include "client/connection_file.h"
 #include "common/log.h"
 #include "common/units.h"

@@ -1,5 +1,6 @@
-// The store's two nodes in the live job (store/node/): their settings from the job's options,
-// and the collective steps of their start.
+// The store's wiring in the live job: its two nodes' settings (store/node/node_settings.h) from
+// the job's options, and the collective steps of their start (the run folder every rank knows,
+// the SSD tier's recovered blocks admitted before any request).
 //
 // - The master's rank (the conductor) holds a store::MasterNode: with store.ssd = on, its spill
 //   coordinator is the master's eviction sink.
@@ -16,20 +17,14 @@
 #include <string>
 
 #include "app/job_context.h"
-#include "store/node/master_node.h"
-#include "store/node/store_rank_node.h"
+#include "store/node/node_settings.h"
 
 namespace mooncake::app {
-
-// The master's first object version: the wall clock in nanoseconds, a restart epoch that outranks
-// every version an earlier run over the same SSD folder wrote (recovery lifts it further when a
-// folder holds higher ones, e.g. after the clock went back).
-uint64_t WallClockVersion();
 
 // The job's run folder as rank 0 decided it (--out or runs/<UTC timestamp>), known to every rank.
 std::string CollectiveRunDir(JobContext& ctx);
 
-// The store's master (store.* options; a fresh restart epoch).
+// The store's master (store.* options, store/node/node_settings.h; a fresh restart epoch).
 store::MasterNodeConfig MasterNodeConfigFrom(const JobOptions& options);
 
 // Store rank `rank`'s set-up (its tier under store.ssd_dir, or <run_dir>/ssd). What the bucket

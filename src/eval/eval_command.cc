@@ -132,6 +132,67 @@ trace::RunInfo InfoOf(const EvalOptions& o) {
                         conductor::PrefillPolicyName(o.sched.scheduler.policy)};
 }
 
+// One run (no --sweep): its run folder, its summary on stdout, and the plots.
+int RunSingle(const EvalOptions& base, TraceCache& traces) {
+  Result<PointRun> run = RunPoint(base, traces);
+  if (!run.ok()) return Fail(run.status());
+  Status st = trace::WriteRunFolder(base.out, run->result.records, run->result.summary);
+  if (!st.ok()) {
+    std::cerr << "mooncake eval: " << st.ToString() << "\n";
+    return kExitFailure;
+  }
+  std::cout << fmt::format(
+      "mooncake eval: system {} policy {}, {} requests simulated in {:.3f} s "
+      "({:.0f} s of model time)\n",
+      sim::SystemKindName(base.system), conductor::PrefillPolicyName(base.sched.scheduler.policy),
+      run->result.records.size(), run->wall_s, run->result.model_span_s);
+  std::cout << trace::SummaryTable(run->result.summary);
+  std::cout << "run folder: " << base.out << "\n";
+  (void)trace::WriteRunInfo(base.out, InfoOf(base));
+  if (base.plots) PlotRunFolder(base.out);
+  return run->result.summary.lost == 0 ? kExitOk : kExitFailure;
+}
+
+// A sweep: this rank's points, each with its run folder under points/; rank 0 gathers every
+// rank's rows into sweep.csv.
+int RunSweep(const EvalOptions& base, const std::vector<SweepPoint>& points,
+             const std::vector<EvalOptions>& point_options, TraceCache& traces,
+             const SweepComm& comm) {
+  std::string rows;
+  int status = kExitOk;
+  for (size_t i : PointsForRank(points.size(), comm.rank, comm.size)) {
+    const EvalOptions& o = point_options[i];
+    Result<PointRun> run = RunPoint(o, traces);
+    if (!run.ok()) {
+      status = Fail(run.status().WithContext("point " + std::to_string(i)));
+      continue;
+    }
+    const std::string dir = fmt::format("{}/points/{:03d}", base.out, i);
+    Status st = trace::WriteRunFolder(dir, run->result.records, run->result.summary);
+    if (!st.ok()) {
+      std::cerr << "mooncake eval: " << st.ToString() << "\n";
+      status = kExitFailure;
+    }
+    std::cout << fmt::format("point {:3d} [{}] rank {}: {}", i, PointLabel(points[i]), comm.rank,
+                             OneLineSummary(run->result.summary, run->wall_s))
+              << std::endl;
+    rows += SweepCsvRow(i, points[i], o, run->result, run->wall_s);
+  }
+  const std::vector<std::string> gathered = comm.gather(rows);
+  if (comm.rank == 0) {
+    Status st = trace::WriteTextFile(base.out + "/sweep.csv",
+                                     SweepCsvHeader(base.sweep) + SortRows(gathered));
+    if (!st.ok()) {
+      std::cerr << "mooncake eval: " << st.ToString() << "\n";
+      return kExitFailure;
+    }
+    std::cout << "sweep: " << points.size() << " points, " << base.out << "/sweep.csv\n";
+    (void)trace::WriteRunInfo(base.out, InfoOf(base));
+    if (base.plots) PlotRunFolder(base.out);
+  }
+  return status;
+}
+
 }  // namespace
 
 int RunEvalCommand(int argc, char** argv) { return RunEvalCommand(argc, argv, SerialSweepComm()); }
@@ -164,59 +225,8 @@ int RunEvalCommand(int argc, char** argv, const SweepComm& comm) {
     std::cout << "mooncake eval: one run (no --sweep) on rank 0 of " << comm.size
               << "; give --sweep to split points over the ranks\n";
   }
-  if (!sweep) {
-    Result<PointRun> run = RunPoint(*base, traces);
-    if (!run.ok()) return Fail(run.status());
-    Status st = trace::WriteRunFolder(base->out, run->result.records, run->result.summary);
-    if (!st.ok()) {
-      std::cerr << "mooncake eval: " << st.ToString() << "\n";
-      return kExitFailure;
-    }
-    std::cout << fmt::format(
-        "mooncake eval: system {} policy {}, {} requests simulated in {:.3f} s "
-        "({:.0f} s of model time)\n",
-        sim::SystemKindName(base->system),
-        conductor::PrefillPolicyName(base->sched.scheduler.policy), run->result.records.size(),
-        run->wall_s, run->result.model_span_s);
-    std::cout << trace::SummaryTable(run->result.summary);
-    std::cout << "run folder: " << base->out << "\n";
-    (void)trace::WriteRunInfo(base->out, InfoOf(*base));
-    if (base->plots) PlotRunFolder(base->out);
-    return run->result.summary.lost == 0 ? kExitOk : kExitFailure;
-  }
-  std::string rows;
-  int status = kExitOk;
-  for (size_t i : PointsForRank(points.size(), comm.rank, comm.size)) {
-    const EvalOptions& o = point_options[i];
-    Result<PointRun> run = RunPoint(o, traces);
-    if (!run.ok()) {
-      status = Fail(run.status().WithContext("point " + std::to_string(i)));
-      continue;
-    }
-    const std::string dir = fmt::format("{}/points/{:03d}", base->out, i);
-    Status st = trace::WriteRunFolder(dir, run->result.records, run->result.summary);
-    if (!st.ok()) {
-      std::cerr << "mooncake eval: " << st.ToString() << "\n";
-      status = kExitFailure;
-    }
-    std::cout << fmt::format("point {:3d} [{}] rank {}: {}", i, PointLabel(points[i]), comm.rank,
-                             OneLineSummary(run->result.summary, run->wall_s))
-              << std::endl;
-    rows += SweepCsvRow(i, points[i], o, run->result, run->wall_s);
-  }
-  const std::vector<std::string> gathered = comm.gather(rows);
-  if (comm.rank == 0) {
-    Status st = trace::WriteTextFile(base->out + "/sweep.csv",
-                                     SweepCsvHeader(base->sweep) + SortRows(gathered));
-    if (!st.ok()) {
-      std::cerr << "mooncake eval: " << st.ToString() << "\n";
-      return kExitFailure;
-    }
-    std::cout << "sweep: " << points.size() << " points, " << base->out << "/sweep.csv\n";
-    (void)trace::WriteRunInfo(base->out, InfoOf(*base));
-    if (base->plots) PlotRunFolder(base->out);
-  }
-  return status;
+  if (!sweep) return RunSingle(*base, traces);
+  return RunSweep(*base, points, point_options, traces, comm);
 }
 
 }  // namespace mooncake::eval

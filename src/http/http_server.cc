@@ -82,17 +82,9 @@ httplib::Server::Handler Wrap(Handler handler) {
   };
 }
 
-}  // namespace
-
-HttpServer::HttpServer(std::unique_ptr<Impl> impl, int port)
-    : impl_(std::move(impl)), port_(port) {}
-
-HttpServer::~HttpServer() { Stop(); }
-
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& options,
-                                                      std::vector<Route> routes) {
-  auto impl = std::make_unique<Impl>();
-  httplib::Server& s = impl->server;
+// Timeouts, body limit, socket options and the connection pool of `s`. Returns where the
+// listening socket's descriptor lands once bound (-1 before).
+std::shared_ptr<std::atomic<int>> Configure(httplib::Server& s, const ServerOptions& options) {
   const auto secs = [](std::chrono::milliseconds d) {
     return std::make_pair(static_cast<time_t>(d.count() / 1000),
                           static_cast<time_t>(d.count() % 1000 * 1000));
@@ -117,7 +109,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   const size_t threads = static_cast<size_t>(std::max(1, options.threads));
   const std::chrono::milliseconds idle_exit = options.idle_thread_exit;
   s.new_task_queue = [threads, idle_exit] { return new PoolQueue(threads, idle_exit); };
+  return listening;
+}
 
+// Each route's handler; 405 on a known path with another method, 404 otherwise.
+Status AddRoutes(httplib::Server& s, std::vector<Route> routes) {
   std::set<std::string> paths;
   for (Route& r : routes) {
     paths.insert(r.path);
@@ -142,7 +138,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
       res.set_content(std::to_string(res.status) + " " + what + "\n", "text/plain; charset=utf-8");
     }
   });
+  return Status::Ok();
+}
 
+// Binds options.host:options.port (0: any free port) and raises the listen backlog of the bound
+// socket `listening`. Sets `*bound_port`.
+Status Bind(httplib::Server& s, const ServerOptions& options, const std::atomic<int>& listening,
+            int* bound_port) {
   errno = 0;
   int port = options.port;
   bool bound = false;
@@ -163,10 +165,29 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): in a burst of
   // connects, those past it had their SYN dropped and retried a second later. Listening again
   // on the bound socket raises it (the kernel caps it at net.core.somaxconn).
-  if (const int sock = listening->load(); sock >= 0 && ::listen(sock, SOMAXCONN) != 0) {
+  if (const int sock = listening.load(); sock >= 0 && ::listen(sock, SOMAXCONN) != 0) {
     log::Warn("http: {}:{}: cannot raise the listen backlog: {}", options.host, port,
               std::strerror(errno));
   }
+  *bound_port = port;
+  return Status::Ok();
+}
+
+}  // namespace
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl, int port)
+    : impl_(std::move(impl)), port_(port) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& options,
+                                                      std::vector<Route> routes) {
+  auto impl = std::make_unique<Impl>();
+  httplib::Server& s = impl->server;
+  const auto listening = Configure(s, options);
+  MC_RETURN_IF_ERROR(AddRoutes(s, std::move(routes)));
+  int port = 0;
+  MC_RETURN_IF_ERROR(Bind(s, options, *listening, &port));
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->server.listen_after_bind(); });
   // stop() before the loop is running does nothing (the loop would then never end): Start

@@ -472,6 +472,23 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   ucs_status_t st = ucp_ep_create(worker_.get(), &ep, &created);
   if (st != UCS_OK) return PeerFailure("cannot connect to " + where + ": " + ucs_status_string(st));
   eps_.Set(r, created);
+  const AttachWait result = SendAttachAndWait(created, r, credential, deadline);
+  if (result.done && job_size != nullptr && result.world_size > 0) *job_size = result.world_size;
+  const Status failed = AttachFailure(result, where, timeout);
+  if (!failed.ok()) {
+    const UcpEndpoint closing(eps_.Take(r));  // force-closed here
+    return failed;
+  }
+  attached_as_[r] = result.rank;
+  if (self_.value < 0) self_ = Rank{result.rank};
+  DescribeEndpoint(r);
+  return Status::Ok();
+}
+
+UcxTransport::AttachWait UcxTransport::SendAttachAndWait(ucp_ep_h ep, int32_t r,
+                                                         std::span<const std::byte> credential,
+                                                         Nanos deadline) {
+  SteadyClock clock;
   auto* out = new OutgoingAttach{AttachHeader{kAttachMagic, kAttachVersion, world_size_, 0},
                                  std::vector<std::byte>(credential.begin(), credential.end())};
   ucp_request_param_t rp{};
@@ -480,7 +497,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   rp.flags = UCP_AM_SEND_FLAG_REPLY;
   rp.cb.send = FreeAttachSend;
   rp.user_data = out;
-  ucs_status_ptr_t req = ucp_am_send_nbx(created, kAmAttach, &out->header, sizeof out->header,
+  ucs_status_ptr_t req = ucp_am_send_nbx(ep, kAmAttach, &out->header, sizeof out->header,
                                          out->credential.data(), out->credential.size(), &rp);
   if (req == nullptr) delete out;
   AttachWait result;
@@ -495,7 +512,11 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
     result = attach_waits_[r];
     attach_waits_.erase(r);
   }
-  if (result.done && job_size != nullptr && result.world_size > 0) *job_size = result.world_size;
+  return result;
+}
+
+Status UcxTransport::AttachFailure(const AttachWait& result, const std::string& where,
+                                   Nanos timeout) const {
   Status failed;
   if (!result.done) {
     failed = Timeout("no answer from " + where + " within " +
@@ -517,14 +538,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
     failed = Status(result.status, "attaching to " + where + " failed (" +
                                        std::string(ErrorCodeName(result.status)) + ")");
   }
-  if (!failed.ok()) {
-    const UcpEndpoint closing(eps_.Take(r));  // force-closed here
-    return failed;
-  }
-  attached_as_[r] = result.rank;
-  if (self_.value < 0) self_ = Rank{result.rank};
-  DescribeEndpoint(r);
-  return Status::Ok();
+  return failed;
 }
 
 ucs_status_t UcxTransport::OnAttachReply(const void* header, size_t header_length) {

@@ -399,6 +399,11 @@ class UcxTransport final : public Transport {
     int32_t world_size = 0;
     ucs_status_t why = UCS_OK;  // what UCX reported when the endpoint failed before an answer
   };
+  // Attach's two halves: the credential sent on `ep` (to listener rank `r`) and its answer
+  // waited for until `deadline`; then what a failed answer means, naming `where`.
+  AttachWait SendAttachAndWait(ucp_ep_h ep, int32_t r, std::span<const std::byte> credential,
+                               Nanos deadline);
+  Status AttachFailure(const AttachWait& result, const std::string& where, Nanos timeout) const;
   std::mutex attach_wait_mutex_;
   std::condition_variable attach_wait_cv_;
   std::unordered_map<int32_t, AttachWait> attach_waits_;  // by listener rank

@@ -5,6 +5,7 @@
 // and each file that lost anything gets one line in RecoveryReport::file_notes.
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -40,12 +41,11 @@ std::string Note(const std::string& path, const FileDrops& d) {
   return m;
 }
 
-}  // namespace
-
-Status Hdf5Tier::Recover(RecoveryReport* report) {
+// The bucket files of `dir` (bucket-NNNNNNNN.h5) by id, in id order.
+Result<std::vector<std::pair<uint32_t, std::string>>> ListBucketFiles(const std::string& dir) {
   std::vector<std::pair<uint32_t, std::string>> files;
   std::error_code ec;
-  for (const auto& de : fs::directory_iterator(opts_.dir, ec)) {
+  for (const auto& de : fs::directory_iterator(dir, ec)) {
     std::string name = de.path().filename().string();
     if (name.size() != 18 || name.rfind("bucket-", 0) != 0 || de.path().extension() != ".h5") {
       continue;
@@ -56,8 +56,50 @@ Status Hdf5Tier::Recover(RecoveryReport* report) {
       continue;
     }
   }
-  if (ec) return IoError("cannot list " + opts_.dir + ": " + ec.message());
+  if (ec) return IoError("cannot list " + dir + ": " + ec.message());
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Of one key's slots, the highest version above `removed` (its highest tombstone); ties keep the
+// first file's slot; null when none is. Every other slot is counted in `drops` by reason.
+const Candidate* ChooseSlot(const std::vector<Candidate>& list, uint64_t removed,
+                            std::map<uint32_t, FileDrops>* drops) {
+  const Candidate* best = nullptr;
+  for (const Candidate& c : list) {
+    if (c.entry.version > removed && (best == nullptr || c.entry.version > best->entry.version)) {
+      best = &c;
+    }
+  }
+  for (const Candidate& c : list) {
+    if (&c == best) continue;
+    ++(c.entry.version <= removed ? (*drops)[c.bucket].tombstoned : (*drops)[c.bucket].superseded);
+  }
+  return best;
+}
+
+// The blocks in file and slot order, the drops' totals and a note per file that lost anything.
+void Tally(const std::map<uint32_t, FileDrops>& drops,
+           const std::function<std::string(uint32_t)>& path_of, RecoveryReport* report) {
+  // In file and slot order, as the files hold them (the map of candidates has none).
+  std::sort(report->blocks.begin(), report->blocks.end(),
+            [](const SsdBlock& a, const SsdBlock& b) { return a.location < b.location; });
+  for (const auto& [id, d] : drops) {
+    report->dropped_torn += d.torn;
+    report->dropped_superseded += d.superseded;
+    report->dropped_tombstoned += d.tombstoned;
+    if (d.torn + d.superseded + d.tombstoned > 0)
+      report->file_notes.push_back(Note(path_of(id), d));
+  }
+  report->dropped = report->dropped_torn + report->dropped_superseded + report->dropped_tombstoned;
+}
+
+}  // namespace
+
+Status Hdf5Tier::Recover(RecoveryReport* report) {
+  auto listed = ListBucketFiles(opts_.dir);
+  if (!listed.ok()) return listed.status();
+  const auto& files = *listed;
   std::vector<std::byte> buf;
   std::map<uint32_t, FileDrops> drops;
   std::unordered_map<std::string, std::vector<Candidate>> candidates;
@@ -112,16 +154,7 @@ Status Hdf5Tier::Recover(RecoveryReport* report) {
   for (auto& [key, list] : candidates) {
     auto t = tombstones_.find(key);
     const uint64_t removed = t == tombstones_.end() ? 0 : t->second;
-    const Candidate* best = nullptr;
-    for (const Candidate& c : list) {
-      if (c.entry.version > removed && (best == nullptr || c.entry.version > best->entry.version)) {
-        best = &c;
-      }
-    }
-    for (const Candidate& c : list) {
-      if (&c == best) continue;
-      ++(c.entry.version <= removed ? drops[c.bucket].tombstoned : drops[c.bucket].superseded);
-    }
+    const Candidate* best = ChooseSlot(list, removed, &drops);
     if (best == nullptr) continue;
     const IndexEntry& e = best->entry;
     index_[key] = Entry{best->bucket, e.slot, e.offset, e.length, e.checksum, e.version};
@@ -130,18 +163,8 @@ Status Hdf5Tier::Recover(RecoveryReport* report) {
         SsdBlock{key, e.version, e.length, e.checksum, (uint64_t{best->bucket} << 32) | e.slot});
     ++report->recovered;
   }
-  // In file and slot order, as the files hold them (the map above has none).
-  std::sort(report->blocks.begin(), report->blocks.end(),
-            [](const SsdBlock& a, const SsdBlock& b) { return a.location < b.location; });
-  for (const auto& [id, d] : drops) {
-    report->dropped_torn += d.torn;
-    report->dropped_superseded += d.superseded;
-    report->dropped_tombstoned += d.tombstoned;
-    if (d.torn + d.superseded + d.tombstoned > 0) {
-      report->file_notes.push_back(Note(buckets_.at(id).file->path(), d));
-    }
-  }
-  report->dropped = report->dropped_torn + report->dropped_superseded + report->dropped_tombstoned;
+  Tally(
+      drops, [this](uint32_t id) { return buckets_.at(id).file->path(); }, report);
   return Status::Ok();
 }
 

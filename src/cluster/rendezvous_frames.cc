@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/tcp_probe.h"
 #include "common/wire.h"
 
 namespace mooncake::cluster::rendezvous {
@@ -37,19 +38,8 @@ Status SetNonBlocking(int fd) {
 }
 
 Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (rc != 0 || found == nullptr) {
-    return InvalidArgument(
-        fmt::format("rendezvous: host '{}' does not resolve: {}", host, gai_strerror(rc)));
-  }
-  sockaddr_in addr{};
-  std::memcpy(&addr, found->ai_addr, sizeof(addr));
-  freeaddrinfo(found);
-  addr.sin_port = htons(port);
+  auto addr = ResolveIpv4(host, port);
+  if (!addr.ok()) return addr.status().WithContext("rendezvous");
   return addr;
 }
 

@@ -12,8 +12,7 @@
 
 namespace mooncake {
 
-Status ProbeTcpListener(const std::string& host, uint16_t port, Nanos timeout) {
-  const std::string where = host + ":" + std::to_string(port);
+Result<sockaddr_in> ResolveIpv4(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
@@ -26,6 +25,14 @@ Status ProbeTcpListener(const std::string& host, uint16_t port, Nanos timeout) {
   std::memcpy(&sa, found->ai_addr, sizeof sa);
   freeaddrinfo(found);
   sa.sin_port = htons(port);
+  return sa;
+}
+
+Status ProbeTcpListener(const std::string& host, uint16_t port, Nanos timeout) {
+  const std::string where = host + ":" + std::to_string(port);
+  auto resolved = ResolveIpv4(host, port);
+  if (!resolved.ok()) return resolved.status();
+  const sockaddr_in sa = *resolved;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return IoError("socket: " + std::string(std::strerror(errno)));
   int err = connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0 ? 0 : errno;

@@ -215,14 +215,21 @@ Result<std::unique_ptr<LocalObject>> LocalObject::LoadSourceMemory(
   return o;
 }
 
-Result<std::unique_ptr<LocalObject>> LocalObject::CreateFiles(const Manifest& manifest,
-                                                              const std::string& dir,
-                                                              transport::Transport* transport) {
+std::unique_ptr<LocalObject> LocalObject::ForManifest(const Manifest& manifest,
+                                                      transport::Transport* transport,
+                                                      bool existed) {
   std::unique_ptr<LocalObject> o(new LocalObject());
   o->transport_ = transport;
   o->entries_ = manifest.entries;
   o->entry_data_.assign(o->entries_.size(), nullptr);
-  o->entry_existed_.assign(o->entries_.size(), false);
+  o->entry_existed_.assign(o->entries_.size(), existed);
+  return o;
+}
+
+Result<std::unique_ptr<LocalObject>> LocalObject::CreateFiles(const Manifest& manifest,
+                                                              const std::string& dir,
+                                                              transport::Transport* transport) {
+  std::unique_ptr<LocalObject> o = ForManifest(manifest, transport, /*existed=*/false);
   for (size_t e = 0; e < o->entries_.size(); ++e) {
     const fs::path file = fs::path(dir) / o->entries_[e].path;
     std::error_code ec;
@@ -238,10 +245,7 @@ Result<std::unique_ptr<LocalObject>> LocalObject::CreateFiles(const Manifest& ma
 
 Result<std::unique_ptr<LocalObject>> LocalObject::OpenExistingFiles(const Manifest& manifest,
                                                                     const std::string& dir) {
-  std::unique_ptr<LocalObject> o(new LocalObject());
-  o->entries_ = manifest.entries;
-  o->entry_data_.assign(o->entries_.size(), nullptr);
-  o->entry_existed_.assign(o->entries_.size(), true);
+  std::unique_ptr<LocalObject> o = ForManifest(manifest, nullptr, /*existed=*/true);
   for (size_t e = 0; e < o->entries_.size(); ++e) {
     const fs::path file = fs::path(dir) / o->entries_[e].path;
     MC_RETURN_IF_ERROR(
@@ -252,11 +256,7 @@ Result<std::unique_ptr<LocalObject>> LocalObject::OpenExistingFiles(const Manife
 
 Result<std::unique_ptr<LocalObject>> LocalObject::CreateMemory(const Manifest& manifest,
                                                                transport::Transport* transport) {
-  std::unique_ptr<LocalObject> o(new LocalObject());
-  o->transport_ = transport;
-  o->entries_ = manifest.entries;
-  o->entry_data_.assign(o->entries_.size(), nullptr);
-  o->entry_existed_.assign(o->entries_.size(), false);
+  std::unique_ptr<LocalObject> o = ForManifest(manifest, transport, /*existed=*/false);
   const uint64_t total = manifest.total_bytes();
   MC_RETURN_IF_ERROR(o->AllocateBuffer(total));
   const PieceLayout layout(manifest.entries, manifest.piece_size);

@@ -91,6 +91,9 @@ class LocalObject {
     transport::MemoryRegion region;  // id 0: not registered
   };
   LocalObject() = default;
+  // An object of `manifest`'s entries, none mapped yet; `existed`: their files were there before.
+  static std::unique_ptr<LocalObject> ForManifest(const Manifest& manifest,
+                                                  transport::Transport* transport, bool existed);
   Status Register(Mapping& m);
   Status MapFile(const std::string& file, uint64_t size, int open_flags, int prot, int flags,
                  size_t entry);

@@ -5,6 +5,7 @@
 
 #include "common/checksum.h"
 #include "common/log.h"
+#include "serve/role_failure.h"
 
 namespace mooncake::serve {
 
@@ -13,19 +14,7 @@ DecodeRole::DecodeRole(ServeContext& ctx, std::span<std::byte> buffer)
 
 DecodeRole::~DecodeRole() { Stop(); }
 
-void DecodeRole::Fail(const Status& s) {
-  if (s.code() == ErrorCode::kPeerFailure) {
-    // A peer was declared dead: the conductor re-dispatches what it held; not this rank's error.
-    log::Warn("{}", s.ToString());
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.peer_loss_aborts;
-    return;
-  }
-  log::Error("{}", s.ToString());
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.errors;
-  if (stats_.first_error.empty()) stats_.first_error = s.ToString();
-}
+void DecodeRole::Fail(const Status& s) { CountRoleFailure(s, mutex_, &stats_); }
 
 DecodeStats DecodeRole::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -5,6 +5,7 @@
 
 #include "common/checksum.h"
 #include "common/log.h"
+#include "serve/role_failure.h"
 #include "trace/trace_request.h"
 
 namespace mooncake::serve {
@@ -59,19 +60,7 @@ PrefillStats PrefillRole::stats() const {
   return s;
 }
 
-void PrefillRole::Fail(const Status& s) {
-  if (s.code() == ErrorCode::kPeerFailure) {
-    // A peer was declared dead: the conductor re-dispatches what it held; not this rank's error.
-    log::Warn("{}", s.ToString());
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.peer_loss_aborts;
-    return;
-  }
-  log::Error("{}", s.ToString());
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.errors;
-  if (stats_.first_error.empty()) stats_.first_error = s.ToString();
-}
+void PrefillRole::Fail(const Status& s) { CountRoleFailure(s, mutex_, &stats_); }
 
 void PrefillRole::LoadLoop() {
   for (;;) {

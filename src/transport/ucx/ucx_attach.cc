@@ -127,23 +127,6 @@ std::string HostPort(const std::string& host, uint16_t port) {
   return host + ":" + std::to_string(port);
 }
 
-// The IPv4 address of `host` (a name or dotted quad).
-Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (rc != 0 || found == nullptr) {
-    return InvalidArgument("cannot resolve host '" + host + "': " + gai_strerror(rc));
-  }
-  sockaddr_in sa{};
-  std::memcpy(&sa, found->ai_addr, sizeof sa);
-  freeaddrinfo(found);
-  sa.sin_port = htons(port);
-  return sa;
-}
-
 // A port given by the user that another socket holds, said in those words: UCX logs its own
 // ERROR line for it and returns "Device is busy". Bound as UCX binds (SO_REUSEADDR), then freed
 // for UCX at once.
@@ -446,7 +429,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   if (eps_.Get(r) != nullptr) return InvalidArgument("already attached to " + where);
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
-  auto address = Resolve(host, port);
+  auto address = ResolveIpv4(host, port);
   if (!address.ok()) return address.status();
   // A refused connection (a job that has stopped) is a clear error at once, not a silent wait
   // for an answer that cannot come.

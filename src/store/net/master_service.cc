@@ -146,46 +146,82 @@ void MasterService::SetTombstoneWriter(TombstoneWriter writer) {
   tombstone_writer_ = std::move(writer);
 }
 
+Result<std::vector<std::byte>> MasterService::PutStart(std::span<const std::byte> request) {
+  // Reused as Get's below: the keys, the entries and their replica vectors keep their
+  // capacity, so a put-start of small objects allocates nothing per key once warm.
+  struct Scratch {
+    PutStartRequest req;
+    PutStartResponse resp;
+    std::vector<Status> status;
+  };
+  thread_local Scratch t;
+  MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
+  t.resp.entries.resize(t.req.keys.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.requests;
+  master_->BatchPutStartInto(t.req.keys, t.req.sizes, t.req.config, &t.status,
+                             [&](size_t i) { return &t.resp.entries[i].replicas; });
+  for (size_t i = 0; i < t.req.keys.size(); ++i) {
+    PutStartEntry& e = t.resp.entries[i];
+    e.status = ToEntry(t.status[i]);
+    if (!t.status[i].ok()) e.replicas.clear();  // a refused key carries no replicas
+  }
+  return Encode(t.resp);
+}
+
+Result<std::vector<std::byte>> MasterService::PutEnd(std::span<const std::byte> request) {
+  struct Scratch {
+    PutEndRequest req;
+    StatusResponse resp;
+    std::vector<Status> status;
+  };
+  thread_local Scratch t;
+  MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.requests;
+  master_->BatchPutEndInto(t.req.keys, t.req.checksums, &t.status);
+  t.resp.entries.resize(t.status.size());
+  for (size_t i = 0; i < t.status.size(); ++i) t.resp.entries[i] = ToEntry(t.status[i]);
+  return Encode(t.resp);
+}
+
+Result<std::vector<std::byte>> MasterService::Get(std::span<const std::byte> request) {
+  // The request, the answer and the statuses live on in this thread and are decoded and
+  // filled in place: a get of small objects allocates nothing per key once warm (the
+  // keys' strings, the entries and their replica vectors keep their capacity).
+  struct Scratch {
+    KeysRequest req;
+    GetResponse resp;
+    std::vector<Status> status;
+  };
+  thread_local Scratch t;
+  MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
+  t.resp.entries.resize(t.req.keys.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.requests;
+  Nanos t0 = wall_.Now();
+  master_->BatchGetInto(t.req.keys, &t.status, [&](size_t i) { return &t.resp.entries[i].view; });
+  for (size_t i = 0; i < t.req.keys.size(); ++i) {
+    GetEntry& e = t.resp.entries[i];
+    e.status = ToEntry(t.status[i]);
+    if (!t.status[i].ok()) {  // what a fresh entry holds: a refused key carries no view
+      e.view.size = e.view.checksum = e.view.version = 0;
+      e.view.lease = Nanos(0);
+      e.view.replicas.clear();
+    }
+  }
+  stats_.get_keys += t.req.keys.size();
+  stats_.get_ns += (wall_.Now() - t0).count();
+  return Encode(t.resp);
+}
+
 Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
                                                      std::span<const std::byte> request) {
   switch (type) {
-    case StoreMsg::kPutStart: {
-      // Reused as kGet's below: the keys, the entries and their replica vectors keep their
-      // capacity, so a put-start of small objects allocates nothing per key once warm.
-      struct Scratch {
-        PutStartRequest req;
-        PutStartResponse resp;
-        std::vector<Status> status;
-      };
-      thread_local Scratch t;
-      MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
-      t.resp.entries.resize(t.req.keys.size());
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++stats_.requests;
-      master_->BatchPutStartInto(t.req.keys, t.req.sizes, t.req.config, &t.status,
-                                 [&](size_t i) { return &t.resp.entries[i].replicas; });
-      for (size_t i = 0; i < t.req.keys.size(); ++i) {
-        PutStartEntry& e = t.resp.entries[i];
-        e.status = ToEntry(t.status[i]);
-        if (!t.status[i].ok()) e.replicas.clear();  // a refused key carries no replicas
-      }
-      return Encode(t.resp);
-    }
-    case StoreMsg::kPutEnd: {
-      struct Scratch {
-        PutEndRequest req;
-        StatusResponse resp;
-        std::vector<Status> status;
-      };
-      thread_local Scratch t;
-      MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++stats_.requests;
-      master_->BatchPutEndInto(t.req.keys, t.req.checksums, &t.status);
-      t.resp.entries.resize(t.status.size());
-      for (size_t i = 0; i < t.status.size(); ++i) t.resp.entries[i] = ToEntry(t.status[i]);
-      return Encode(t.resp);
-    }
+    case StoreMsg::kPutStart:
+      return PutStart(request);
+    case StoreMsg::kPutEnd:
+      return PutEnd(request);
     case StoreMsg::kPutRevoke: {
       KeysRequest req;
       MC_RETURN_IF_ERROR(Decode(request, &req));
@@ -197,36 +233,8 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
     }
     case StoreMsg::kRemove:
       return Remove(request);
-    case StoreMsg::kGet: {
-      // The request, the answer and the statuses live on in this thread and are decoded and
-      // filled in place: a get of small objects allocates nothing per key once warm (the
-      // keys' strings, the entries and their replica vectors keep their capacity).
-      struct Scratch {
-        KeysRequest req;
-        GetResponse resp;
-        std::vector<Status> status;
-      };
-      thread_local Scratch t;
-      MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
-      t.resp.entries.resize(t.req.keys.size());
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++stats_.requests;
-      Nanos t0 = wall_.Now();
-      master_->BatchGetInto(t.req.keys, &t.status,
-                            [&](size_t i) { return &t.resp.entries[i].view; });
-      for (size_t i = 0; i < t.req.keys.size(); ++i) {
-        GetEntry& e = t.resp.entries[i];
-        e.status = ToEntry(t.status[i]);
-        if (!t.status[i].ok()) {  // what a fresh entry holds: a refused key carries no view
-          e.view.size = e.view.checksum = e.view.version = 0;
-          e.view.lease = Nanos(0);
-          e.view.replicas.clear();
-        }
-      }
-      stats_.get_keys += t.req.keys.size();
-      stats_.get_ns += (wall_.Now() - t0).count();
-      return Encode(t.resp);
-    }
+    case StoreMsg::kGet:
+      return Get(request);
     case StoreMsg::kExists: {
       thread_local KeysRequest req;
       MC_RETURN_IF_ERROR(DecodeInto(request, &req));

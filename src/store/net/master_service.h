@@ -75,6 +75,10 @@ class MasterService {
   void Serve(StoreMsg type, std::span<const std::byte> request, transport::Responder responder);
   Result<std::vector<std::byte>> Handle(StoreMsg type, std::span<const std::byte> request);
   Result<std::vector<std::byte>> Remove(std::span<const std::byte> request);
+  // The batched calls of the hot path, each into this thread's reused request and answer.
+  Result<std::vector<std::byte>> PutStart(std::span<const std::byte> request);
+  Result<std::vector<std::byte>> PutEnd(std::span<const std::byte> request);
+  Result<std::vector<std::byte>> Get(std::span<const std::byte> request);
   void TickLoop();
 
   MasterServiceConfig cfg_;

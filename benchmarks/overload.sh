@@ -4,7 +4,7 @@
 # rate (load.scale). Per speed: completed and rejected requests, the SLO attainment of the
 # admitted ones (completed within the TTFT SLO and the first TBT threshold, over all admitted),
 # the high-water marks of the queues, and each role's peak RSS against the bound the job
-# computes from its budgets (src/app/memory_bounds.h). Last line:
+# computes from its budgets (src/serve/memory_bounds.h). Last line:
 #   overload slo_ok=<lowest attainment> late_refused=<n> rss_ratio=<highest peak/bound>
 # (late_refused: admitted requests refused at the decode rank after their prefill, counted in
 # slo_ok as misses). Exits 1 when a run failed or left a partial summary.

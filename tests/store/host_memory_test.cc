@@ -1,4 +1,4 @@
-// The store's memory check at start (app/host_memory.h): store.dram times the store ranks of
+// The store's memory check at start (store/node/host_memory.h): store.dram times the store ranks of
 // each host against what that host has available, and who reports the touch progress.
 #include "store/node/host_memory.h"
 

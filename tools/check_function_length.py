@@ -10,11 +10,12 @@ type) or by a constructor's initializer list, and does not start with a control 
 while, switch, catch). A lambda, a class or a control block inside a function counts as part of
 that function. Files in src/**/*.{h,cc,cu}.
 
-Usage: tools/check_function_length.py [SRC_DIR] [--max N]   (default: src beside this folder, 80)
+Usage: tools/check_function_length.py [SRC_DIR] [--max N] [--help]
+  (default: src beside this folder, 80 lines)
 Functions in PENDING (another change is rewriting them) are not reported.
 
 Exit status: 0 when no function is longer, 1 with one line per function that is ("FILE:LINE:
-NAME is N lines (at most 80)"), 2 for a bad SRC_DIR.
+NAME is N lines (at most 80)"), 2 for a bad SRC_DIR or --max.
 """
 import pathlib
 import re
@@ -137,10 +138,18 @@ def long_functions(path, max_lines):
 
 def main(argv):
     args = [a for a in argv[1:]]
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        return 0
     max_lines = MAX_LINES
     if "--max" in args:
         k = args.index("--max")
-        max_lines = int(args[k + 1])
+        value = args[k + 1] if k + 1 < len(args) else ""
+        if not value.isdigit() or int(value) < 1:
+            print(f"check_function_length: --max needs a positive number of lines, got "
+                  f"'{value}'", file=sys.stderr)
+            return 2
+        max_lines = int(value)
         del args[k:k + 2]
     src = pathlib.Path(args[0]) if args else pathlib.Path(__file__).resolve().parent.parent / "src"
     if not src.is_dir():

@@ -1,19 +1,9 @@
 #include "cluster/failure_detector.h"
 
-#include <cstdio>
-
 #include "common/log.h"
+#include "common/units.h"
 
 namespace mooncake::cluster {
-namespace {
-
-std::string Seconds(Nanos d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(d.count()) * 1e-9);
-  return buf;
-}
-
-}  // namespace
 
 FailureDetector::FailureDetector(transport::Rpc& rpc, Membership initial, MembershipConfig config)
     : rpc_(rpc), config_(config), membership_(std::move(initial)) {}
@@ -122,7 +112,7 @@ void FailureDetector::Watch() {
     for (const auto& [rank, heard] : last_heard_) {
       const Nanos silent = now - heard;
       if (silent > config_.failure_timeout) {
-        expired.emplace_back(Rank{rank}, "no heartbeat for " + Seconds(silent));
+        expired.emplace_back(Rank{rank}, "no heartbeat for " + FormatSeconds(silent));
       }
     }
     lock.unlock();

@@ -1,17 +1,8 @@
 #include "cluster/heartbeat_sender.h"
 
-#include <cstdio>
+#include "common/units.h"
 
 namespace mooncake::cluster {
-namespace {
-
-std::string Seconds(Nanos d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(d.count()) * 1e-9);
-  return buf;
-}
-
-}  // namespace
 
 HeartbeatSender::HeartbeatSender(transport::Rpc& rpc, Membership initial, MembershipConfig config)
     : rpc_(rpc),
@@ -127,7 +118,7 @@ void HeartbeatSender::Loop() {
     const Nanos silent = clock_.Now() - last_reply;
     if (lost.ok() && silent > config_.failure_timeout) {
       lost = PeerFailure("the conductor (rank " + std::to_string(conductor.value) +
-                         ") did not answer heartbeats for " + Seconds(silent) + ": " +
+                         ") did not answer heartbeats for " + FormatSeconds(silent) + ": " +
                          last_error.ToString());
     }
     if (!lost.ok() && !inbox_->stopping) {

@@ -129,4 +129,10 @@ std::string FormatDuration(std::chrono::nanoseconds d) {
   return buf;
 }
 
+std::string FormatSeconds(std::chrono::nanoseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(d.count()) * 1e-9);
+  return buf;
+}
+
 }  // namespace mooncake

@@ -19,6 +19,9 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text);
 std::string FormatBytes(uint64_t bytes);
 // "1.234 ms", "12.0 s".
 std::string FormatDuration(std::chrono::nanoseconds d);
+// Always in seconds with two decimals ("0.40 s"): the membership's failure messages, which
+// operators and the fault tests read at one fixed unit.
+std::string FormatSeconds(std::chrono::nanoseconds d);
 
 inline constexpr uint64_t kKiB = 1024;
 inline constexpr uint64_t kMiB = 1024 * kKiB;

@@ -35,8 +35,7 @@ void RankReport::Add(const RankReport& other) {
   for (size_t i = 0; i < other.peak_rss_bytes.size(); ++i) {
     peak_rss_bytes[i] = std::max(peak_rss_bytes[i], other.peak_rss_bytes[i]);
   }
-  if (ssd.size() < other.ssd.size()) ssd.resize(other.ssd.size(), 0);
-  for (size_t i = 0; i < other.ssd.size(); ++i) ssd[i] += other.ssd[i];
+  ssd.Add(other.ssd);
   if (first_error.empty()) first_error = other.first_error;
 }
 
@@ -61,7 +60,6 @@ void RankReport::AddError(const std::string& message) {
 }
 
 Status RankReport::Validate() const {
-  if (ssd.size() > kMaxSsdCounters) return ProtocolError("malformed RankReport: SSD counters");
   if (peak_rss_bytes.size() > kServeParts) return ProtocolError("malformed RankReport: peak RSS");
   // One rank's senders: at most the transport's bound, plus its "other".
   if (refused_data_by_peer.size() > transport::Transport::kMaxRefusalSenders + 1) {

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "common/wire_fields.h"
+#include "store/node/store_rank_node.h"
 
 namespace mooncake::serve {
 
@@ -26,7 +27,6 @@ struct RefusedSender {
 
 struct RankReport : WireMessage<RankReport> {
   static constexpr const char* kWireName = "RankReport";
-  static constexpr size_t kMaxSsdCounters = 64;
   static constexpr size_t kServeParts = 4;  // conductor, store, prefill, decode
   uint64_t errors = 0, blocks_verified = 0, blocks_corrupt = 0, tokens = 0, max_batch = 0;
   uint64_t store_put_failures = 0;
@@ -41,7 +41,7 @@ struct RankReport : WireMessage<RankReport> {
   // Bytes of staging left to transfers given up in flight (kept until the transport closes).
   uint64_t prefill_staging_retired = 0;
   uint64_t decode_waiting_high_water = 0;  // requests, the largest over decode ranks
-  std::vector<uint64_t> ssd;  // a store rank's SSD tier counters (store.ssd = on), summed
+  store::SsdRankCounters ssd;  // a store rank's SSD tier counters (store.ssd = on), summed
   std::string first_error;
 
   // Takes the transport's refusals by sender; the total is their sum (one snapshot, so the two

@@ -21,9 +21,8 @@ void AddRecovery(const RecoveryTotals& r, const SpillCoordinatorStats& c,
 
 }  // namespace
 
-std::string SsdSummary(MasterNode& master, std::vector<uint64_t> sum,
+std::string SsdSummary(MasterNode& master, const SsdRankCounters& sum,
                        std::map<std::string, double>* extra) {
-  sum.resize(kSsdCounters, 0);
   const SpillCoordinatorStats c =
       master.coordinator() ? master.coordinator()->Stats() : SpillCoordinatorStats{};
   const MasterStats m = master.service().WithMaster([](MetadataMaster& mm) { return mm.Stats(); });
@@ -38,11 +37,11 @@ std::string SsdSummary(MasterNode& master, std::vector<uint64_t> sum,
   e["ssd_spills_failed_kept_in_dram"] = static_cast<double>(m.spills_failed_kept);
   e["ssd_spill_failures"] = static_cast<double>(c.spill_failures);
   e["ssd_hits"] = static_cast<double>(m.ssd_hits);
-  e["ssd_blocks_read"] = static_cast<double>(sum[kReadsServed]);
-  e["ssd_read_failures"] = static_cast<double>(sum[kReadFailures]);
+  e["ssd_blocks_read"] = static_cast<double>(sum.reads_served);
+  e["ssd_read_failures"] = static_cast<double>(sum.read_failures);
   e["ssd_promotions"] = static_cast<double>(c.promotions);
-  e["ssd_dropped_by_tier_lru"] = static_cast<double>(sum[kDroppedByLru]);
-  e["ssd_blocks_on_disk"] = static_cast<double>(sum[kBlocksOnDisk]);
+  e["ssd_dropped_by_tier_lru"] = static_cast<double>(sum.dropped_by_lru);
+  e["ssd_blocks_on_disk"] = static_cast<double>(sum.blocks_on_disk);
   AddRecovery(r, c, e);
   e["ssd_tombstones_written"] = static_cast<double>(c.tombstones);
   e["ssd_tombstone_failures"] = static_cast<double>(c.tombstone_failures);
@@ -53,7 +52,7 @@ std::string SsdSummary(MasterNode& master, std::vector<uint64_t> sum,
       "(%llu read failures), %llu promoted; %llu recovered, %llu dropped at recovery\n",
       "ssd tier", static_cast<unsigned long long>(c.spilled),
       static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(m.ssd_hits),
-      static_cast<unsigned long long>(sum[kReadFailures]),
+      static_cast<unsigned long long>(sum.read_failures),
       static_cast<unsigned long long>(c.promotions), static_cast<unsigned long long>(r.recovered),
       static_cast<unsigned long long>(r.dropped));
   return line;

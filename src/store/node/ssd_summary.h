@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "store/node/master_node.h"
+#include "store/node/store_rank_node.h"
 
 namespace mooncake::store {
 
-// `sum`: every store rank's StoreRankNode::SsdCounters added up (indexed by SsdCounter). Fills
-// `extra` (summary.json's ssd_* keys) and returns the summary table's line.
-std::string SsdSummary(MasterNode& master, std::vector<uint64_t> sum,
+// `sum`: every store rank's StoreRankNode::SsdCounters added up. Fills `extra` (summary.json's
+// ssd_* keys) and returns the summary table's line.
+std::string SsdSummary(MasterNode& master, const SsdRankCounters& sum,
                        std::map<std::string, double>* extra);
 
 }  // namespace mooncake::store

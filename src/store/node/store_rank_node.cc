@@ -102,13 +102,16 @@ Status StoreRankNode::ReportRecovered(Nanos timeout) {
   return Status::Ok();
 }
 
-std::vector<uint64_t> StoreRankNode::SsdCounters() {
+SsdRankCounters StoreRankNode::SsdCounters() {
   if (!service_) return {};
   tier_->Drain();
-  SsdStoreStats s = service_->Stats();
-  hdf5::TierStats t = tier_->Stats();
-  return {s.spilled,       s.spills_refused, s.spill_errors, s.promoted, s.reads_served,
-          s.read_failures, s.dropped_by_lru, t.blocks,       t.buckets};
+  const SsdStoreStats s = service_->Stats();
+  const hdf5::TierStats t = tier_->Stats();
+  SsdRankCounters c;
+  c.spilled = s.spilled, c.spills_refused = s.spills_refused, c.spill_errors = s.spill_errors;
+  c.promoted = s.promoted, c.reads_served = s.reads_served, c.read_failures = s.read_failures;
+  c.dropped_by_lru = s.dropped_by_lru, c.blocks_on_disk = t.blocks, c.buckets = t.buckets;
+  return c;
 }
 
 }  // namespace mooncake::store

@@ -34,18 +34,23 @@ struct StoreRankConfig {
   std::string model_preset, kv_layout;
 };
 
-// A store rank's tier counters, as they travel in its RankReport (ssd_summary.h adds them up).
-enum SsdCounter : size_t {
-  kSpilled,
-  kSpillsRefused,
-  kSpillErrors,
-  kPromoted,
-  kReadsServed,
-  kReadFailures,
-  kDroppedByLru,
-  kBlocksOnDisk,
-  kBuckets,
-  kSsdCounters
+// A store rank's tier counters, as they travel in its RankReport (ssd_summary.h adds them up
+// over the store ranks). All zero without a tier.
+struct SsdRankCounters {
+  uint64_t spilled = 0, spills_refused = 0, spill_errors = 0, promoted = 0;
+  uint64_t reads_served = 0, read_failures = 0, dropped_by_lru = 0;
+  uint64_t blocks_on_disk = 0, buckets = 0;
+
+  void Add(const SsdRankCounters& o) {
+    spilled += o.spilled, spills_refused += o.spills_refused, spill_errors += o.spill_errors;
+    promoted += o.promoted, reads_served += o.reads_served, read_failures += o.read_failures;
+    dropped_by_lru += o.dropped_by_lru, blocks_on_disk += o.blocks_on_disk, buckets += o.buckets;
+  }
+  template <typename Self, typename Visit>
+  static void Fields(Self& m, Visit&& visit) {
+    visit(m.spilled, m.spills_refused, m.spill_errors, m.promoted, m.reads_served, m.read_failures,
+          m.dropped_by_lru, m.blocks_on_disk, m.buckets);
+  }
 };
 
 // `all` as parts whose encodings stay near `max_part_bytes`: the first carries the counters,
@@ -71,8 +76,8 @@ class StoreRankNode {
   // MiB, each admitted before the next goes (a large tier's report exceeds one RPC payload).
   // Nothing to send without a tier. A store rank that joins a running job reports the same way.
   Status ReportRecovered(Nanos timeout);
-  // The tier's counters, indexed by SsdCounter, after its queue drained (empty without a tier).
-  std::vector<uint64_t> SsdCounters();
+  // The tier's counters after its queue drained (zero without a tier).
+  SsdRankCounters SsdCounters();
   bool has_tier() const { return tier_ != nullptr; }
 
  private:

@@ -149,6 +149,27 @@ TEST(ServeMessages, ACountLargerThanTheMessageIsRefusedBeforeAllocating) {
   EXPECT_EQ(KvDone::Decode(bytes).status().code(), ErrorCode::kProtocolError);
 }
 
+// A store rank's SSD counters travel by name and are summed counter by counter.
+TEST(ServeMessages, SsdCountersMakeTheRoundTripAndAreSummedByName) {
+  RankReport one;
+  one.ssd.reads_served = 7;
+  one.ssd.blocks_on_disk = 11;
+  auto back = RankReport::Decode(one.Encode());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->ssd.reads_served, 7u);
+  EXPECT_EQ(back->ssd.blocks_on_disk, 11u);
+  EXPECT_EQ(back->ssd.read_failures, 0u);
+  RankReport other;
+  other.ssd.reads_served = 1;
+  other.ssd.dropped_by_lru = 3;
+  RankReport all;
+  all.Add(*back);
+  all.Add(other);
+  EXPECT_EQ(all.ssd.reads_served, 8u);
+  EXPECT_EQ(all.ssd.dropped_by_lru, 3u);
+  EXPECT_EQ(all.ssd.blocks_on_disk, 11u);
+}
+
 // Refused data-path messages by sender (issue 28): each rank reports its own, the conductor
 // sums them by name, and a report naming more senders than a transport keeps is malformed.
 TEST(ServeMessages, RefusalsBySenderMakeTheRoundTripAndAreSummedByName) {

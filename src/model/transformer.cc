@@ -117,8 +117,40 @@ Status Transformer::DecodeStep(std::span<KvCache* const> caches, std::span<const
   return Forward(segments, logits);
 }
 
-Status Transformer::Forward(std::span<const Segment> segments, std::vector<float>* logits,
-                            const LayerReady* on_layer) const {
+// The rows of one pass (row r: a token of segment seg_of[r] at position pos_of[r] of its
+// sequence) and the activations, sized once for every layer.
+struct Transformer::Pass {
+  Pass(const ModelConfig& c, int64_t rows)
+      : rows(rows),
+        h(c.hidden_size),
+        hd(c.head_dim),
+        nq(int64_t{c.num_heads} * c.head_dim),
+        nkv(int64_t{c.num_kv_heads} * c.head_dim),
+        ffn(c.intermediate_size),
+        seg_of(rows),
+        pos_of(rows),
+        x(rows * h),
+        xn(rows * h),
+        q(rows * nq),
+        k(rows * nkv),
+        v(rows * nkv),
+        att(rows * nq),
+        y(rows * h),
+        gate(rows * ffn),
+        up(rows * ffn),
+        rope_cos(rows * (hd / 2)),
+        rope_sin(rows * (hd / 2)) {}
+
+  const int64_t rows, h, hd, nq, nkv, ffn;
+  std::vector<const Segment*> seg_of;
+  std::vector<int64_t> pos_of;
+  std::vector<float> x, xn, q, k, v, att, y, gate, up;
+  std::vector<float> rope_cos, rope_sin;  // per row, half a head each
+  std::vector<AttentionQuery> queries;
+  std::vector<float> scratch;
+};
+
+Result<int64_t> Transformer::CheckSegments(std::span<const Segment> segments) const {
   const ModelConfig& c = config_;
   const KvShape want = KvShapeFor(0);
   int64_t rows = 0;
@@ -138,96 +170,123 @@ Status Transformer::Forward(std::span<const Segment> segments, std::vector<float
     }
     rows += static_cast<int64_t>(s.tokens.size());
   }
-  const int64_t h = c.hidden_size, hd = c.head_dim, nq = int64_t{c.num_heads} * hd,
-                nkv = int64_t{c.num_kv_heads} * hd, ffn = c.intermediate_size;
-  const int32_t group = c.num_heads / c.num_kv_heads;
-  // Row r: its segment, its position in that sequence.
-  std::vector<const Segment*> seg_of(rows);
-  std::vector<int64_t> pos_of(rows);
-  std::vector<float> x(rows * h);
+  return rows;
+}
+
+void Transformer::Embed(std::span<const Segment> segments, Pass& p) const {
   int64_t r = 0;
   for (const Segment& s : segments) {
-    int64_t p = s.cache->Grow(static_cast<int64_t>(s.tokens.size()));
+    int64_t pos = s.cache->Grow(static_cast<int64_t>(s.tokens.size()));
     for (int32_t t : s.tokens) {
-      seg_of[r] = &s;
-      pos_of[r] = p++;
-      std::copy_n(weights_.embed.data() + int64_t{t} * h, h, x.data() + r * h);
+      p.seg_of[r] = &s;
+      p.pos_of[r] = pos++;
+      std::copy_n(weights_.embed.data() + int64_t{t} * p.h, p.h, p.x.data() + r * p.h);
       ++r;
     }
   }
-  std::vector<float> xn(rows * h), q(rows * nq), k(rows * nkv), v(rows * nkv), att(rows * nq),
-      y(rows * h), gate(rows * ffn), up(rows * ffn);
-  std::vector<AttentionQuery> queries;
-  std::vector<float> scratch;
-  std::vector<float> rope_cos(rows * (hd / 2)), rope_sin(rows * (hd / 2));
-  for (r = 0; r < rows; ++r) {
-    RopeTable(pos_of[r], inv_freq_, &rope_cos[r * (hd / 2)], &rope_sin[r * (hd / 2)]);
+  const int64_t half = p.hd / 2;
+  for (r = 0; r < p.rows; ++r) {
+    RopeTable(p.pos_of[r], inv_freq_, &p.rope_cos[r * half], &p.rope_sin[r * half]);
   }
-  for (int32_t l = 0; l < c.num_layers; ++l) {
-    const LayerWeights& L = weights_.layers[l];
-    const LayerLinears& lin = linears_[l];
-    RmsNorm(x.data(), rows, h, L.input_norm.data(), c.rms_norm_eps, xn.data());
-    Linear(xn.data(), rows, lin.q, q.data());
-    Linear(xn.data(), rows, lin.k, k.data());
-    Linear(xn.data(), rows, lin.v, v.data());
-    for (r = 0; r < rows; ++r) {
-      const float* cos = rope_cos.data() + r * (hd / 2);
-      const float* sin = rope_sin.data() + r * (hd / 2);
-      for (int32_t head = 0; head < c.num_heads; ++head) Rope(&q[r * nq + head * hd], hd, cos, sin);
-      KvCache& cache = *seg_of[r]->cache;
-      const KvShape& shape = cache.shape();
-      std::span<float> block = cache.mutable_block(pos_of[r] / shape.block_tokens);
-      const int32_t slot = static_cast<int32_t>(pos_of[r] % shape.block_tokens);
-      for (int32_t g = 0; g < c.num_kv_heads; ++g) {
-        Rope(&k[r * nkv + g * hd], hd, cos, sin);
-        for (int32_t d = 0; d < hd; ++d) {
-          block[shape.Index(l, 0, g, d, slot)] = k[r * nkv + g * hd + d];
-          block[shape.Index(l, 1, g, d, slot)] = v[r * nkv + g * hd + d];
-        }
+}
+
+// RoPE on every row's queries and keys, and the keys and values into the rows' caches.
+void Transformer::StoreKv(int32_t l, Pass& p) const {
+  const ModelConfig& c = config_;
+  const int64_t hd = p.hd, nq = p.nq, nkv = p.nkv;
+  for (int64_t r = 0; r < p.rows; ++r) {
+    const float* cos = p.rope_cos.data() + r * (hd / 2);
+    const float* sin = p.rope_sin.data() + r * (hd / 2);
+    for (int32_t head = 0; head < c.num_heads; ++head) Rope(&p.q[r * nq + head * hd], hd, cos, sin);
+    KvCache& cache = *p.seg_of[r]->cache;
+    const KvShape& shape = cache.shape();
+    std::span<float> block = cache.mutable_block(p.pos_of[r] / shape.block_tokens);
+    const int32_t slot = static_cast<int32_t>(p.pos_of[r] % shape.block_tokens);
+    for (int32_t g = 0; g < c.num_kv_heads; ++g) {
+      Rope(&p.k[r * nkv + g * hd], hd, cos, sin);
+      for (int32_t d = 0; d < hd; ++d) {
+        block[shape.Index(l, 0, g, d, slot)] = p.k[r * nkv + g * hd + d];
+        block[shape.Index(l, 1, g, d, slot)] = p.v[r * nkv + g * hd + d];
       }
     }
-    // This layer's KV of every row is written and attention only reads it: hand it over now.
-    if (on_layer != nullptr) MC_RETURN_IF_ERROR((*on_layer)(l));
-    // Per segment and kv head, its rows' queries of the heads in that group, together: they
-    // share their loads of K and V, and each result is the bits it has alone (attention.h).
-    for (int64_t first = 0; first < rows;) {
-      const Segment* seg = seg_of[first];
-      int64_t end = first;
-      while (end < rows && seg_of[end] == seg) ++end;
-      for (int32_t g = 0; g < c.num_kv_heads; ++g) {
-        queries.clear();
-        for (r = first; r < end; ++r) {
-          for (int32_t head = g * group; head < (g + 1) * group; ++head) {
-            queries.push_back({&q[r * nq + head * hd], pos_of[r] + 1, &att[r * nq + head * hd]});
-          }
-        }
-        Attend(queries, *seg->cache, l, g, &scratch);
-      }
-      first = end;
-    }
-    Linear(att.data(), rows, lin.o, y.data());
-    for (int64_t i = 0; i < rows * h; ++i) x[i] += y[i];
-    RmsNorm(x.data(), rows, h, L.post_norm.data(), c.rms_norm_eps, xn.data());
-    Linear(xn.data(), rows, lin.gate, gate.data());
-    Linear(xn.data(), rows, lin.up, up.data());
-    for (int64_t i = 0; i < rows * ffn; ++i) {
-      const float g = gate[i];
-      gate[i] = g / (1.0f + std::exp(-g)) * up[i];
-    }
-    Linear(gate.data(), rows, lin.down, y.data());
-    for (int64_t i = 0; i < rows * h; ++i) x[i] += y[i];
   }
-  // Logits of each segment's last row only.
-  const int64_t n = static_cast<int64_t>(segments.size());
+}
+
+Status Transformer::AttentionLayer(int32_t l, Pass& p, const LayerReady* on_layer) const {
+  const ModelConfig& c = config_;
+  const LayerLinears& lin = linears_[l];
+  const int64_t hd = p.hd, nq = p.nq;
+  const int32_t group = c.num_heads / c.num_kv_heads;
+  RmsNorm(p.x.data(), p.rows, p.h, weights_.layers[l].input_norm.data(), c.rms_norm_eps,
+          p.xn.data());
+  Linear(p.xn.data(), p.rows, lin.q, p.q.data());
+  Linear(p.xn.data(), p.rows, lin.k, p.k.data());
+  Linear(p.xn.data(), p.rows, lin.v, p.v.data());
+  StoreKv(l, p);
+  // This layer's KV of every row is written and attention only reads it: hand it over now.
+  if (on_layer != nullptr) MC_RETURN_IF_ERROR((*on_layer)(l));
+  // Per segment and kv head, its rows' queries of the heads in that group, together: they
+  // share their loads of K and V, and each result is the bits it has alone (attention.h).
+  for (int64_t first = 0; first < p.rows;) {
+    const Segment* seg = p.seg_of[first];
+    int64_t end = first;
+    while (end < p.rows && p.seg_of[end] == seg) ++end;
+    for (int32_t g = 0; g < c.num_kv_heads; ++g) {
+      p.queries.clear();
+      for (int64_t r = first; r < end; ++r) {
+        for (int32_t head = g * group; head < (g + 1) * group; ++head) {
+          p.queries.push_back(
+              {&p.q[r * nq + head * hd], p.pos_of[r] + 1, &p.att[r * nq + head * hd]});
+        }
+      }
+      Attend(p.queries, *seg->cache, l, g, &p.scratch);
+    }
+    first = end;
+  }
+  Linear(p.att.data(), p.rows, lin.o, p.y.data());
+  for (int64_t i = 0; i < p.rows * p.h; ++i) p.x[i] += p.y[i];
+  return Status::Ok();
+}
+
+void Transformer::FeedForwardLayer(int32_t l, Pass& p) const {
+  const LayerLinears& lin = linears_[l];
+  RmsNorm(p.x.data(), p.rows, p.h, weights_.layers[l].post_norm.data(), config_.rms_norm_eps,
+          p.xn.data());
+  Linear(p.xn.data(), p.rows, lin.gate, p.gate.data());
+  Linear(p.xn.data(), p.rows, lin.up, p.up.data());
+  for (int64_t i = 0; i < p.rows * p.ffn; ++i) {
+    const float g = p.gate[i];
+    p.gate[i] = g / (1.0f + std::exp(-g)) * p.up[i];
+  }
+  Linear(p.gate.data(), p.rows, lin.down, p.y.data());
+  for (int64_t i = 0; i < p.rows * p.h; ++i) p.x[i] += p.y[i];
+}
+
+void Transformer::LastRowLogits(std::span<const Segment> segments, const Pass& p,
+                                std::vector<float>* logits) const {
+  const int64_t n = static_cast<int64_t>(segments.size()), h = p.h;
   std::vector<float> last(n * h), last_norm(n * h);
-  r = 0;
+  int64_t r = 0;
   for (int64_t s = 0; s < n; ++s) {
     r += static_cast<int64_t>(segments[s].tokens.size());
-    std::copy_n(x.data() + (r - 1) * h, h, last.data() + s * h);
+    std::copy_n(p.x.data() + (r - 1) * h, h, last.data() + s * h);
   }
-  RmsNorm(last.data(), n, h, weights_.final_norm.data(), c.rms_norm_eps, last_norm.data());
-  logits->resize(n * c.vocab_size);
+  RmsNorm(last.data(), n, h, weights_.final_norm.data(), config_.rms_norm_eps, last_norm.data());
+  logits->resize(n * config_.vocab_size);
   Linear(last_norm.data(), n, head_, logits->data());
+}
+
+Status Transformer::Forward(std::span<const Segment> segments, std::vector<float>* logits,
+                            const LayerReady* on_layer) const {
+  Result<int64_t> rows = CheckSegments(segments);
+  if (!rows.ok()) return rows.status();
+  Pass p(config_, *rows);
+  Embed(segments, p);
+  for (int32_t l = 0; l < config_.num_layers; ++l) {
+    MC_RETURN_IF_ERROR(AttentionLayer(l, p, on_layer));
+    FeedForwardLayer(l, p);
+  }
+  LastRowLogits(segments, p, logits);  // each segment's last row only
   return Status::Ok();
 }
 

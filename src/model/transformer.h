@@ -50,9 +50,21 @@ class Transformer {
     KvCache* cache;
     std::span<const int32_t> tokens;
   };
+  // One forward pass's rows and buffers (transformer.cc): every segment's new tokens, in order.
+  struct Pass;
   Transformer(ModelConfig config, ModelWeights weights);
   Status Forward(std::span<const Segment> segments, std::vector<float>* logits,
                  const LayerReady* on_layer = nullptr) const;
+  // Forward's parts, in order: the inputs checked (the number of rows), the rows embedded, per
+  // layer attention (which writes the layer's KV and then calls `on_layer`) and the feed-forward,
+  // and the logits of each segment's last row.
+  Result<int64_t> CheckSegments(std::span<const Segment> segments) const;
+  void Embed(std::span<const Segment> segments, Pass& p) const;
+  Status AttentionLayer(int32_t l, Pass& p, const LayerReady* on_layer) const;
+  void StoreKv(int32_t l, Pass& p) const;
+  void FeedForwardLayer(int32_t l, Pass& p) const;
+  void LastRowLogits(std::span<const Segment> segments, const Pass& p,
+                     std::vector<float>* logits) const;
 
   // A layer's linear weights in the kernels' layout (matmul.h).
   struct LayerLinears {

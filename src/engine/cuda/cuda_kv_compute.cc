@@ -230,6 +230,15 @@ class CudaCompute final : public KvCompute {
   Status Forward(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens,
                  std::span<const int64_t> counts, std::vector<float>* logits,
                  const model::Transformer::LayerReady* on_layer = nullptr) const;
+  // Forward's parts: the inputs checked against the model; the sequences grown and every
+  // row's token, position and KV uploaded, the workspace sized; one layer queued; the last
+  // rows' logits computed and copied back.
+  Status CheckInputs(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens) const;
+  Status PlaceRows(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens,
+                   std::span<const int64_t> counts) const;
+  Status Layer(int32_t l, int64_t rows, const KvGeometry& geometry,
+               const model::Transformer::LayerReady* on_layer) const;
+  Status LastRowLogits(int64_t n, std::vector<float>* logits) const;
   // y[rows, out] = x[rows, in] W^T + beta y, W [out, in] as nn.Linear stores it.
   Status Linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y,
                 float beta) const {
@@ -303,9 +312,8 @@ Status CudaCompute::Init(const model::ModelWeights& w) {
   return Status::Ok();
 }
 
-Status CudaCompute::Forward(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens,
-                            std::span<const int64_t> counts, std::vector<float>* logits,
-                            const model::Transformer::LayerReady* on_layer) const {
+Status CudaCompute::CheckInputs(std::span<CudaSequence* const> seqs,
+                                std::span<const int32_t> tokens) const {
   const model::ModelConfig& c = config_;
   for (CudaSequence* s : seqs) {
     const KvGeometry& g = s->geometry();
@@ -322,7 +330,12 @@ Status CudaCompute::Forward(std::span<CudaSequence* const> seqs, std::span<const
           fmt::format("token id {} outside the vocabulary [0, {})", t, c.vocab_size));
     }
   }
-  MC_CUDA(cudaSetDevice(device_));
+  return Status::Ok();
+}
+
+Status CudaCompute::PlaceRows(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens,
+                              std::span<const int64_t> counts) const {
+  const model::ModelConfig& c = config_;
   // Row r: its sequence's KV and its position there; each sequence's last row gives logits.
   const int64_t rows = static_cast<int64_t>(tokens.size());
   const int64_t n = static_cast<int64_t>(seqs.size());
@@ -356,32 +369,41 @@ Status CudaCompute::Forward(std::span<CudaSequence* const> seqs, std::span<const
   MC_RETURN_IF_ERROR(w.gate_up.Reserve(rows * 2 * ffn));
   MC_RETURN_IF_ERROR(w.act.Reserve(rows * ffn));
   MC_RETURN_IF_ERROR(w.last_norm.Reserve(n * h));
-  MC_RETURN_IF_ERROR(w.logits.Reserve(n * vocab));
-  const KvGeometry geometry = seqs[0]->geometry();
+  return w.logits.Reserve(n * vocab);
+}
+
+Status CudaCompute::Layer(int32_t l, int64_t rows, const KvGeometry& geometry,
+                          const model::Transformer::LayerReady* on_layer) const {
+  const model::ModelConfig& c = config_;
+  const int64_t h = c.hidden_size, nq = int64_t{c.num_heads} * c.head_dim,
+                ffn = c.intermediate_size;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));  // as model/attention.cc
-  MC_CUDA(cuda::LaunchEmbed(embed_.get(), w.tokens.get(), rows, c.hidden_size, w.x.get(), nullptr));
-  for (int32_t l = 0; l < c.num_layers; ++l) {
-    const DeviceLayer& L = layers_[l];
-    MC_CUDA(cuda::LaunchRmsNorm(w.x.get(), nullptr, rows, c.hidden_size, L.input_norm.get(),
-                                c.rms_norm_eps, w.xn.get(), nullptr));
-    MC_RETURN_IF_ERROR(Linear(w.xn.get(), rows, h, L.qkv.get(), row_.width(), w.qkv.get(), 0.0f));
-    MC_CUDA(cuda::LaunchRopeAndStoreKv(w.qkv.get(), row_, rows, w.positions.get(), w.row_kv.get(),
-                                       geometry, l, inv_freq_.get(), nullptr));
-    // The layer's KV is queued for the cache: the callback's copy (CopyLayerOut, synchronous)
-    // waits for it, and the rest of the layer is queued after. Straightforward, not the
-    // fastest: the GPU idles while the host copies and queues; an event after the store and
-    // an asynchronous copy on a second stream into pinned memory would keep it busy.
-    if (on_layer != nullptr) MC_RETURN_IF_ERROR((*on_layer)(l));
-    MC_CUDA(cuda::LaunchAttention(w.qkv.get(), row_, rows, w.positions.get(), w.row_kv.get(),
-                                  geometry, l, scale, w.att.get(), nullptr));
-    MC_RETURN_IF_ERROR(Linear(w.att.get(), rows, nq, L.o.get(), h, w.x.get(), 1.0f));  // x += o
-    MC_CUDA(cuda::LaunchRmsNorm(w.x.get(), nullptr, rows, c.hidden_size, L.post_norm.get(),
-                                c.rms_norm_eps, w.xn.get(), nullptr));
-    MC_RETURN_IF_ERROR(
-        Linear(w.xn.get(), rows, h, L.gate_up.get(), 2 * ffn, w.gate_up.get(), 0.0f));
-    MC_CUDA(cuda::LaunchSwiGlu(w.gate_up.get(), rows, c.intermediate_size, w.act.get(), nullptr));
-    MC_RETURN_IF_ERROR(Linear(w.act.get(), rows, ffn, L.down.get(), h, w.x.get(), 1.0f));
-  }
+  Workspace& w = ws_;
+  const DeviceLayer& L = layers_[l];
+  MC_CUDA(cuda::LaunchRmsNorm(w.x.get(), nullptr, rows, c.hidden_size, L.input_norm.get(),
+                              c.rms_norm_eps, w.xn.get(), nullptr));
+  MC_RETURN_IF_ERROR(Linear(w.xn.get(), rows, h, L.qkv.get(), row_.width(), w.qkv.get(), 0.0f));
+  MC_CUDA(cuda::LaunchRopeAndStoreKv(w.qkv.get(), row_, rows, w.positions.get(), w.row_kv.get(),
+                                     geometry, l, inv_freq_.get(), nullptr));
+  // The layer's KV is queued for the cache: the callback's copy (CopyLayerOut, synchronous)
+  // waits for it, and the rest of the layer is queued after. Straightforward, not the
+  // fastest: the GPU idles while the host copies and queues; an event after the store and
+  // an asynchronous copy on a second stream into pinned memory would keep it busy.
+  if (on_layer != nullptr) MC_RETURN_IF_ERROR((*on_layer)(l));
+  MC_CUDA(cuda::LaunchAttention(w.qkv.get(), row_, rows, w.positions.get(), w.row_kv.get(),
+                                geometry, l, scale, w.att.get(), nullptr));
+  MC_RETURN_IF_ERROR(Linear(w.att.get(), rows, nq, L.o.get(), h, w.x.get(), 1.0f));  // x += o
+  MC_CUDA(cuda::LaunchRmsNorm(w.x.get(), nullptr, rows, c.hidden_size, L.post_norm.get(),
+                              c.rms_norm_eps, w.xn.get(), nullptr));
+  MC_RETURN_IF_ERROR(Linear(w.xn.get(), rows, h, L.gate_up.get(), 2 * ffn, w.gate_up.get(), 0.0f));
+  MC_CUDA(cuda::LaunchSwiGlu(w.gate_up.get(), rows, c.intermediate_size, w.act.get(), nullptr));
+  return Linear(w.act.get(), rows, ffn, L.down.get(), h, w.x.get(), 1.0f);
+}
+
+Status CudaCompute::LastRowLogits(int64_t n, std::vector<float>* logits) const {
+  const model::ModelConfig& c = config_;
+  const int64_t h = c.hidden_size, vocab = c.vocab_size;
+  Workspace& w = ws_;
   MC_CUDA(cuda::LaunchRmsNorm(w.x.get(), w.last_rows.get(), n, c.hidden_size, final_norm_.get(),
                               c.rms_norm_eps, w.last_norm.get(), nullptr));
   const float* head = c.tie_word_embeddings ? embed_.get() : lm_head_.get();
@@ -390,6 +412,22 @@ Status CudaCompute::Forward(std::span<CudaSequence* const> seqs, std::span<const
   MC_CUDA(cudaMemcpy(logits->data(), w.logits.get(), n * vocab * sizeof(float),
                      cudaMemcpyDeviceToHost));
   return Status::Ok();
+}
+
+Status CudaCompute::Forward(std::span<CudaSequence* const> seqs, std::span<const int32_t> tokens,
+                            std::span<const int64_t> counts, std::vector<float>* logits,
+                            const model::Transformer::LayerReady* on_layer) const {
+  MC_RETURN_IF_ERROR(CheckInputs(seqs, tokens));
+  MC_CUDA(cudaSetDevice(device_));
+  MC_RETURN_IF_ERROR(PlaceRows(seqs, tokens, counts));
+  const int64_t rows = static_cast<int64_t>(tokens.size());
+  const KvGeometry geometry = seqs[0]->geometry();
+  MC_CUDA(cuda::LaunchEmbed(embed_.get(), ws_.tokens.get(), rows, config_.hidden_size, ws_.x.get(),
+                            nullptr));
+  for (int32_t l = 0; l < config_.num_layers; ++l) {
+    MC_RETURN_IF_ERROR(Layer(l, rows, geometry, on_layer));
+  }
+  return LastRowLogits(static_cast<int64_t>(seqs.size()), logits);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ void FailureDetector::Start() {
     std::lock_guard<std::mutex> lock(mutex_);
     const Nanos now = clock_.Now();
     for (Rank r : Watched()) last_heard_[r.value] = now;
+    last_tick_ = now;
   }
   rpc_.RegisterInline(
       kMsgHeartbeat, [this](Rank from, std::span<const std::byte>, transport::Responder responder) {
@@ -35,17 +36,11 @@ void FailureDetector::Start() {
         }
         responder.Reply(view.Encode());
       });
-  watcher_ = std::thread([this] { Watch(); });
+  watcher_.Start(config_.heartbeat_interval, PeriodicThread::First::kWait,
+                 [this] { return Watch(); });
 }
 
-void FailureDetector::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (watcher_.joinable()) watcher_.join();
-}
+void FailureDetector::Stop() { watcher_.Stop(); }
 
 void FailureDetector::DeclareDead(Rank rank, const std::string& why) {
   {
@@ -57,7 +52,7 @@ void FailureDetector::DeclareDead(Rank rank, const std::string& why) {
   }
   rpc_.MarkDead(rank, why);
   log::Warn("rank {} declared dead: {}", rank.value, why);
-  cv_.notify_all();
+  watcher_.Wake();
 }
 
 Status FailureDetector::Admit(Rank rank, Role role) {
@@ -68,7 +63,7 @@ Status FailureDetector::Admit(Rank rank, Role role) {
     changed_ = true;
   }
   log::Info("rank {} joined as {}", rank.value, RoleName(role));
-  cv_.notify_all();
+  watcher_.Wake();
   return Status::Ok();
 }
 
@@ -94,42 +89,45 @@ void FailureDetector::Broadcast(const MembershipView& view) {
   }
 }
 
-void FailureDetector::Watch() {
-  Nanos last_tick = clock_.Now();
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stopping_) {
-    cv_.wait_for(lock, config_.heartbeat_interval);
-    if (stopping_) break;
-    const Nanos now = clock_.Now();
-    // If this thread itself did not run for a while (an overloaded host), the silence was ours:
-    // do not count it against the other ranks.
-    const Nanos stalled = now - last_tick - config_.heartbeat_interval;
-    if (stalled > config_.heartbeat_interval * 3) {
-      for (auto& [rank, heard] : last_heard_) heard += stalled;
-    }
-    last_tick = now;
-    std::vector<std::pair<Rank, std::string>> expired;
-    for (const auto& [rank, heard] : last_heard_) {
-      const Nanos silent = now - heard;
-      if (silent > config_.failure_timeout) {
-        expired.emplace_back(Rank{rank}, "no heartbeat for " + FormatSeconds(silent));
-      }
-    }
-    lock.unlock();
-    for (const auto& [rank, why] : expired) DeclareDead(rank, why);
-    lock.lock();
-    if (!changed_) continue;
-    changed_ = false;
-    std::vector<DeadRank> report;
-    report.swap(to_report_);
-    const MembershipView view = membership_.View();
-    lock.unlock();
-    Broadcast(view);
-    for (const auto& d : report) {
-      if (on_death_) on_death_(d);
-    }
-    lock.lock();
+std::vector<std::pair<Rank, std::string>> FailureDetector::Expired(Nanos now) {
+  // If this thread itself did not run for a while (an overloaded host), the silence was ours:
+  // do not count it against the other ranks.
+  const Nanos stalled = now - last_tick_ - config_.heartbeat_interval;
+  if (stalled > config_.heartbeat_interval * 3) {
+    for (auto& [rank, heard] : last_heard_) heard += stalled;
   }
+  last_tick_ = now;
+  std::vector<std::pair<Rank, std::string>> expired;
+  for (const auto& [rank, heard] : last_heard_) {
+    const Nanos silent = now - heard;
+    if (silent > config_.failure_timeout) {
+      expired.emplace_back(Rank{rank}, "no heartbeat for " + FormatSeconds(silent));
+    }
+  }
+  return expired;
+}
+
+bool FailureDetector::Watch() {
+  std::vector<std::pair<Rank, std::string>> expired;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    expired = Expired(clock_.Now());
+  }
+  for (const auto& [rank, why] : expired) DeclareDead(rank, why);
+  std::vector<DeadRank> report;
+  MembershipView view;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!changed_) return true;
+    changed_ = false;
+    report.swap(to_report_);
+    view = membership_.View();
+  }
+  Broadcast(view);
+  for (const auto& d : report) {
+    if (on_death_) on_death_(d);
+  }
+  return true;
 }
 
 }  // namespace mooncake::cluster

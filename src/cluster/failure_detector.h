@@ -7,17 +7,16 @@
 // heartbeat, and exits.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cluster/membership.h"
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/periodic_thread.h"
 #include "transport/rpc.h"
 
 namespace mooncake::cluster {
@@ -52,7 +51,11 @@ class FailureDetector {
   MembershipView view() const;
 
  private:
-  void Watch();
+  // The thread's turn, every heartbeat interval and on each change: declares the silent ranks
+  // dead, then pushes a new epoch and runs the death handler.
+  bool Watch();
+  // Ranks silent past the failure timeout, with why. Under mutex_.
+  std::vector<std::pair<Rank, std::string>> Expired(Nanos now);
   void Broadcast(const MembershipView& view);
   // Every live member but the conductor. Under mutex_.
   std::vector<Rank> Watched() const;
@@ -62,13 +65,12 @@ class FailureDetector {
   DeathHandler on_death_;
   SteadyClock clock_;
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
   Membership membership_;
   std::map<int32_t, Nanos> last_heard_;
   std::vector<DeadRank> to_report_;  // declared, handler not run yet
   bool changed_ = false;             // a new epoch not pushed yet
-  bool stopping_ = false;
-  std::thread watcher_;
+  Nanos last_tick_{0};               // the watcher's own
+  PeriodicThread watcher_;
 };
 
 }  // namespace mooncake::cluster

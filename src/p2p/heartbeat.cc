@@ -16,7 +16,8 @@ Heartbeat::Heartbeat(TrackerClient& tracker, transport::Transport& transport, in
       interval_(interval),
       tracker_timeout_(tracker_timeout),
       sources_(std::move(sources)) {
-  thread_ = std::thread([this] { Loop(); });
+  last_answer_ = clock_.Now();
+  ticker_.Start(interval_, PeriodicThread::First::kTick, [this] { return Beat(); });
 }
 
 Heartbeat::~Heartbeat() { Stop(); }
@@ -32,24 +33,17 @@ std::string Heartbeat::why() const {
 }
 
 void Heartbeat::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  ticker_.Stop();
+  cv_.notify_all();  // WaitFor callers see the final state
 }
 
-void Heartbeat::Loop() {
-  Nanos last_answer = clock_.Now();
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stopping_ && !lost_) {
-    lock.unlock();
-    auto answer = tracker_.Heartbeat();
-    const Nanos now = clock_.Now();
-    lock.lock();
+bool Heartbeat::Beat() {
+  auto answer = tracker_.Heartbeat();
+  const Nanos now = clock_.Now();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (answer.ok()) {
-      last_answer = now;
+      last_answer_ = now;
       state_ = std::move(*answer);
       for (int32_t r : state_.dead) {
         if (marked_dead_.insert(r).second && r != transport_.self().value) {
@@ -71,18 +65,16 @@ void Heartbeat::Loop() {
       why_ = answer.status().message();
       lost_ = true;
       cancel_ = true;
-    } else if (now - last_answer > tracker_timeout_) {
+    } else if (now - last_answer_ > tracker_timeout_) {
       why_ = fmt::format("the p2p tracker (rank {}) did not answer heartbeats for {:.1f} s: {}",
-                         tracker_rank_, std::chrono::duration<double>(now - last_answer).count(),
+                         tracker_rank_, std::chrono::duration<double>(now - last_answer_).count(),
                          answer.status().ToString());
       lost_ = true;
       cancel_ = true;
     }
-    cv_.notify_all();
-    if (lost_) break;
-    cv_.wait_for(lock, interval_, [this] { return stopping_; });
   }
   cv_.notify_all();
+  return !lost_;
 }
 
 }  // namespace mooncake::p2p

@@ -12,10 +12,10 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/periodic_thread.h"
 #include "p2p/messages.h"
 #include "p2p/tracker_client.h"
 #include "transport/transport.h"
@@ -47,7 +47,8 @@ class Heartbeat {
   void Stop();
 
  private:
-  void Loop();
+  // One heartbeat and its answer; false once the tracker is lost (the thread ends).
+  bool Beat();
 
   TrackerClient& tracker_;
   transport::Transport& transport_;
@@ -63,8 +64,8 @@ class Heartbeat {
   std::atomic<bool> lost_{false};
   std::atomic<bool> cancel_{false};
   std::string why_;
-  bool stopping_ = false;
-  std::thread thread_;
+  Nanos last_answer_{0};  // the thread's own
+  PeriodicThread ticker_;
 };
 
 }  // namespace mooncake::p2p

@@ -6,7 +6,7 @@ UpdateChannel::UpdateChannel(TrackerClient& tracker, std::string name, Nanos int
     : tracker_(tracker), name_(std::move(name)), interval_(interval) {
   pending_.name = name_;
   last_success_ = clock_.Now();
-  thread_ = std::thread([this] { Loop(); });
+  ticker_.Start(interval_, PeriodicThread::First::kWait, [this] { return Tick(); });
 }
 
 UpdateChannel::~UpdateChannel() { Stop(); }
@@ -75,33 +75,17 @@ Status UpdateChannel::SendOnce() {
   return Status::Ok();
 }
 
-void UpdateChannel::Loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stopping_) {
-    cv_.wait_for(lock, interval_, [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
-    Status s = SendOnce();
-    bool more = false;
-    lock.lock();
-    if (s.ok() && !answers_.empty()) more = answers_.back().events.size() >= kMaxEventsPerUpdate;
-    while (more && !stopping_) {  // a long backlog of events: fetch the rest at once
-      lock.unlock();
-      s = SendOnce();
-      lock.lock();
-      more = s.ok() && answers_.back().events.size() >= kMaxEventsPerUpdate;
-    }
-  }
+bool UpdateChannel::Tick() {
+  Status s = SendOnce();
+  auto backlog = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return s.ok() && !answers_.empty() && answers_.back().events.size() >= kMaxEventsPerUpdate;
+  };
+  while (backlog() && !ticker_.stopping()) s = SendOnce();
+  return true;
 }
 
-void UpdateChannel::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void UpdateChannel::Stop() { ticker_.Stop(); }
 
 Status UpdateChannel::Flush() {
   Stop();

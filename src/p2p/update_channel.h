@@ -5,14 +5,13 @@
 // copies. Thread-safe; the loop and the thread meet under one mutex.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/periodic_thread.h"
 #include "common/status.h"
 #include "p2p/messages.h"
 #include "p2p/tracker_client.h"
@@ -41,7 +40,8 @@ class UpdateChannel {
   void Stop();
 
  private:
-  void Loop();
+  // The thread's turn: one Update, then more at once while the tracker has a backlog of events.
+  bool Tick();
   // One Update with what is queued; answers appended. Called by the thread (or Flush).
   Status SendOnce();
 
@@ -50,15 +50,13 @@ class UpdateChannel {
   const Nanos interval_;
   SteadyClock clock_;
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
   UpdateRequest pending_;
   std::vector<UpdateResponse> answers_;
   uint64_t next_ = 0;
   Status error_;
   Nanos last_success_{0};
-  bool stopping_ = false;
   std::mutex send_mutex_;  // one Update at a time (the thread, or Flush after it stopped)
-  std::thread thread_;
+  PeriodicThread ticker_;
 };
 
 }  // namespace mooncake::p2p

@@ -27,17 +27,12 @@ Status Rereplicator::Start() {
   if (!region.ok()) return region.status().WithContext("re-replication staging buffer");
   region_ = *region;
   registered_ = true;
-  thread_ = std::thread([this] { Loop(); });
+  worker_.Start(PeriodicThread::kOnlyWhenWoken, PeriodicThread::First::kWait,
+                [this] { return CopyAll(); });
   return Status::Ok();
 }
 
-void Rereplicator::Kick() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    kicked_ = true;
-  }
-  cv_.notify_all();
-}
+void Rereplicator::Kick() { worker_.Wake(); }
 
 void Rereplicator::AddSegment(const StoreSegment& segment) {
   std::lock_guard<std::mutex> lock(topology_mu_);
@@ -47,41 +42,28 @@ void Rereplicator::AddSegment(const StoreSegment& segment) {
   segs.insert(at, segment);  // ascending rank, as StoreTopology keeps them
 }
 
-void Rereplicator::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Rereplicator::Stop() { worker_.Stop(); }
 
-void Rereplicator::Loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stopping_) {
-    cv_.wait(lock, [this] { return stopping_ || kicked_; });
-    kicked_ = false;
-    while (!stopping_) {
-      lock.unlock();
-      const Nanos ordered = clock_.Now();  // before the master starts the copies' deadlines
-      auto orders = master_.WithMaster([](MetadataMaster& m) { return m.StartCopies(64); });
-      for (const CopyOrder& order : orders) {
-        Status s = Copy(order, ordered + order.timeout);
-        if (!s.ok()) {
-          ++failed_;
-          log::Warn("re-replication of '{}' to rank {}: {}", order.key, order.to.rank.value,
-                    s.ToString());
-        } else {
-          ++copied_;
-        }
-        Status done = master_.WithMaster(
-            [&](MetadataMaster& m) { return m.CompleteCopy(order.ticket, s.ok()); });
-        if (!done.ok()) log::Warn("re-replication of '{}': {}", order.key, done.ToString());
+bool Rereplicator::CopyAll() {
+  while (!worker_.stopping()) {
+    const Nanos ordered = clock_.Now();  // before the master starts the copies' deadlines
+    auto orders = master_.WithMaster([](MetadataMaster& m) { return m.StartCopies(64); });
+    for (const CopyOrder& order : orders) {
+      Status s = Copy(order, ordered + order.timeout);
+      if (!s.ok()) {
+        ++failed_;
+        log::Warn("re-replication of '{}' to rank {}: {}", order.key, order.to.rank.value,
+                  s.ToString());
+      } else {
+        ++copied_;
       }
-      lock.lock();
-      if (orders.empty()) break;
+      Status done = master_.WithMaster(
+          [&](MetadataMaster& m) { return m.CompleteCopy(order.ticket, s.ok()); });
+      if (!done.ok()) log::Warn("re-replication of '{}': {}", order.key, done.ToString());
     }
+    if (orders.empty()) break;
   }
+  return true;
 }
 
 Status Rereplicator::Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length,

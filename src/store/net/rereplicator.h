@@ -7,14 +7,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/periodic_thread.h"
 #include "common/status.h"
 #include "store/net/master_service.h"
 #include "store/net/topology.h"
@@ -43,7 +42,8 @@ class Rereplicator {
   uint64_t failed() const { return failed_.load(); }
 
  private:
-  void Loop();
+  // Works off the master's copy orders until none is left (or Stop); the thread's turn.
+  bool CopyAll();
   // Gives up at `deadline` (steady clock), the master's CopyOrder::timeout after the order.
   Status Copy(const CopyOrder& order, Nanos deadline);
   Status Move(transport::OpKind op, Rank peer, uint64_t remote, size_t length, Nanos deadline);
@@ -57,11 +57,8 @@ class Rereplicator {
   std::vector<std::byte> staging_;
   transport::MemoryRegion region_;
   bool registered_ = false;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool kicked_ = false, stopping_ = false;
   std::atomic<uint64_t> copied_{0}, failed_{0};
-  std::thread thread_;
+  PeriodicThread worker_;  // ticks only when kicked
 };
 
 }  // namespace mooncake::store

@@ -5,6 +5,7 @@
 
 #include "common/checksum.h"
 #include "common/log.h"
+#include "common/threads.h"
 #include "serve/role_failure.h"
 
 namespace mooncake::serve {
@@ -61,13 +62,8 @@ void DecodeRole::Start() {
 }
 
 void DecodeRole::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  if (!RaiseFlag(mutex_, stopping_, cv_)) return;
+  JoinAll(worker_);
   LogKvTimes();
 }
 

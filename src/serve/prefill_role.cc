@@ -5,6 +5,7 @@
 
 #include "common/checksum.h"
 #include "common/log.h"
+#include "common/threads.h"
 #include "serve/role_failure.h"
 #include "trace/trace_request.h"
 
@@ -38,15 +39,7 @@ void PrefillRole::Start() {
 }
 
 void PrefillRole::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (loader_.joinable()) loader_.join();
-  if (worker_.joinable()) worker_.join();
-  if (sender_.joinable()) sender_.join();
+  if (RaiseFlag(mutex_, stopping_, cv_)) JoinAll(loader_, worker_, sender_);
 }
 
 PrefillStats PrefillRole::stats() const {
@@ -92,17 +85,10 @@ void PrefillRole::LoadLoop() {
 }
 
 void PrefillRole::WorkLoop() {
-  for (;;) {
-    Loaded l;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return loader_done_ || !loaded_.empty(); });
-      if (loaded_.empty()) return;  // the loader finished and everything was computed
-      l = std::move(loaded_.front());
-      loaded_.pop_front();
-    }
+  // Until the loader finished and everything was computed.
+  while (std::optional<Loaded> l = NextOrClosed(mutex_, cv_, loaded_, loader_done_)) {
     cv_.notify_all();  // room for the loader to fetch ahead
-    Serve(std::move(l));
+    Serve(std::move(*l));
   }
 }
 
@@ -125,17 +111,8 @@ void PrefillRole::RetireWrites() {
 }
 
 void PrefillRole::SendLoop() {
-  for (;;) {
-    WriteJob job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return stopping_ || !outbox_.empty(); });
-      if (outbox_.empty()) return;  // stopping and drained
-      job = std::move(outbox_.front());
-      outbox_.pop_front();
-    }
-    Write(job);
-  }
+  // Until stopping and drained.
+  while (std::optional<WriteJob> job = NextOrClosed(mutex_, cv_, outbox_, stopping_)) Write(*job);
 }
 
 // Gets the request's slot in the decode rank's receive buffer (retrying while it is full).

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/secret.h"
+#include "common/threads.h"
 #include "common/wire.h"
 
 namespace mooncake::transport {
@@ -105,13 +106,8 @@ Rpc::~Rpc() {
 }
 
 void Rpc::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(inbox_mutex_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  inbox_cv_.notify_all();
-  if (dispatcher_.joinable()) dispatcher_.join();
+  if (!RaiseFlag(inbox_mutex_, stopping_, inbox_cv_)) return;
+  JoinAll(dispatcher_);
 }
 
 void Rpc::Register(uint16_t type, Handler handler) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/threads.h"
 #include "store/net/ssd_messages.h"
 
 namespace mooncake::store {
@@ -259,18 +260,10 @@ void SsdStager::Answer(const std::shared_ptr<Request>& r) {
 }
 
 void SsdStager::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  admit_cv_.notify_all();
-  if (admitter_.joinable()) admitter_.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    readers_stop_ = true;  // only now: the admitter may have queued reads until it left
-  }
-  read_cv_.notify_all();
+  if (!RaiseFlag(mu_, stopping_, admit_cv_)) return;
+  JoinAll(admitter_);
+  // Only now: the admitter may have queued reads until it left.
+  RaiseFlag(mu_, readers_stop_, read_cv_);
   for (auto& t : readers_) t.join();
   readers_.clear();
   std::lock_guard<std::mutex> lock(mu_);

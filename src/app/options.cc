@@ -43,16 +43,9 @@ Status FailureOptions(const RawJobOptions& raw, JobOptions* o) {
 }
 
 Status ModeOption(const std::string& mode, JobMode* out) {
-  if (mode == "serve") {
-    *out = JobMode::kServe;
-  } else if (mode == "check") {
-    *out = JobMode::kCheck;
-  } else if (mode == "store") {
-    *out = JobMode::kStore;
-  } else {
-    return InvalidArgument("job.mode = '" + mode + "' (allowed: serve, check, store)");
-  }
-  return Status::Ok();
+  return cli::ChoiceOption(
+      "job.mode", mode,
+      {{"serve", JobMode::kServe}, {"check", JobMode::kCheck}, {"store", JobMode::kStore}}, out);
 }
 
 // The bring-up check's block, pings and deadlines (job.*).

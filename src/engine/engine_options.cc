@@ -40,17 +40,13 @@ po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
 }
 
 Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, EngineOptions* out) {
-  if (raw.kind != "cost" && raw.kind != "reference") {
-    return InvalidArgument(fmt::format("engine.kind = '{}' (allowed: cost, reference)", raw.kind));
-  }
-  out->reference = raw.kind == "reference";
+  MC_RETURN_IF_ERROR(cli::ChoiceOption("engine.kind", raw.kind,
+                                       {{"cost", false}, {"reference", true}}, &out->reference));
   if (raw.model.empty()) return InvalidArgument("engine.model = '' (a preset or a folder)");
   out->model = raw.model;
   out->seed = raw.seed;
-  if (raw.device != "cpu" && raw.device != "cuda") {
-    return InvalidArgument(fmt::format("engine.device = '{}' (allowed: cpu, cuda)", raw.device));
-  }
-  out->cuda = raw.device == "cuda";
+  MC_RETURN_IF_ERROR(
+      cli::ChoiceOption("engine.device", raw.device, {{"cpu", false}, {"cuda", true}}, &out->cuda));
   if (out->cuda && !out->reference) {
     return InvalidArgument("engine.device = cuda needs engine.kind = reference");
   }
@@ -60,11 +56,9 @@ Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, Engi
   out->max_output = raw.max_output;
   MC_RETURN_IF_ERROR(cli::OnOffOption("engine.check_tokens", raw.check_tokens, &out->check_tokens));
   MC_RETURN_IF_ERROR(cli::OnOffOption("fault.swap_kv", raw.swap_kv, &out->fault_swap_kv));
-  if (raw.kv_stream != "layer" && raw.kv_stream != "chunk") {
-    return InvalidArgument(
-        fmt::format("engine.kv_stream = '{}' (allowed: layer, chunk)", raw.kv_stream));
-  }
-  out->kv_stream_layers = raw.kv_stream == "layer";
+  MC_RETURN_IF_ERROR(cli::ChoiceOption("engine.kv_stream", raw.kv_stream,
+                                       {{"layer", true}, {"chunk", false}},
+                                       &out->kv_stream_layers));
   if (out->reference && time_scale != 1.0) {
     return InvalidArgument(
         fmt::format("engine.kind = reference computes in real time: time_scale must be 1, not {} "

@@ -21,7 +21,8 @@ namespace {
 struct Raw {
   std::string config, source, dest, name, copies, source_ranks, csv, status_file, log_level;
   std::string piece_size, update_interval, piece_timeout, heartbeat_interval, peer_timeout,
-      rpc_timeout, deadline, progress_interval, tls, devices, data_path, kill, corrupt;
+      rpc_timeout, deadline, progress_interval, kill, corrupt;
+  transport::RawTransportOptions transport;
   bool in_memory = false;
   int inflight = 4;
 };
@@ -77,19 +78,16 @@ po::options_description Describe(Raw* r) {
       "a fetch not done by then fails (1s..7d)")(
       "p2p.progress_interval", po::value<std::string>(&r->progress_interval)->default_value("5s"),
       "rank 0 prints a progress line this often while ranks fetch (100ms..1h)");
-  po::options_description t("Transport (UCX)");
-  t.add_options()("transport.tls", po::value<std::string>(&r->tls)->default_value("auto"),
-                  "auto | shm | tcp | rdma | a raw UCX_TLS list")(
-      "transport.devices", po::value<std::string>(&r->devices)->default_value(""),
-      "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose")(
-      "transport.data_path", po::value<std::string>(&r->data_path)->default_value("auto"),
-      "auto | rma | am: how reads move (auto: AM rendezvous on tcp, RMA elsewhere)");
   po::options_description f("Fault injection (tests)");
   f.add_options()("fault.kill", po::value<std::string>(&r->kill)->value_name("RANK@PIECES"),
                   "rank RANK kills itself (SIGKILL) once it verified PIECES pieces")(
       "fault.corrupt", po::value<std::string>(&r->corrupt)->value_name("RANK"),
       "source rank RANK serves every piece with one byte flipped (its files stay intact)");
-  all.add(d).add(p).add(t).add(f);
+  all.add(d)
+      .add(p)
+      .add(transport::TransportOptionsDescription(&r->transport,
+                                                  transport::TransportOptionSet::kPath))
+      .add(f);
   return all;
 }
 
@@ -168,10 +166,8 @@ Status Convert(const Raw& r, P2pOptions* o) {
     return InvalidArgument(
         fmt::format("name = '{}': one path component of 1 to 255 bytes", r.name));
   }
-  if (r.copies != "node" && r.copies != "rank") {
-    return InvalidArgument(fmt::format("copies = '{}' (allowed: node, rank)", r.copies));
-  }
-  c.copies = r.copies == "rank" ? Copies::kRank : Copies::kNode;
+  MC_RETURN_IF_ERROR(cli::ChoiceOption(
+      "copies", r.copies, {{"node", Copies::kNode}, {"rank", Copies::kRank}}, &c.copies));
   o->source_ranks = r.source_ranks;
   o->sources_readable = r.source_ranks == "readable";
   if (!o->sources_readable) {
@@ -190,10 +186,8 @@ Status Convert(const Raw& r, P2pOptions* o) {
   c.csv = r.csv;
   o->status_file = r.status_file;
   MC_RETURN_IF_ERROR(cli::ParseLogLevel(r.log_level, &o->log_level));
-  if (r.tls.empty()) return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma)");
-  o->transport.ucx.tls = r.tls;
-  o->transport.ucx.devices = r.devices;
-  return transport::ParseDataPath(r.data_path, &o->transport.ucx.data_path);
+  return transport::ConvertTransportOptions(r.transport, &o->transport,
+                                            transport::TransportOptionSet::kPath);
 }
 
 int Usage(const std::string& message) {

@@ -7,31 +7,33 @@
 
 namespace mooncake::cli {
 
-Status SizeOption(const char* name, const std::string& value, uint64_t lo, uint64_t hi,
-                  uint64_t* out) {
-  auto bytes = ParseBytes(value);
-  if (!bytes.ok()) {
-    return InvalidArgument(std::string(name) + " = '" + value + "': " + bytes.status().message());
+namespace {
+
+// `value` read by `parse` (ParseBytes, ParseDuration), within [lo, hi] (written by `format`).
+template <typename T, typename Parse, typename Format>
+Status RangeOption(const char* name, const std::string& value, T lo, T hi, T* out, Parse parse,
+                   Format format) {
+  Result<T> parsed = parse(value);
+  if (!parsed.ok()) {
+    return InvalidArgument(std::string(name) + " = '" + value + "': " + parsed.status().message());
   }
-  if (*bytes < lo || *bytes > hi) {
+  if (*parsed < lo || *parsed > hi) {
     return OutOfRange(std::string(name) + " = '" + value + "' is out of range (allowed " +
-                      FormatBytes(lo) + " to " + FormatBytes(hi) + ")");
+                      format(lo) + " to " + format(hi) + ")");
   }
-  *out = *bytes;
+  *out = *parsed;
   return Status::Ok();
 }
 
+}  // namespace
+
+Status SizeOption(const char* name, const std::string& value, uint64_t lo, uint64_t hi,
+                  uint64_t* out) {
+  return RangeOption(name, value, lo, hi, out, ParseBytes, FormatBytes);
+}
+
 Status DurationOption(const char* name, const std::string& value, Nanos lo, Nanos hi, Nanos* out) {
-  auto d = ParseDuration(value);
-  if (!d.ok()) {
-    return InvalidArgument(std::string(name) + " = '" + value + "': " + d.status().message());
-  }
-  if (*d < lo || *d > hi) {
-    return OutOfRange(std::string(name) + " = '" + value + "' is out of range (allowed " +
-                      FormatDuration(lo) + " to " + FormatDuration(hi) + ")");
-  }
-  *out = *d;
-  return Status::Ok();
+  return RangeOption(name, value, lo, hi, out, ParseDuration, FormatDuration);
 }
 
 Status PortOption(const char* name, const std::string& value, int* out) {
@@ -50,25 +52,16 @@ Status PortOption(const char* name, const std::string& value, int* out) {
 }
 
 Status OnOffOption(const char* name, const std::string& value, bool* out) {
-  if (value != "on" && value != "off") {
-    return InvalidArgument(std::string(name) + " = '" + value + "' (allowed: on, off)");
-  }
-  *out = value == "on";
-  return Status::Ok();
+  return ChoiceOption(name, value, {{"on", true}, {"off", false}}, out);
 }
 
 Status ParseLogLevel(const std::string& word, log::Level* level) {
-  static const std::pair<const char*, log::Level> kLevels[] = {{"debug", log::Level::kDebug},
-                                                               {"info", log::Level::kInfo},
-                                                               {"warn", log::Level::kWarn},
-                                                               {"error", log::Level::kError}};
-  for (const auto& [name, value] : kLevels) {
-    if (word == name) {
-      *level = value;
-      return Status::Ok();
-    }
-  }
-  return InvalidArgument("log-level = '" + word + "' (allowed: debug, info, warn, error)");
+  return ChoiceOption("log-level", word,
+                      {{"debug", log::Level::kDebug},
+                       {"info", log::Level::kInfo},
+                       {"warn", log::Level::kWarn},
+                       {"error", log::Level::kError}},
+                      level);
 }
 
 }  // namespace mooncake::cli

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -21,6 +23,21 @@ Status DurationOption(const char* name, const std::string& value, Nanos lo, Nano
 
 // "off" (-1) or a TCP port 0..65535 (0: any free one).
 Status PortOption(const char* name, const std::string& value, int* out);
+
+// One of the words of `choices`, as its value; else "name = 'value' (allowed: a, b, c)".
+template <typename T>
+Status ChoiceOption(const char* name, const std::string& value,
+                    std::initializer_list<std::pair<const char*, T>> choices, T* out) {
+  std::string allowed;
+  for (const auto& [word, choice] : choices) {
+    if (value == word) {
+      *out = choice;
+      return Status::Ok();
+    }
+    allowed += (allowed.empty() ? "" : ", ") + std::string(word);
+  }
+  return InvalidArgument(std::string(name) + " = '" + value + "' (allowed: " + allowed + ")");
+}
 
 // "on" or "off".
 Status OnOffOption(const char* name, const std::string& value, bool* out);

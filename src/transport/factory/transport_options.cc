@@ -6,16 +6,19 @@ namespace mooncake::transport {
 
 namespace po = boost::program_options;
 
-po::options_description TransportOptionsDescription(RawTransportOptions* raw) {
+po::options_description TransportOptionsDescription(RawTransportOptions* raw,
+                                                    TransportOptionSet set) {
   po::options_description d("Transport (UCX)");
   d.add_options()("transport.tls", po::value<std::string>(&raw->tls)->default_value("auto"),
                   "auto | shm | tcp | rdma | a raw UCX_TLS list (e.g. posix,cma,self)")(
       "transport.devices", po::value<std::string>(&raw->devices)->default_value(""),
       "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose")(
       "transport.data_path", po::value<std::string>(&raw->data_path)->default_value("auto"),
-      "auto | rma | am: how READ/WRITE bytes move (auto: AM rendezvous on tcp, RMA elsewhere)")(
-      "transport.rma_slice", po::value<std::string>(&raw->rma_slice)->default_value("1MiB"),
-      "slice size of RMA transfers (4KiB..1GiB; 1MiB measured best, docs/TRANSFER.md)")(
+      "auto | rma | am: how READ/WRITE bytes move (auto: AM rendezvous on tcp, RMA elsewhere)");
+  if (set == TransportOptionSet::kPath) return d;
+  d.add_options()("transport.rma_slice",
+                  po::value<std::string>(&raw->rma_slice)->default_value("1MiB"),
+                  "slice size of RMA transfers (4KiB..1GiB; 1MiB measured best, docs/TRANSFER.md)")(
       "transport.am_slice", po::value<std::string>(&raw->am_slice)->default_value("4MiB"),
       "slice size of active-message transfers (4KiB..1GiB)")(
       "transport.busy_poll", po::bool_switch(&raw->busy_poll),
@@ -23,14 +26,16 @@ po::options_description TransportOptionsDescription(RawTransportOptions* raw) {
   return d;
 }
 
-Status ConvertTransportOptions(const RawTransportOptions& raw, TransportConfig* out) {
+Status ConvertTransportOptions(const RawTransportOptions& raw, TransportConfig* out,
+                               TransportOptionSet set) {
   auto& ucx = out->ucx;
   ucx.tls = raw.tls;
   ucx.devices = raw.devices;
-  ucx.busy_poll = raw.busy_poll;
   MC_RETURN_IF_ERROR(ParseDataPath(raw.data_path, &ucx.data_path));
   if (raw.tls.empty())
     return InvalidArgument("transport.tls = '' (allowed: auto, shm, tcp, rdma or a UCX_TLS list)");
+  if (set == TransportOptionSet::kPath) return Status::Ok();
+  ucx.busy_poll = raw.busy_poll;
   uint64_t v = 0;
   MC_RETURN_IF_ERROR(cli::SizeOption("transport.rma_slice", raw.rma_slice, 4096, 1ull << 30, &v));
   ucx.rma_slice = v;
@@ -40,16 +45,9 @@ Status ConvertTransportOptions(const RawTransportOptions& raw, TransportConfig* 
 }
 
 Status ParseDataPath(const std::string& word, DataPath* path) {
-  if (word == "auto") {
-    *path = DataPath::kAuto;
-  } else if (word == "rma") {
-    *path = DataPath::kRma;
-  } else if (word == "am") {
-    *path = DataPath::kActiveMessage;
-  } else {
-    return InvalidArgument("transport.data_path = '" + word + "' (allowed: auto, rma, am)");
-  }
-  return Status::Ok();
+  return cli::ChoiceOption(
+      "transport.data_path", word,
+      {{"auto", DataPath::kAuto}, {"rma", DataPath::kRma}, {"am", DataPath::kActiveMessage}}, path);
 }
 
 }  // namespace mooncake::transport

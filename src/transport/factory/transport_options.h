@@ -16,11 +16,17 @@ struct RawTransportOptions {
   bool busy_poll = false;
 };
 
-boost::program_options::options_description TransportOptionsDescription(RawTransportOptions* raw);
+// Which of the options a command offers: all of them (the job), or the transports, the devices
+// and the data path only (`mooncake p2p`, whose transfers keep the default slices).
+enum class TransportOptionSet { kAll, kPath };
 
-Status ConvertTransportOptions(const RawTransportOptions& raw, TransportConfig* out);
+boost::program_options::options_description TransportOptionsDescription(
+    RawTransportOptions* raw, TransportOptionSet set = TransportOptionSet::kAll);
 
-// transport.data_path: auto | rma | am (the main command and `mooncake p2p` share it).
+Status ConvertTransportOptions(const RawTransportOptions& raw, TransportConfig* out,
+                               TransportOptionSet set = TransportOptionSet::kAll);
+
+// transport.data_path: auto | rma | am.
 Status ParseDataPath(const std::string& word, DataPath* path);
 
 }  // namespace mooncake::transport

@@ -30,12 +30,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -347,6 +349,25 @@ class MetadataMaster {
   void UnlinkDeadline(Object& o);
   void MaybePromote(Object& o);
   void LinkDram(Object& o, Replica& r);
+  // A promotion or a copy that ended: its bookkeeping, its object when that is still the put it
+  // was for (else nullptr; the object's `in_flight` flag is cleared), the target rank's segment
+  // when that rank is still a store rank (else nullptr).
+  struct EndedTransfer {
+    Spill spill;
+    Object* object = nullptr;
+    Segment* segment = nullptr;
+  };
+  // Takes transfer `ticket` out of `pending`; NotFound naming `what` when there is none.
+  Result<EndedTransfer> TakeTransfer(std::unordered_map<uint64_t, Spill>& pending, uint64_t ticket,
+                                     const char* what, bool Object::*in_flight);
+  // A transfer's object when that is still the put the transfer was for, else nullptr.
+  Object* TransferObject(const Spill& transfer) const;
+  // Forgets the transfers of `pending` to or from `rank` (it died); `still_there` runs for each
+  // whose object is still the put it was for.
+  void DropTransfersTo(std::unordered_map<uint64_t, Spill>& pending, Rank rank,
+                       const std::function<void(Object&, const Spill&)>& still_there);
+  // The region `alloc` on `rank` becomes a DRAM replica of `obj`.
+  void AddDramReplica(Object& obj, Rank rank, const Allocation& alloc);
   // A reader holds it: a get's lease, or a copy reading a replica of it (StartCopies).
   bool Leased(const Object& o) const { return Leased(o, Now()); }
   static bool Leased(const Object& o, Nanos now) {

@@ -38,29 +38,19 @@ void MetadataMaster::MaybePromote(Object& o) {
 }
 
 Status MetadataMaster::CompletePromote(uint64_t ticket, bool ok) {
-  auto it = promotions_.find(ticket);
-  if (it == promotions_.end())
-    return NotFound("no promotion with ticket " + std::to_string(ticket));
-  Spill p = std::move(it->second);
-  promotions_.erase(it);
-  auto seg = segments_.find(p.rank);
-  Object* o = Find(p.key);
-  const bool alive = o != nullptr && o->put_id == p.object_id;
-  if (alive) o->promoting = false;
-  if (!ok || !alive || seg == segments_.end()) {
-    if (seg != segments_.end()) (void)seg->second.alloc.Free(p.alloc);
-    return alive ? Status::Ok() : NotFound("object '" + p.key + "' went away while promoted");
+  auto ended = TakeTransfer(promotions_, ticket, "promotion", &Object::promoting);
+  if (!ended.ok()) return ended.status();
+  const Spill& p = ended->spill;
+  Object* o = ended->object;
+  if (ok && o != nullptr && ended->segment != nullptr) {
+    AddDramReplica(*o, p.rank, p.alloc);
+    o->ssd_hits = 0;
+    ++stats_.promotions_done;
+    EnforceWatermark(p.rank, *ended->segment);
+    return Status::Ok();
   }
-  Object& obj = *o;
-  Replica r;
-  r.loc = ReplicaLocation{p.rank, Tier::kDram, p.alloc.offset, obj.size};
-  r.alloc = p.alloc;
-  obj.replicas.push_back(r);
-  LinkDram(obj, obj.replicas.back());
-  obj.ssd_hits = 0;
-  ++stats_.promotions_done;
-  EnforceWatermark(p.rank, seg->second);
-  return Status::Ok();
+  if (ended->segment != nullptr) (void)ended->segment->alloc.Free(p.alloc);
+  return o != nullptr ? Status::Ok() : NotFound("object '" + p.key + "' went away while promoted");
 }
 
 }  // namespace mooncake::store

@@ -44,40 +44,12 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
     }
     return true;
   });
-  for (auto it = spills_.begin(); it != spills_.end();) {
-    if (it->second.rank == rank) {
-      Object* o = Find(it->second.key);
-      if (o != nullptr && o->put_id == it->second.object_id) {
-        --o->pending_spills;
-        affected.push_back(it->second.key);
-      }
-      it = spills_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = copies_.begin(); it != copies_.end();) {
-    if (it->second.rank == rank) {
-      Object* o = Find(it->second.key);
-      if (o != nullptr && o->put_id == it->second.object_id) {
-        o->copying = false;
-      }
-      it = copies_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = promotions_.begin(); it != promotions_.end();) {
-    if (it->second.rank == rank) {
-      Object* o = Find(it->second.key);
-      if (o != nullptr && o->put_id == it->second.object_id) {
-        o->promoting = false;
-      }
-      it = promotions_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  DropTransfersTo(spills_, rank, [&](Object& o, const Spill& spill) {
+    --o.pending_spills;
+    affected.push_back(spill.key);
+  });
+  DropTransfersTo(copies_, rank, [](Object& o, const Spill&) { o.copying = false; });
+  DropTransfersTo(promotions_, rank, [](Object& o, const Spill&) { o.promoting = false; });
   for (const std::string& key : affected) {
     Object* found = Find(key);
     if (found == nullptr) continue;
@@ -243,28 +215,62 @@ std::vector<CopyOrder> MetadataMaster::StartCopies(size_t max_orders) {
   return orders;
 }
 
-Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
-  auto it = copies_.find(ticket);
-  if (it == copies_.end()) return NotFound("no copy with ticket " + std::to_string(ticket));
-  Spill c = std::move(it->second);
-  copies_.erase(it);
-  auto seg = segments_.find(c.rank);
-  Object* o = Find(c.key);
-  const bool alive = o != nullptr && o->put_id == c.object_id;
-  if (alive) o->copying = false;
-  if (!ok || !alive || seg == segments_.end()) {
-    // A failed copy may have given up on a write that still lands in the target region; a
-    // failed read may still be reading the source (copy_until stays).
-    if (seg != segments_.end()) HoldUntil(c.rank, c.alloc, ok ? Nanos(0) : c.deadline);
-    return alive ? Status::Ok() : NotFound("object '" + c.key + "' went away while copied");
+Result<MetadataMaster::EndedTransfer> MetadataMaster::TakeTransfer(
+    std::unordered_map<uint64_t, Spill>& pending, uint64_t ticket, const char* what,
+    bool Object::*in_flight) {
+  auto it = pending.find(ticket);
+  if (it == pending.end()) {
+    return NotFound(std::string("no ") + what + " with ticket " + std::to_string(ticket));
   }
-  Object& obj = *o;
-  obj.copy_until = Nanos(0);  // every read of the copy ended
+  EndedTransfer t;
+  t.spill = std::move(it->second);
+  pending.erase(it);
+  auto seg = segments_.find(t.spill.rank);
+  if (seg != segments_.end()) t.segment = &seg->second;
+  t.object = TransferObject(t.spill);
+  if (t.object != nullptr) t.object->*in_flight = false;
+  return t;
+}
+
+MetadataMaster::Object* MetadataMaster::TransferObject(const Spill& transfer) const {
+  Object* o = Find(transfer.key);
+  return o != nullptr && o->put_id == transfer.object_id ? o : nullptr;
+}
+
+void MetadataMaster::DropTransfersTo(
+    std::unordered_map<uint64_t, Spill>& pending, Rank rank,
+    const std::function<void(Object&, const Spill&)>& still_there) {
+  for (auto it = pending.begin(); it != pending.end();) {
+    if (it->second.rank != rank) {
+      ++it;
+      continue;
+    }
+    if (Object* o = TransferObject(it->second)) still_there(*o, it->second);
+    it = pending.erase(it);
+  }
+}
+
+void MetadataMaster::AddDramReplica(Object& obj, Rank rank, const Allocation& alloc) {
   Replica r;
-  r.loc = ReplicaLocation{c.rank, Tier::kDram, c.alloc.offset, obj.size};
-  r.alloc = c.alloc;
+  r.loc = ReplicaLocation{rank, Tier::kDram, alloc.offset, obj.size};
+  r.alloc = alloc;
   obj.replicas.push_back(r);
   LinkDram(obj, obj.replicas.back());
+}
+
+Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
+  auto taken = TakeTransfer(copies_, ticket, "copy", &Object::copying);
+  if (!taken.ok()) return taken.status();
+  const Spill& c = taken->spill;
+  if (!ok || taken->object == nullptr || taken->segment == nullptr) {
+    // A failed copy may have given up on a write that still lands in the target region; a
+    // failed read may still be reading the source (copy_until stays).
+    if (taken->segment != nullptr) HoldUntil(c.rank, c.alloc, ok ? Nanos(0) : c.deadline);
+    if (taken->object == nullptr) return NotFound("object '" + c.key + "' went away while copied");
+    return Status::Ok();
+  }
+  taken->object->copy_until = Nanos(0);  // every read of the copy ended
+  AddDramReplica(*taken->object, c.rank, c.alloc);
   ++stats_.rereplicated;
   return Status::Ok();
 }

@@ -100,22 +100,23 @@ Status SegmentAllocator::Free(const Allocation& a) {
   used_ -= nodes_[n].size * kG;
   --live_allocations_;
   nodes_[n].free = true;
+  // Merges `right`, the physical neighbour after `left`, into `left` and releases its node.
+  auto absorb = [this](uint32_t left, uint32_t right) {
+    nodes_[left].size += nodes_[right].size;
+    nodes_[left].next_phys = nodes_[right].next_phys;
+    if (nodes_[right].next_phys != kNil) nodes_[nodes_[right].next_phys].prev_phys = left;
+    ReleaseNode(right);
+  };
   uint32_t prev = nodes_[n].prev_phys;
-  if (prev != kNil && nodes_[prev].free) {  // merge n into prev
+  if (prev != kNil && nodes_[prev].free) {
     RemoveFree(prev);
-    nodes_[prev].size += nodes_[n].size;
-    nodes_[prev].next_phys = nodes_[n].next_phys;
-    if (nodes_[n].next_phys != kNil) nodes_[nodes_[n].next_phys].prev_phys = prev;
-    ReleaseNode(n);
+    absorb(prev, n);
     n = prev;
   }
   uint32_t next = nodes_[n].next_phys;
-  if (next != kNil && nodes_[next].free) {  // merge next into n
+  if (next != kNil && nodes_[next].free) {
     RemoveFree(next);
-    nodes_[n].size += nodes_[next].size;
-    nodes_[n].next_phys = nodes_[next].next_phys;
-    if (nodes_[next].next_phys != kNil) nodes_[nodes_[next].next_phys].prev_phys = n;
-    ReleaseNode(next);
+    absorb(n, next);
   }
   InsertFree(n);
   return Status::Ok();

@@ -6,6 +6,20 @@
 #include "common/log.h"
 
 namespace mooncake::store {
+namespace {
+
+// Decodes a request of entries and answers a StatusResponse with `each`'s status per entry, in
+// order.
+template <typename Request, typename Each>
+Result<std::vector<std::byte>> StatusPerEntry(std::span<const std::byte> request, Each each) {
+  Request req;
+  MC_RETURN_IF_ERROR(Decode(request, &req));
+  StatusResponse resp;
+  for (const auto& e : req.entries) resp.entries.push_back(ToEntry(each(e)));
+  return Encode(resp);
+}
+
+}  // namespace
 
 SsdStoreService::SsdStoreService(transport::Rpc& rpc, SsdTier& tier, std::span<std::byte> segment,
                                  Rank master, SsdStoreServiceConfig cfg)
@@ -150,10 +164,7 @@ void SsdStoreService::Spill(std::span<const std::byte> request, transport::Respo
 }
 
 Result<std::vector<std::byte>> SsdStoreService::Promote(std::span<const std::byte> request) {
-  PromoteRequest req;
-  MC_RETURN_IF_ERROR(Decode(request, &req));
-  StatusResponse resp;
-  for (const PromoteEntry& e : req.entries) {
+  return StatusPerEntry<PromoteRequest>(request, [this](const PromoteEntry& e) {
     Status s = CheckRange(e.offset, e.length);
     if (s.ok()) {
       auto n = tier_.Read(e.key, e.version, segment_.subspan(e.offset, e.length));
@@ -165,25 +176,20 @@ Result<std::vector<std::byte>> SsdStoreService::Promote(std::span<const std::byt
       }
     }
     if (s.ok()) ++promoted_;
-    resp.entries.push_back(ToEntry(s));
-  }
-  return Encode(resp);
+    return s;
+  });
 }
 
 Result<std::vector<std::byte>> SsdStoreService::Tombstone(std::span<const std::byte> request) {
-  SsdTombstoneRequest req;
-  MC_RETURN_IF_ERROR(Decode(request, &req));
-  StatusResponse resp;
-  for (const SsdTombstone& t : req.entries) {
+  return StatusPerEntry<SsdTombstoneRequest>(request, [this](const SsdTombstone& t) {
     Status s = tier_.Tombstone(t.key, t.version);
     if (s.ok()) {
       ++tombstones_;
     } else {
       log::Warn("tombstone of '{}' version {}: {}", t.key, t.version, s.ToString());
     }
-    resp.entries.push_back(ToEntry(s));
-  }
-  return Encode(resp);
+    return s;
+  });
 }
 
 Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> request) {

@@ -1,21 +1,15 @@
 #include "common/run_folder.h"
 
-#include <ctime>
 #include <filesystem>
 #include <fstream>
+
+#include "common/utc_time.h"
 
 namespace mooncake {
 
 Result<RunFolder> RunFolder::Create(const std::string& dir) {
   std::string path = dir;
-  if (path.empty()) {
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "runs/%Y%m%d-%H%M%S", &tm);
-    path = buf;
-  }
+  if (path.empty()) path = FormatUtcNow("runs/%Y%m%d-%H%M%S");
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) return IoError("cannot create run folder " + path + ": " + ec.message());

@@ -15,6 +15,7 @@
 
 #include "common/cli/subcommand.h"
 #include "common/units.h"
+#include "common/utc_time.h"
 #include "engine/calibration.h"
 #include "engine/reference_calibration.h"
 #include "model/checkpoint.h"
@@ -93,15 +94,6 @@ uint64_t HostMemoryBytes() {
 std::string HostName() {
   char name[256] = {};
   return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("this host");
-}
-
-std::string UtcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", &tm);
-  return text;
 }
 
 std::string Describe(const engine::CalibrationPoint& p) {
@@ -309,8 +301,8 @@ int RunCalibrate(int argc, char** argv) {
       "the reference engine ({}), one process, for the model preset {} (bytes_per_element {}).\n"
       "Effective {:.3g} GFLOP/s (mfu of the engine's {:.3g} GFLOP/s matmul) and {:.3g} GB/s\n"
       "(mbu of a {:.3g} GB/s streaming read); hbm and dram as given or half of this host's memory.",
-      spec, vm["seed"].as<uint64_t>(), clock, HostName(), UtcNow(), model::MatmulBackend(),
-      model_spec.name, model_spec.bytes_per_element, fit->flops_per_s / 1e9,
+      spec, vm["seed"].as<uint64_t>(), clock, HostName(), FormatUtcNow("%Y-%m-%d %H:%M UTC"),
+      model::MatmulBackend(), model_spec.name, model_spec.bytes_per_element, fit->flops_per_s / 1e9,
       host.matmul_flops_per_s / 1e9, fit->bytes_per_s / 1e9, host.memory_bytes_per_s / 1e9);
   const std::string ini = engine::HardwareIniText(hw, *fit, points->size(), comment);
   return WriteResults(vm, model_spec, ini, model_file, out_file);

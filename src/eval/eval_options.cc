@@ -13,6 +13,7 @@
 #include "common/cli/command_line.h"
 #include "common/cli/config_file.h"
 #include "common/units.h"
+#include "common/utc_time.h"
 
 namespace mooncake::eval {
 
@@ -176,15 +177,6 @@ Status ReadSimModelOptions(const po::variables_map& vm, int store_ranks, EvalOpt
   return Status::Ok();
 }
 
-std::string DefaultOut() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "runs/eval-%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
-
 }  // namespace
 
 Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
@@ -231,7 +223,7 @@ Result<EvalOptions> ParseEvalOptions(const std::vector<std::string>& args,
     return InvalidArgument(fmt::format("load.scale = {}: allowed (0, 1e6]", o.load_scale));
   }
   o.out = vm["out"].as<std::string>();
-  if (o.out.empty()) o.out = DefaultOut();
+  if (o.out.empty()) o.out = FormatUtcNow("runs/eval-%Y%m%d-%H%M%S");
   o.plots = vm["plots"].as<bool>();
   Result<trace::SyntheticConfig> synthetic = SyntheticFromVariables(vm, o.sched.seed);
   if (!synthetic.ok()) return synthetic.status();

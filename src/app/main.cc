@@ -14,24 +14,27 @@
 #include "engine/generate_command.h"
 #include "serve/serve_command.h"
 
+namespace {
+
+// The subcommands, by their first argument; anything else is a job under mpirun.
+struct Subcommand {
+  const char* name;
+  int (*run)(int argc, char** argv);
+};
+constexpr Subcommand kSubcommands[] = {
+    {"eval", mooncake::app::RunEval},
+    {"p2p", mooncake::app::RunP2p},
+    {"generate", mooncake::engine::RunGenerate},
+    {"calibrate", mooncake::engine::RunCalibrate},
+    {"serve", mooncake::serve::RunServeCommand},
+    {"store", mooncake::app::RunStoreCommand},
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "eval") == 0) {
-    return mooncake::app::RunEval(argc - 1, argv + 1);
-  }
-  if (argc > 1 && std::strcmp(argv[1], "p2p") == 0) {
-    return mooncake::app::RunP2p(argc - 1, argv + 1);
-  }
-  if (argc > 1 && std::strcmp(argv[1], "generate") == 0) {
-    return mooncake::engine::RunGenerate(argc - 1, argv + 1);
-  }
-  if (argc > 1 && std::strcmp(argv[1], "calibrate") == 0) {
-    return mooncake::engine::RunCalibrate(argc - 1, argv + 1);
-  }
-  if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
-    return mooncake::serve::RunServeCommand(argc - 1, argv + 1);
-  }
-  if (argc > 1 && std::strcmp(argv[1], "store") == 0) {
-    return mooncake::app::RunStoreCommand(argc - 1, argv + 1);
+  for (const Subcommand& command : kSubcommands) {
+    if (argc > 1 && std::strcmp(argv[1], command.name) == 0) return command.run(argc - 1, argv + 1);
   }
   auto parsed = mooncake::app::ParseJobOptions(argc, argv);
   if (!parsed.options) return parsed.exit_code;

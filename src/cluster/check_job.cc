@@ -148,20 +148,27 @@ void PingPeers(JobContext& ctx, RankReport* report) {
   }
 }
 
+// One one-sided transfer of `block` to or from the block's place; a failed one names the rank.
+Status MoveBlock(JobContext& ctx, transport::OpKind op, const BlockPlace& place,
+                 std::span<std::byte> block) {
+  transport::TransferRequest req{op, block.data(), Rank{place.store_rank}, place.remote_addr,
+                                 block.size()};
+  auto batch = ctx.transport.Submit(std::span(&req, 1));
+  if (!batch.ok()) return batch.status();
+  Status s = (*batch)->Wait(ctx.options.phase_timeout);
+  if (s.ok()) return s;
+  const char* what = op == transport::OpKind::kWrite ? "writing block to" : "reading block from";
+  return s.WithContext(std::string(what) + " store rank " + std::to_string(place.store_rank));
+}
+
 void WriteBlock(JobContext& ctx, RankReport* report) {
   int p = ctx.roles.IndexInRole(ctx.rank());
   auto place = PlaceOf(ctx, p);
   if (!place.ok()) return report->Fail(place.status());
   std::span<std::byte> block(ctx.local_buffer, ctx.options.block_size);
   FillBlockContent({place->hash_id, 0, kModelTag}, block);
-  transport::TransferRequest w{transport::OpKind::kWrite, block.data(), Rank{place->store_rank},
-                               place->remote_addr, block.size()};
-  auto batch = ctx.transport.Submit(std::span(&w, 1));
-  if (!batch.ok()) return report->Fail(batch.status());
-  Status s = (*batch)->Wait(ctx.options.phase_timeout);
-  if (!s.ok())
-    return report->Fail(
-        s.WithContext("writing block to store rank " + std::to_string(place->store_rank)));
+  Status s = MoveBlock(ctx, transport::OpKind::kWrite, *place, block);
+  if (!s.ok()) return report->Fail(s);
   ++report->blocks_written;
 }
 
@@ -172,14 +179,8 @@ void ReadAndVerifyBlock(JobContext& ctx, RankReport* report) {
   if (!place.ok()) return report->Fail(place.status());
   std::span<std::byte> block(ctx.local_buffer, ctx.options.block_size);
   std::fill(block.begin(), block.end(), std::byte{0});
-  transport::TransferRequest r{transport::OpKind::kRead, block.data(), Rank{place->store_rank},
-                               place->remote_addr, block.size()};
-  auto batch = ctx.transport.Submit(std::span(&r, 1));
-  if (!batch.ok()) return report->Fail(batch.status());
-  Status s = (*batch)->Wait(ctx.options.phase_timeout);
-  if (!s.ok())
-    return report->Fail(
-        s.WithContext("reading block from store rank " + std::to_string(place->store_rank)));
+  Status s = MoveBlock(ctx, transport::OpKind::kRead, *place, block);
+  if (!s.ok()) return report->Fail(s);
   std::vector<std::byte> expected(block.size());
   FillBlockContent({place->hash_id, 0, kModelTag}, expected);
   if (Checksum64(block.data(), block.size()) == Checksum64(expected.data(), expected.size()) &&

@@ -24,6 +24,22 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// `point` with the median wall time of grid.repeats calls of `pass` after an untimed warm-up;
+// `prepare` runs before each call, off the clock (a cache copy).
+template <typename Prepare, typename Pass>
+Result<CalibrationPoint> Measure(const CalibrationGrid& grid, CalibrationPoint point,
+                                 Prepare prepare, Pass pass) {
+  std::vector<double> times;
+  for (int r = -1; r < grid.repeats; ++r) {  // r = -1: the warm-up
+    prepare();
+    const double start = NowSeconds(grid.clock);
+    MC_RETURN_IF_ERROR(pass());
+    if (r >= 0) times.push_back(NowSeconds(grid.clock) - start);
+  }
+  point.measured_s = Median(times);
+  return point;
+}
+
 // Any ids in the vocabulary: the time of a pass does not depend on them.
 std::vector<int32_t> Tokens(int64_t count, int32_t vocab) {
   std::vector<int32_t> ids(static_cast<size_t>(count));
@@ -111,19 +127,12 @@ Result<std::vector<CalibrationPoint>> MeasureReference(const model::Transformer&
     MC_RETURN_IF_ERROR(GrowTo(m, prompt, prefix, &base));
     for (int64_t chunk : grid.prefill_chunks) {
       const auto tokens = std::span<const int32_t>(prompt).subspan(prefix, chunk);
-      std::vector<double> times;
-      for (int r = -1; r < grid.repeats; ++r) {  // r = -1: warm-up, untimed
-        model::KvCache cache = base;
-        const double start = NowSeconds(grid.clock);
-        MC_RETURN_IF_ERROR(m.Prefill(tokens, &cache, &logits));
-        if (r >= 0) times.push_back(NowSeconds(grid.clock) - start);
-      }
-      CalibrationPoint p;
-      p.kind = CalibrationPoint::Kind::kPrefill;
-      p.prefix = prefix;
-      p.tokens = chunk;
-      p.measured_s = Median(times);
-      record(p);
+      model::KvCache cache(shape);
+      auto point = Measure(
+          grid, {.kind = CalibrationPoint::Kind::kPrefill, .prefix = prefix, .tokens = chunk},
+          [&] { cache = base; }, [&] { return m.Prefill(tokens, &cache, &logits); });
+      if (!point.ok()) return point.status();
+      record(*point);
     }
   }
 
@@ -135,19 +144,12 @@ Result<std::vector<CalibrationPoint>> MeasureReference(const model::Transformer&
       std::vector<model::KvCache*> pointers;
       for (model::KvCache& c : caches) pointers.push_back(&c);
       const std::vector<int32_t> next(static_cast<size_t>(batch), prompt[0]);
-      std::vector<double> times;
       // Each step appends a token: the context grows by repeats + 1 over the nominal one.
-      for (int r = -1; r < grid.repeats; ++r) {
-        const double start = NowSeconds(grid.clock);
-        MC_RETURN_IF_ERROR(m.DecodeStep(pointers, next, &logits));
-        if (r >= 0) times.push_back(NowSeconds(grid.clock) - start);
-      }
-      CalibrationPoint p;
-      p.kind = CalibrationPoint::Kind::kDecode;
-      p.batch = batch;
-      p.context = context;
-      p.measured_s = Median(times);
-      record(p);
+      auto point = Measure(
+          grid, {.kind = CalibrationPoint::Kind::kDecode, .batch = batch, .context = context},
+          [] {}, [&] { return m.DecodeStep(pointers, next, &logits); });
+      if (!point.ok()) return point.status();
+      record(*point);
     }
   }
   return points;

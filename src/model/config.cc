@@ -128,16 +128,14 @@ namespace {
 
 ModelConfig Preset(const char* name, int32_t vocab, int32_t hidden, int32_t ffn, int32_t layers,
                    int32_t heads, int32_t kv_heads) {
-  ModelConfig c;
-  c.name = name;
-  c.vocab_size = vocab;
-  c.hidden_size = hidden;
-  c.intermediate_size = ffn;
-  c.num_layers = layers;
-  c.num_heads = heads;
-  c.num_kv_heads = kv_heads;
-  c.head_dim = hidden / heads;
-  return c;
+  return ModelConfig{.name = name,
+                     .vocab_size = vocab,
+                     .hidden_size = hidden,
+                     .intermediate_size = ffn,
+                     .num_layers = layers,
+                     .num_heads = heads,
+                     .num_kv_heads = kv_heads,
+                     .head_dim = hidden / heads};
 }
 
 }  // namespace

@@ -92,12 +92,13 @@ const SmallRowsChoice& SmallRows() {
 
 }  // namespace
 
-LinearWeight LinearWeight::FromNnLinear(const float* w, int64_t out, int64_t in) {
-  LinearWeight lw;
-  lw.in_ = in;
-  lw.out_ = out;
+LinearWeight::LinearWeight(int64_t in, int64_t out) : in_(in), out_(out) {
   const int64_t panels = (out + kPanelWidth - 1) / kPanelWidth;
-  lw.panels_.assign(size_t(panels * kPanelWidth * in), 0.0f);
+  panels_.assign(size_t(panels * kPanelWidth * in), 0.0f);
+}
+
+LinearWeight LinearWeight::FromNnLinear(const float* w, int64_t out, int64_t in) {
+  LinearWeight lw(in, out);
   for (int64_t o = 0; o < out; ++o) {
     float* to = lw.panels_.data() + o / kPanelWidth * kPanelWidth * in + o % kPanelWidth;
     const float* from = w + o * in;
@@ -107,11 +108,7 @@ LinearWeight LinearWeight::FromNnLinear(const float* w, int64_t out, int64_t in)
 }
 
 LinearWeight LinearWeight::FromInOut(const float* wt, int64_t in, int64_t out) {
-  LinearWeight lw;
-  lw.in_ = in;
-  lw.out_ = out;
-  const int64_t panels = (out + kPanelWidth - 1) / kPanelWidth;
-  lw.panels_.assign(size_t(panels * kPanelWidth * in), 0.0f);
+  LinearWeight lw(in, out);
   for (int64_t col = 0; col < out; col += kPanelWidth) {
     const int64_t width = std::min(kPanelWidth, out - col);
     float* panel = lw.panels_.data() + col * in;

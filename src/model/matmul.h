@@ -31,6 +31,9 @@ class LinearWeight {
   void ToInOut(float* wt) const;
 
  private:
+  // in x out, every panel zero (the padding columns of the last one stay zero).
+  LinearWeight(int64_t in, int64_t out);
+
   int64_t in_ = 0, out_ = 0;
   std::vector<float> panels_;
 };

@@ -91,22 +91,26 @@ Status Tracker::Register(int32_t rank, const RegisterRequest& request) {
   return Status::Ok();
 }
 
-Result<Manifest> Tracker::Lookup(int32_t rank, const std::string& name) {
-  std::lock_guard<std::mutex> lock(mutex_);
+Result<std::map<std::string, Tracker::Object>::iterator> Tracker::TouchObject(
+    int32_t rank, const std::string& name) {
   MC_RETURN_IF_ERROR(Touch(rank));
   auto it = objects_.find(name);
   if (it == objects_.end()) return NotFound(fmt::format("no object '{}' is registered", name));
-  return it->second.manifest;
+  return it;
+}
+
+Result<Manifest> Tracker::Lookup(int32_t rank, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = TouchObject(rank, name);
+  if (!it.ok()) return it.status();
+  return (*it)->second.manifest;
 }
 
 Status Tracker::Join(int32_t rank, const JoinRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
-  MC_RETURN_IF_ERROR(Touch(rank));
-  auto it = objects_.find(request.name);
-  if (it == objects_.end()) {
-    return NotFound(fmt::format("no object '{}' is registered", request.name));
-  }
-  Object& object = it->second;
+  auto it = TouchObject(rank, request.name);
+  if (!it.ok()) return it.status();
+  Object& object = (*it)->second;
   if (request.copy.entry_addrs.size() != object.manifest.entries.size()) {
     return InvalidArgument(fmt::format("rank {} joins '{}' with {} entry addresses for {} entries",
                                        rank, request.name, request.copy.entry_addrs.size(),
@@ -138,12 +142,9 @@ void Tracker::ApplyBad(Object& object, const BadPiece& bad) {
 
 Result<UpdateResponse> Tracker::Update(int32_t rank, const UpdateRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
-  MC_RETURN_IF_ERROR(Touch(rank));
-  auto it = objects_.find(request.name);
-  if (it == objects_.end()) {
-    return NotFound(fmt::format("no object '{}' is registered", request.name));
-  }
-  Object& object = it->second;
+  auto it = TouchObject(rank, request.name);
+  if (!it.ok()) return it.status();
+  Object& object = (*it)->second;
   const size_t pieces = object.layout.count();
   auto self = object.holders.find(rank);
   if ((!request.landed.empty() || !request.started.empty()) &&
@@ -182,9 +183,9 @@ Result<UpdateResponse> Tracker::Update(int32_t rank, const UpdateRequest& reques
 
 Status Tracker::Unregister(int32_t rank, const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
-  MC_RETURN_IF_ERROR(Touch(rank));
-  auto it = objects_.find(name);
-  if (it == objects_.end()) return NotFound(fmt::format("no object '{}' is registered", name));
+  auto found = TouchObject(rank, name);
+  if (!found.ok()) return found.status();
+  auto it = *found;
   auto h = it->second.holders.find(rank);
   if (h == it->second.holders.end() || h->second.gone) {
     return NotFound(fmt::format("rank {} does not hold '{}'", rank, name));

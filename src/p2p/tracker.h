@@ -96,6 +96,9 @@ class Tracker {
   // Declares the silent ranks dead; then fails with PeerFailure if `rank` is dead, or
   // InvalidArgument when it is not a rank of the job. Called under mutex_.
   Status Touch(int32_t rank);
+  // Touch(rank), then the registered object `name` (NotFound naming it). Called under mutex_.
+  Result<std::map<std::string, Object>::iterator> TouchObject(int32_t rank,
+                                                              const std::string& name);
   void ExpireSilentRanks();
   void RemoveHolder(Object& object, int32_t rank);
   void ApplyBad(Object& object, const BadPiece& bad);

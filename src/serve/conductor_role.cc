@@ -118,14 +118,19 @@ void ConductorRole::Start() {
                     });
 }
 
+template <typename Report>
+bool ConductorRole::CurrentReport(const Result<Report>& report, Rank from) {
+  if (!report.ok() || report->request >= pending_.size()) {
+    log::Error("bad {} from rank {}", Report::kWireName, from.value);
+    return false;
+  }
+  return Current(report->request, report->attempt);
+}
+
 void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
   auto d = PrefillDone::Decode(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!d.ok() || d->request >= pending_.size()) {
-    log::Error("bad PrefillDone from rank {}", from.value);
-    return;
-  }
-  if (!Current(d->request, d->attempt)) return;
+  if (!CurrentReport(d, from)) return;
   if (d->failed) {
     // The prefill's engine could not compute it (the rank logged why).
     scheduler_.OnPrefillDone(requests_[d->request].id, pending_[d->request].decision.prefill,
@@ -206,11 +211,7 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
 void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
   auto d = DecodeDone::Decode(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!d.ok() || d->request >= pending_.size()) {
-    log::Error("bad DecodeDone from rank {}", from.value);
-    return;
-  }
-  if (!Current(d->request, d->attempt)) return;
+  if (!CurrentReport(d, from)) return;
   Pending& p = pending_[d->request];
   trace::RequestRecord& r = records_[d->request];
   scheduler_.OnDecodeDone(RequestAt(d->request).id, p.decision.decode, ModelNow());

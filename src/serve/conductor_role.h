@@ -148,6 +148,10 @@ class ConductorRole {
   std::optional<PrefillTask> Redispatch(size_t i, const std::string& reason);
   // Caller holds mutex_. A report of request `id` attempt `attempt`: false when stale.
   bool Current(uint64_t id, uint32_t attempt);
+  // Caller holds mutex_. A decoded PrefillDone or DecodeDone from `from` about a known request's
+  // current attempt; false when stale, or when malformed or unknown (logged).
+  template <typename Report>
+  bool CurrentReport(const Result<Report>& report, Rank from);
   void WritePartialSummary();  // caller holds mutex_
   void Dispatch(const PrefillTask& task, int prefill);
 

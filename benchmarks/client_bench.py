@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """client_bench.py: a Python process against a store job (the mooncake_store module's
 batch_put_from / batch_get_into into registered numpy buffers) or against Redis (redis-py, one
-pipeline of `batch` SETs or GETs per call). Timed as benchmarks/client_bench.cc times the C++
+pipeline of `batch` SETs or GETs per call). Timed as benchmarks/client/client_bench.cc times the C++
 client: per value size, batches of new keys put for at least --min-time, then the last ones read
 back for at least --min-time. Writes op,size,batch,gb_per_s,keys_per_s,errors to --csv.
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 namespace mooncake {
@@ -21,13 +22,18 @@ bool ReachesWithin(const std::atomic<int>& ticks, int at_least, std::chrono::sec
   return true;
 }
 
+// A tick that counts itself and goes on.
+std::function<bool()> CountInto(std::atomic<int>& ticks) {
+  return [&ticks] {
+    ++ticks;
+    return true;
+  };
+}
+
 TEST(PeriodicThreadTest, TicksEveryIntervalUntilStopped) {
   std::atomic<int> ticks{0};
   PeriodicThread thread;
-  thread.Start(Nanos(1ms), PeriodicThread::First::kTick, [&] {
-    ++ticks;
-    return true;
-  });
+  thread.Start(Nanos(1ms), PeriodicThread::First::kTick, CountInto(ticks));
   EXPECT_TRUE(ReachesWithin(ticks, 3, 30s));
   thread.Stop();
   const int after_stop = ticks.load();
@@ -39,10 +45,7 @@ TEST(PeriodicThreadTest, TicksEveryIntervalUntilStopped) {
 TEST(PeriodicThreadTest, WaitFirstDoesNotTickBeforeTheInterval) {
   std::atomic<int> ticks{0};
   PeriodicThread thread;
-  thread.Start(Nanos(1h), PeriodicThread::First::kWait, [&] {
-    ++ticks;
-    return true;
-  });
+  thread.Start(Nanos(1h), PeriodicThread::First::kWait, CountInto(ticks));
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(ticks.load(), 0);
   thread.Stop();  // does not wait out the hour

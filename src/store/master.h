@@ -43,6 +43,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/eviction_sink.h"
+#include "store/journal.h"
 #include "store/object_index.h"
 #include "store/segment_allocator.h"
 #include "store/types.h"
@@ -258,6 +259,22 @@ class MetadataMaster {
   Result<AllocatorStats> SegmentStats(Rank rank) const;
   MasterStats Stats() const;
 
+  // The journal to a standby (store/journal.h). With tracking on, every call that makes an
+  // object visible, changes a visible object's replicas or erases it notes the key; TakeChanges
+  // appends one entry per key noted since its last call: an upsert of the object as it is now,
+  // or an erase when it is not visible any more. Off by default (a master without a standby
+  // pays nothing).
+  void TrackChanges(bool on) { track_changes_ = on; }
+  bool has_changes() const { return !changed_.empty() || !segment_changes_.empty(); }
+  void TakeChanges(std::vector<JournalEntry>* out);
+  // The standby's rebuild: `objects` become visible as recorded, every DRAM replica at its
+  // offset (SegmentAllocator::AllocateAt), unleased, in no particular LRU order; versions go on
+  // above the highest. Call on a master with its segments and no objects. InvalidArgument
+  // naming the key when a replica's rank has no segment or two replicas' regions overlap.
+  Status Restore(std::vector<ObjectRecord> objects);
+  // Every visible object's record (tests compare an active and a rebuilt master).
+  std::vector<ObjectRecord> Records() const;
+
  private:
   struct Object;
   using Lru = LruList<Object>;
@@ -407,6 +424,19 @@ class MetadataMaster {
   void EraseIfEmpty(Object& o);
   void MakeVisible(Object& o);
   bool Draining(Rank rank) const;
+  void EraseSegment(Rank rank);  // and its suspicion; journaled
+  void NoteChanged(const Object& o) {
+    if (track_changes_ && o.visible) changed_.push_back(o.key);
+  }
+  void NoteSegment(JournalOp op, Rank rank, uint64_t length = 0) {
+    if (!track_changes_) return;
+    JournalEntry e;
+    e.op = op;
+    e.rank = rank;
+    e.length = length;
+    segment_changes_.push_back(std::move(e));
+  }
+  ObjectRecord RecordOf(const Object& o) const;
   // StartCopies: drops the replicas on draining ranks of objects replicated enough elsewhere.
   void ReleaseDrained();
 
@@ -436,6 +466,9 @@ class MetadataMaster {
   bool kept_last_copy_ = false;   // AllocateOn: an eviction kept a last copy (names the NoSpace)
   mutable Nanos call_now_{0};     // CallTime: the clock read of the call in progress
   mutable int call_depth_ = 0;    // CallTimes alive (nested calls keep the outer instant)
+  bool track_changes_ = false;    // TrackChanges
+  std::vector<std::string> changed_;           // keys noted since the last TakeChanges
+  std::vector<JournalEntry> segment_changes_;  // segments added or removed since then
 };
 
 }  // namespace mooncake::store

@@ -17,6 +17,7 @@ Status MetadataMaster::AddSegment(Rank rank, uint64_t capacity) {
     return InvalidArgument(RankName(rank) + ": segment of " + std::to_string(capacity) + " B");
   }
   segments_.emplace(rank, capacity);
+  NoteSegment(JournalOp::kAddSegment, rank, capacity);
   return Status::Ok();
 }
 
@@ -32,7 +33,6 @@ Result<bool> MetadataMaster::MarkSuspect(Rank rank) {
 Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) {
   auto seg = segments_.find(rank);
   if (seg == segments_.end()) return NotFound(RankName(rank) + " has no segment");
-  suspect_until_.erase(rank);
   if (seg->second.draining) --draining_;  // it died while draining
   std::vector<std::string> affected;
   objects_.ForEach([&](const Object& o) {
@@ -59,6 +59,7 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
       RevokeInFlight(o, rank);  // its writes to live ranks may still be running
       continue;
     }
+    NoteChanged(o);
     for (size_t i = 0; i < o.replicas.size();) {
       if (o.replicas[i].loc.rank == rank) {
         Unlink(o, o.replicas[i]);
@@ -76,7 +77,7 @@ Status MetadataMaster::RemoveSegment(Rank rank, std::vector<std::string>* lost) 
   for (auto it = held_.begin(); it != held_.end();) {
     it = it->second.first == rank ? held_.erase(it) : std::next(it);
   }
-  segments_.erase(rank);
+  EraseSegment(rank);
   ++removed_segments_;
   ++stats_.removed_ranks;
   return Status::Ok();
@@ -88,6 +89,12 @@ Status MetadataMaster::BeginDrain(Rank rank) {
   if (!seg->second.draining) ++draining_;
   seg->second.draining = true;
   return Status::Ok();
+}
+
+void MetadataMaster::EraseSegment(Rank rank) {
+  suspect_until_.erase(rank);
+  segments_.erase(rank);
+  NoteSegment(JournalOp::kRemoveSegment, rank);
 }
 
 bool MetadataMaster::Draining(Rank rank) const {
@@ -124,8 +131,7 @@ Status MetadataMaster::RemoveDrained(Rank rank) {
                                         std::to_string(state->ssd_replicas) + " SSD replica(s), " +
                                         std::to_string(state->used_bytes) + " B");
   }
-  suspect_until_.erase(rank);
-  segments_.erase(rank);
+  EraseSegment(rank);
   --draining_;
   return Status::Ok();
 }
@@ -152,6 +158,7 @@ void MetadataMaster::ReleaseDrained() {
       return true;
     }
     const Nanos readers_done = std::max(o.lease_until, o.copy_until);
+    NoteChanged(o);
     for (size_t i = 0; i < o.replicas.size();) {
       Replica& r = o.replicas[i];
       if (r.loc.tier == Tier::kDram && !r.spilling && Draining(r.loc.rank)) {
@@ -256,6 +263,7 @@ void MetadataMaster::AddDramReplica(Object& obj, Rank rank, const Allocation& al
   r.alloc = alloc;
   obj.replicas.push_back(r);
   LinkDram(obj, obj.replicas.back());
+  NoteChanged(obj);
 }
 
 Status MetadataMaster::CompleteCopy(uint64_t ticket, bool ok) {
@@ -457,6 +465,7 @@ uint64_t MetadataMaster::EvictReplica(Object& o, Rank rank, Segment& seg) {
     return 0;
   }
   Unlink(o, *r);
+  NoteChanged(o);
   ++stats_.evicted_replicas;
   const uint64_t bytes = r->alloc.size;
   if (taken) {
@@ -490,6 +499,7 @@ void MetadataMaster::FreeReplica(Object& o, Replica& r) {
 }
 
 void MetadataMaster::EraseObject(Object& o) {
+  NoteChanged(o);
   if (o.counted_in_flight) --in_flight_now_;
   for (Replica& r : o.replicas) FreeReplica(o, r);
   UnlinkDeadline(o);
@@ -533,6 +543,7 @@ void MetadataMaster::EraseIfEmpty(Object& o) {
 
 void MetadataMaster::MakeVisible(Object& o) {
   o.visible = true;
+  NoteChanged(o);
   if (o.counted_in_flight) --in_flight_now_;
   o.counted_in_flight = false;
   UnlinkDeadline(o);
@@ -567,6 +578,7 @@ Status MetadataMaster::CompleteSpill(uint64_t ticket, std::optional<ReplicaLocat
   }
   Object& obj = *o;
   --obj.pending_spills;
+  NoteChanged(obj);
   auto dram = std::find_if(obj.replicas.begin(), obj.replicas.end(), [&](const Replica& x) {
     return x.spilling && x.loc.rank == spill.rank && x.loc.offset == spill.alloc.offset;
   });
@@ -640,6 +652,7 @@ Status MetadataMaster::AddReplica(const std::string& key, uint64_t size, uint64_
   Replica r;
   r.loc = where;
   o->replicas.push_back(r);
+  NoteChanged(*o);
   return Status::Ok();
 }
 
@@ -654,6 +667,7 @@ Status MetadataMaster::DropReplica(const std::string& key, const ReplicaLocation
     return x.loc.rank == where.rank && x.loc.tier == where.tier && x.loc.offset == where.offset;
   });
   if (r == o->replicas.end()) return NotFound("replica of '" + key + "'");
+  NoteChanged(*o);
   FreeReplica(*o, *r);
   o->replicas.erase(r);
   if (o->visible && o->replicas.empty() && o->pending_spills == 0) ++stats_.dropped_by_tier;

@@ -91,6 +91,54 @@ Result<Allocation> SegmentAllocator::Allocate(uint64_t bytes) {
   return Allocation{nodes_[n].offset * kG, size * kG, n};
 }
 
+uint32_t SegmentAllocator::SplitFree(uint32_t n, uint64_t at) {
+  RemoveFree(n);
+  uint32_t rest = NewNode();  // may reallocate nodes_: index, never hold references
+  nodes_[rest].offset = at;
+  nodes_[rest].size = nodes_[n].offset + nodes_[n].size - at;
+  nodes_[rest].free = true;
+  nodes_[rest].prev_phys = n;
+  nodes_[rest].next_phys = nodes_[n].next_phys;
+  if (nodes_[n].next_phys != kNil) nodes_[nodes_[n].next_phys].prev_phys = rest;
+  nodes_[n].next_phys = rest;
+  nodes_[n].size = at - nodes_[n].offset;
+  InsertFree(n);
+  InsertFree(rest);
+  return rest;
+}
+
+Result<Allocation> SegmentAllocator::AllocateAt(uint64_t offset, uint64_t bytes) {
+  if (bytes == 0) return InvalidArgument("allocation of 0 bytes");
+  if (offset % kG != 0 || offset > capacity_ || bytes > capacity_ - offset) {
+    return InvalidArgument("range at offset " + std::to_string(offset) + " of " +
+                           std::to_string(bytes) + " B is not inside the segment of " +
+                           std::to_string(capacity_) + " B (or not aligned)");
+  }
+  const uint64_t start = offset / kG;
+  const uint64_t size = (bytes + kG - 1) / kG;
+  auto covers = [&](uint32_t n) {
+    const Node& node = nodes_[n];
+    return node.live && node.free && node.offset <= start &&
+           start + size <= node.offset + node.size;
+  };
+  uint32_t n = restore_hint_ < nodes_.size() && covers(restore_hint_) ? restore_hint_ : kNil;
+  for (uint32_t i = 0; n == kNil && i < nodes_.size(); ++i) {
+    if (covers(i)) n = i;
+  }
+  if (n == kNil) {
+    return InvalidArgument("range at offset " + std::to_string(offset) + " of " +
+                           std::to_string(bytes) + " B is not free");
+  }
+  if (nodes_[n].offset < start) n = SplitFree(n, start);  // the head stays free
+  restore_hint_ = kNil;
+  if (nodes_[n].size > size) restore_hint_ = SplitFree(n, start + size);  // so does the tail
+  RemoveFree(n);
+  nodes_[n].free = false;
+  used_ += size * kG;
+  ++live_allocations_;
+  return Allocation{nodes_[n].offset * kG, size * kG, n};
+}
+
 Status SegmentAllocator::Free(const Allocation& a) {
   uint32_t n = a.handle;
   if (n >= nodes_.size() || !nodes_[n].live || nodes_[n].free ||

@@ -44,6 +44,11 @@ class SegmentAllocator {
 
   // NoSpace when no free region holds `size` bytes; InvalidArgument for size 0.
   Result<Allocation> Allocate(uint64_t size);
+  // Reserves exactly [offset, offset + bytes rounded up to kAlignment): a standby master
+  // rebuilding the allocations its active one journaled (store/journal.h). InvalidArgument when
+  // `offset` is not aligned or the range is not wholly free. Restoring in ascending offset order
+  // finds each range at once (the free tail of the previous one); otherwise it scans the blocks.
+  Result<Allocation> AllocateAt(uint64_t offset, uint64_t bytes);
   // InvalidArgument when `a` is not a live allocation of this allocator (double free, forged).
   Status Free(const Allocation& a);
 
@@ -75,6 +80,8 @@ class SegmentAllocator {
   void ReleaseNode(uint32_t n);
   void InsertFree(uint32_t n);
   void RemoveFree(uint32_t n);
+  // Splits free block `n` at granule `at` (inside it): the tail becomes a new free block.
+  uint32_t SplitFree(uint32_t n, uint64_t at);
 
   uint64_t capacity_ = 0;
   uint64_t used_ = 0;
@@ -84,6 +91,7 @@ class SegmentAllocator {
   uint32_t heads_[kFlCount][kSlCount];
   std::vector<Node> nodes_;
   std::vector<uint32_t> spare_nodes_;
+  uint32_t restore_hint_ = kNil;  // AllocateAt: the free block after its last range
 };
 
 }  // namespace mooncake::store

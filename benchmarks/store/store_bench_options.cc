@@ -60,6 +60,9 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "master-idle-spin", po::value(&master_spin)->default_value("2ms"),
       "the same for rank 0 (the master answers faster while clients are active)")(
       "timeout", po::value(&timeout)->default_value("30s"), "deadline of every store call")(
+      "standby", po::bool_switch(&o.cluster.standby),
+      "rank 1 (a store rank) also runs a standby conductor: the master journals every committed "
+      "change to it and acknowledges a put-end only once it has it (docs/FAULTS.md)")(
       "lease", po::value(&lease)->default_value("10s"),
       "the master's get lease (a full store evicts only objects whose lease ended: --ops meta "
       "fills it with fresh keys)")("csv", po::value(&o.csv), "CSV output file (rank 0)")(

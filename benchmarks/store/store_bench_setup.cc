@@ -70,6 +70,18 @@ Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::Bootstrap
   if (!topo.ok()) return topo.status();
   c->topology = std::move(*topo);
   if (c->service) MC_RETURN_IF_ERROR(c->service->AddSegments(c->topology));
+  if (o.standby && rank == 1) {
+    c->standby = std::make_unique<store::StandbyNode>(*c->rpc, Rank{0}, c->topology);
+    c->standby->Start();
+  }
+  if (o.standby && c->service) {
+    store::JournalConfig jc;
+    jc.standby = Rank{1};
+    jc.send_timeout = o.phase_timeout;
+    c->journal = std::make_unique<store::JournalSender>(*c->rpc, jc);
+    c->service->SetJournal(c->journal.get());
+    c->journal->Start();
+  }
   if (c->role == StoreRole::kClient) {
     c->client = std::make_unique<store::StoreClient>(*c->transport, *c->rpc, Rank{0}, c->topology,
                                                      o.client);
@@ -82,6 +94,8 @@ Status StopStoreCluster(const cluster::Bootstrap& mpi, StoreCluster& c, Nanos ti
   MC_RETURN_IF_ERROR(mpi.Barrier(timeout));
   c.transport->BeginShutdown();
   MC_RETURN_IF_ERROR(mpi.Barrier(timeout));
+  if (c.service) c.service->SetJournal(nullptr);
+  if (c.journal) c.journal->Stop();
   if (c.service) c.service->Stop();
   c.rpc->Stop();
   c.client.reset();

@@ -13,7 +13,9 @@
 #include "cluster/bootstrap.h"
 #include "common/clock.h"
 #include "store/net/client.h"
+#include "store/net/journal_sender.h"
 #include "store/net/master_service.h"
+#include "store/node/standby_node.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_config.h"
@@ -31,6 +33,9 @@ struct StoreClusterOptions {
   store::MasterServiceConfig service;
   store::StoreClientConfig client;
   Nanos phase_timeout = std::chrono::seconds(120);
+  // Rank 1 also hosts a standby (store::StandbyNode) that rank 0's master journals to
+  // (store::JournalSender): what a standby conductor costs the hot path.
+  bool standby = false;
   // Makes this rank's transport; empty: UCX with `ucx` (the benchmark's and the mpi tests'). A
   // one-process test hands each rank its loopback transport.
   std::function<Result<std::unique_ptr<transport::Transport>>(int rank, int size)> make_transport;
@@ -48,6 +53,8 @@ struct StoreCluster {
   SteadyClock clock;
   std::unique_ptr<store::MasterService> service;  // rank 0
   std::unique_ptr<store::StoreClient> client;     // client ranks
+  std::unique_ptr<store::StandbyNode> standby;    // rank 1 with StoreClusterOptions::standby
+  std::unique_ptr<store::JournalSender> journal;  // rank 0 with it
 
   std::span<std::byte> buffer() const {
     return {static_cast<std::byte*>(region.addr), region.length};

@@ -2,8 +2,18 @@
 
 #include "common/log.h"
 #include "common/units.h"
+#include "store/standby_table.h"
 
 namespace mooncake::store {
+namespace {
+// What the answer of the call being handled on this thread waits for: journal entry `seq` of
+// `journal` (seq 0: nothing).
+struct WaitFor {
+  uint64_t seq = 0;
+  JournalSender* journal = nullptr;
+};
+thread_local WaitFor t_wait;
+}  // namespace
 
 MasterService::MasterService(MasterServiceConfig cfg, transport::Rpc& rpc, Clock& clock,
                              EvictionSink* sink)
@@ -39,7 +49,42 @@ Status MasterService::RemoveDrainedSegment(Rank rank) {
 void MasterService::Reset() {
   std::lock_guard<std::mutex> lock(mutex_);
   master_.emplace(cfg_.master, clock_, sink_);
+  master_->TrackChanges(journal_ != nullptr);
+  if (journal_ != nullptr) {
+    journal_scratch_.push_back(JournalEntry{JournalOp::kReset, {}, {}, 0});
+    journal_->Append(journal_scratch_);
+  }
   for (const auto& s : segments_.segments) (void)master_->AddSegment(s.rank, s.length);
+  (void)JournalLocked();
+}
+
+void MasterService::SetJournal(JournalSender* journal) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  journal_ = journal;
+  master_->TrackChanges(journal != nullptr);
+}
+
+Status MasterService::Restore(const StandbyTable& table) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  master_.emplace(cfg_.master, clock_, sink_);
+  master_->TrackChanges(journal_ != nullptr);
+  segments_.segments.clear();
+  for (const auto& [rank, length] : table.segments()) {
+    StoreSegment seg;
+    seg.rank = rank;
+    seg.length = length;
+    segments_.segments.push_back(seg);
+  }
+  first_request_ns_ = 0;
+  return table.RestoreInto(*master_);
+}
+
+uint64_t MasterService::JournalLocked() {
+  if (journal_ == nullptr || !master_->has_changes()) return 0;
+  master_->TakeChanges(&journal_scratch_);
+  const uint64_t seq = journal_->Append(journal_scratch_);
+  if (seq != 0) t_wait = WaitFor{seq, journal_};
+  return seq;
 }
 
 void MasterService::SetEvictionSink(EvictionSink* sink) {
@@ -100,7 +145,19 @@ StatsResponse MasterService::Stats() {
 
 void MasterService::Serve(StoreMsg type, std::span<const std::byte> request,
                           transport::Responder responder) {
+  if (first_request_ns_.load(std::memory_order_relaxed) == 0) {
+    int64_t none = 0;
+    first_request_ns_.compare_exchange_strong(none, wall_.Now().count());
+  }
+  t_wait = WaitFor{};
   auto reply = Handle(type, request);
+  if (reply.ok() && t_wait.seq != 0) {
+    // Changed committed state: answered once the standby has it (JournalSender).
+    const WaitFor wait = t_wait;
+    t_wait = WaitFor{};
+    wait.journal->ReplyWhenAcked(wait.seq, responder, std::move(*reply));
+    return;
+  }
   if (reply.ok()) {
     responder.Reply(*reply);
   } else {
@@ -122,6 +179,7 @@ Result<std::vector<std::byte>> MasterService::Remove(std::span<const std::byte> 
     status = master_->BatchRemove(req.keys);
     orders = master_->TakeTombstones();
     writer = tombstone_writer_;
+    (void)JournalLocked();
   }
   if (!orders.empty() && writer) {
     std::vector<Status> written = writer(orders);
@@ -166,6 +224,7 @@ Result<std::vector<std::byte>> MasterService::PutStart(std::span<const std::byte
     e.status = ToEntry(t.status[i]);
     if (!t.status[i].ok()) e.replicas.clear();  // a refused key carries no replicas
   }
+  (void)JournalLocked();  // what its allocations evicted
   return Encode(t.resp);
 }
 
@@ -182,6 +241,7 @@ Result<std::vector<std::byte>> MasterService::PutEnd(std::span<const std::byte> 
   master_->BatchPutEndInto(t.req.keys, t.req.checksums, &t.status);
   t.resp.entries.resize(t.status.size());
   for (size_t i = 0; i < t.status.size(); ++i) t.resp.entries[i] = ToEntry(t.status[i]);
+  (void)JournalLocked();
   return Encode(t.resp);
 }
 
@@ -212,6 +272,7 @@ Result<std::vector<std::byte>> MasterService::Get(std::span<const std::byte> req
   }
   stats_.get_keys += t.req.keys.size();
   stats_.get_ns += (wall_.Now() - t0).count();
+  (void)JournalLocked();  // a promotion's allocation may have evicted
   return Encode(t.resp);
 }
 
@@ -269,6 +330,7 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
     case StoreMsg::kDirectory:
     case StoreMsg::kServiceStop:
     case StoreMsg::kRecoveryReport:
+    case StoreMsg::kJournal:
       break;  // the store's nodes' own messages (store/node/), never routed here
   }
   return ProtocolError("unknown store message " + std::to_string(static_cast<int>(type)));

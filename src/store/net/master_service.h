@@ -18,11 +18,14 @@
 
 #include "common/clock.h"
 #include "store/master.h"
+#include "store/net/journal_sender.h"
 #include "store/net/messages.h"
 #include "store/net/topology.h"
 #include "transport/rpc.h"
 
 namespace mooncake::store {
+
+class StandbyTable;
 
 struct MasterServiceConfig {
   MasterConfig master;
@@ -63,12 +66,24 @@ class MasterService {
   // Stops the tick thread. Handlers stay registered; stop the Rpc before destroying the service.
   void Stop();
 
-  // Runs `f(master)` under the service's lock (tests, the conductor, the spill path).
+  // Runs `f(master)` under the service's lock (tests, the conductor, the spill path). What `f`
+  // changed goes to the journal (SetJournal), unacknowledged by anyone.
   template <typename F>
   auto WithMaster(F&& f) {
     std::lock_guard<std::mutex> lock(mutex_);
+    const JournalFlush flush{*this};
     return f(*master_);
   }
+  // A standby follows this master (store/journal.h): from now on every committed change is
+  // appended to `journal`, and the answer of a call that changed something waits until the
+  // standby has it. Null: no journal. `journal` must outlive the service (or be unset first).
+  void SetJournal(JournalSender* journal);
+  // Replaces the master with one rebuilt from a standby's table (the standby took over):
+  // its segments and committed objects, nothing in flight. The segments it names stay for Reset.
+  Status Restore(const StandbyTable& table);
+  // When the first request after Start (or Restore) was served (0: none yet), on the service's
+  // steady clock: the takeover time's end.
+  Nanos first_request_at() const { return Nanos(first_request_ns_.load()); }
   StatsResponse Stats();
 
  private:
@@ -80,6 +95,13 @@ class MasterService {
   Result<std::vector<std::byte>> PutEnd(std::span<const std::byte> request);
   Result<std::vector<std::byte>> Get(std::span<const std::byte> request);
   void TickLoop();
+  // Under mutex_: the master's changes into the journal; the sequence number an answer waits for
+  // (0: none). Also leaves it for Serve (t_wait_seq).
+  uint64_t JournalLocked();
+  struct JournalFlush {
+    MasterService& service;
+    ~JournalFlush() { (void)service.JournalLocked(); }
+  };
 
   MasterServiceConfig cfg_;
   transport::Rpc& rpc_;
@@ -90,7 +112,10 @@ class MasterService {
   std::optional<MetadataMaster> master_;
   StoreTopology segments_;  // for Reset
   StatsResponse stats_;
-  SteadyClock wall_;  // for the *_ns counters (the master's clock may be virtual)
+  SteadyClock wall_;                  // for the *_ns counters (the master's clock may be virtual)
+  JournalSender* journal_ = nullptr;  // guarded by mutex_
+  std::vector<JournalEntry> journal_scratch_;  // guarded by mutex_
+  std::atomic<int64_t> first_request_ns_{0};
 
   std::mutex tick_mutex_;
   std::condition_variable tick_cv_;

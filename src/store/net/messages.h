@@ -34,6 +34,9 @@ enum class StoreMsg : uint16_t {
   // A store rank's blocks recovered from its SSD tier, in parts (RecoveredBlocks, ssd_messages.h):
   // only store ranks of the job may send it; empty answer once the master admitted the part.
   kRecoveryReport = 0x040b,
+  // The active master's journal to its standby (JournalBatch, store/journal.h); empty answer once
+  // the standby applied it. A standby that took over answers PeerFailure "fenced by epoch E".
+  kJournal = 0x0420,
 };
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;

@@ -18,8 +18,8 @@ MasterNode::MasterNode(MasterNodeConfig cfg, transport::Transport& transport, tr
 
 MasterNode::~MasterNode() { Stop(); }
 
-Status MasterNode::Start() {
-  Status s = service_.AddSegments(topology_);
+Status MasterNode::Start(const StandbyTable* restored) {
+  Status s = restored != nullptr ? service_.Restore(*restored) : service_.AddSegments(topology_);
   if (!s.ok()) return s;
   service_.Start();
   rereplicator_ =

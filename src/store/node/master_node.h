@@ -24,6 +24,7 @@
 #include "store/net/topology.h"
 #include "store/node/recovery_totals.h"
 #include "store/ssd/ssd_coordinator.h"
+#include "store/standby_table.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
 
@@ -46,8 +47,9 @@ class MasterNode {
   MasterNode& operator=(const MasterNode&) = delete;
 
   // Registers the segments and every handler, starts the threads. Call before peers may call
-  // (before the bootstrap barrier).
-  Status Start();
+  // (before the bootstrap barrier). A standby that takes over passes the table the journal
+  // built (store/standby_table.h): the master starts with its segments and committed objects.
+  Status Start(const StandbyTable* restored = nullptr);
   // A store rank died: its replicas go and objects left below their replica count are copied
   // again from the survivors. Returns the keys of the objects that had no other replica.
   std::vector<std::string> OnStoreRankDead(Rank rank);

@@ -48,7 +48,8 @@ void InstallStopSignals() {
 Result<store::ListenerRecord> Listen(JobContext& ctx) {
   transport::ListenConfig lc;
   lc.address = ctx.options.store.listen;
-  lc.port = ctx.role() == Role::kConductor ? ctx.options.store.port : 0;
+  // A standby conductor listens on a port of its own: it may share the active one's host.
+  lc.port = ctx.rank() == ctx.roles.conductor().value ? ctx.options.store.port : 0;
   return store::ListenForClients(ctx.transport, lc, client::TokenBytes(ctx.rpc.job_token()));
 }
 
@@ -59,12 +60,13 @@ std::string UtcNow() {
   return text;
 }
 
-// The conductor: the directory clients ask for, from every rank's listener and segment.
+// The conductor (`master`): the directory clients ask for, from every rank's listener and segment.
 store::StoreDirectory MakeDirectory(JobContext& ctx,
-                                    const std::vector<store::ListenerRecord>& listeners) {
+                                    const std::vector<store::ListenerRecord>& listeners,
+                                    Rank master) {
   store::StoreDirectory d;
   d.world_size = ctx.roles.size();
-  d.master = ctx.roles.conductor();
+  d.master = master;
   d.default_replicas = static_cast<uint32_t>(ctx.options.store.replicas);
   d.ssd = ctx.options.store.ssd;
   for (int r : ctx.roles.RanksOf(Role::kStore)) {
@@ -94,14 +96,14 @@ std::string ThisBinary() {
 }
 
 client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const store::ListenerRecord& master,
-                                          const std::string& run_dir) {
+                                          Rank master_rank, const std::string& run_dir) {
   client::ConnectionInfo c;
   c.mooncake_version = "0.1.0";
   // Names the job, never derived from the token (the file's readers may print it).
   c.cluster_id = transport::DrawJobToken().Hex().substr(0, 16);
   c.token = ctx.rpc.job_token();
   c.world_size = ctx.roles.size();
-  c.master_rank = 0;
+  c.master_rank = master_rank.value;
   for (const auto& h : master.hosts)
     c.master_addresses.push_back(h + ":" + std::to_string(master.port));
   c.store_ranks = ctx.roles.RanksOf(Role::kStore);
@@ -115,19 +117,22 @@ client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const store::Listener
   return c;
 }
 
-// Rank 0: the directory and the stop clients ask for, then the connection file (once the
-// recovered blocks are in the master, so the first client already sees them).
+// The conductor: the directory and the stop clients ask for, then the connection file (once the
+// recovered blocks are in the master, so the first client already sees them). A standby that
+// took over does the same, rewriting the file with its own address.
 Status OpenToClients(JobContext& ctx, store::MasterNode& master,
                      const std::vector<store::ListenerRecord>& listeners,
                      const std::string& run_dir, std::atomic<bool>* stop_asked,
                      std::string* connect_file) {
-  master.ServeClients(MakeDirectory(ctx, listeners), [stop_asked](Rank from) {
+  const Rank self{ctx.rank()};
+  master.ServeClients(MakeDirectory(ctx, listeners, self), [stop_asked](Rank from) {
     log::Warn("process {} asked the store service to stop", from.value);
     *stop_asked = true;
   });
   *connect_file = ctx.options.store.connect_file.empty() ? run_dir + "/connect.json"
                                                          : ctx.options.store.connect_file;
-  return client::WriteConnectionFile(*connect_file, MakeConnectionInfo(ctx, listeners[0], run_dir));
+  return client::WriteConnectionFile(*connect_file,
+                                     MakeConnectionInfo(ctx, listeners[self.value], self, run_dir));
 }
 
 // Rank 0's /metrics (store.metrics_port): started, its address printed and written to
@@ -163,8 +168,10 @@ void WaitForStop(JobContext& ctx, serve::StoreServiceNode& node,
   SteadyClock clock;
   Nanos signalled_at{0};
   for (;;) {
-    if (ctx.role() == Role::kConductor && (g_stop_signal || stop_asked)) return;
-    if (ctx.role() != Role::kConductor) {
+    // A standby that took over conducts from then on.
+    const bool conducts = node.conducts();
+    if (conducts && (g_stop_signal || stop_asked)) return;
+    if (!conducts) {
       if (node.stop_requested()) return;
       if (g_stop_signal && signalled_at == Nanos(0)) signalled_at = clock.Now();
       if (signalled_at > Nanos(0) && clock.Now() - signalled_at > ctx.options.phase_timeout) {
@@ -196,7 +203,7 @@ void PrintReady(JobContext& ctx, const std::string& connect_file) {
 int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string& run_dir) {
   const JobOptions& o = ctx.options;
   int code = 0;
-  if (ctx.role() == Role::kConductor) {
+  if (node.conducts()) {
     node.master_node()->StopSpilling();
     node.StopOthers();
     const serve::RankReport all = node.CollectReports(node.Finish());
@@ -204,6 +211,7 @@ int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string
         node, all,
         serve::StoreSummaryInputs{ctx.roles.size(), ctx.roles.count(Role::kStore), o.store.ssd,
                                   o.store.keep_when_full, run_dir});
+    // The takeover makes the old active a dead rank; nothing else counts against the job.
     code = all.errors == 0 && kept_all ? 0 : 1;
     // The outcome is known: written now, not only when the teardown is done, for a launcher
     // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
@@ -222,45 +230,77 @@ int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string
   return code;
 }
 
+// The SSD tier's spills, promotions and recovery reports name the master's rank for the job's
+// life; a standby does not follow them yet. Every rank answers alike (rank 0 says why).
+bool RefusesStandbyWithSsd(JobContext& ctx) {
+  if (!ctx.options.store.ssd || ctx.roles.standby().value < 0) return false;
+  if (ctx.rank() == 0) {
+    log::Error("roles = '{}': a standby conductor does not work with store.ssd = on yet",
+               ctx.roles.Summary());
+  }
+  return true;
+}
+
 }  // namespace
 
 int RunStoreService(JobContext& ctx, bool* peers_lost) {
   const JobOptions& o = ctx.options;
+  const Rank master = ctx.roles.conductor(), standby = ctx.roles.standby();
+  if (RefusesStandbyWithSsd(ctx)) return 2;
   InstallStopSignals();
   const std::string run_dir = CollectiveRunDir(ctx);
   serve::ServeConfig config = ServeConfigFrom(o);
   config.job_deadline = std::chrono::hours(24 * 365 * 10);  // a service: the stop ends it
+  // Before the node: a standby's takeover (on the node's heartbeat thread) uses them.
+  std::atomic<bool> stop_asked{false};
+  std::string connect_file;
+  std::vector<store::ListenerRecord> listeners;
   serve::StoreServiceNode node(
-      ctx.role() == Role::kConductor ? serve::ServePart::kConductor : serve::ServePart::kStore,
-      serve::StoreServiceDeps{ctx.transport, ctx.rpc, Rank{ctx.rank()}, ctx.roles.conductor(),
-                              StoreTopologyOf(ctx),
-                              std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)},
+      ctx.rank() == master.value ? serve::ServePart::kConductor : serve::ServePart::kStore,
+      serve::StoreServiceDeps{
+          ctx.transport, ctx.rpc, Rank{ctx.rank()}, master, StoreTopologyOf(ctx),
+          std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), standby},
       config, MasterNodeConfigFrom(o), StoreRankConfigFrom(o, run_dir, ctx.rank()));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
     log::Error("rank {} ends: {}", rank, why.ToString());
     std::fflush(nullptr);
     std::_Exit(4);
   });
-  std::atomic<bool> stop_asked{false};
-  std::string connect_file;
+  // A former active conductor that a standby replaced (or a standby the active fenced): it
+  // must acknowledge nothing more, so it ends at once.
+  node.OnFenced([rank = ctx.rank()](const Status& why) {
+    log::Error("rank {} ends: it is no longer the conductor: {}", rank, why.ToString());
+    std::fflush(nullptr);
+    std::_Exit(5);
+  });
+  node.OnPromoted([&] {
+    Status opened =
+        OpenToClients(ctx, *node.master_node(), listeners, run_dir, &stop_asked, &connect_file);
+    if (!opened.ok()) {
+      log::Error("the new conductor cannot open to clients: {}", opened.ToString());
+      return;
+    }
+    std::printf("rank %d conducts now; connection file rewritten: %s\n", ctx.rank(),
+                Absolute(connect_file).c_str());
+    std::fflush(stdout);
+  });
   Status s = node.Start();
   auto listener = s.ok() ? Listen(ctx) : Result<store::ListenerRecord>(s);
   if (!listener.ok()) {
     log::Error("{}", listener.status().ToString());
     ctx.mpi.Abort(listener.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
   }
-  auto gathered = OrEndBootstrap(ctx.mpi.Gather(WireEncode(*listener), ctx.roles.conductor().value,
-                                                "client listeners", o.phase_timeout),
-                                 o, ctx.mpi);
+  // Every rank learns every listener: a standby that takes over answers the directory too.
+  auto gathered = OrEndBootstrap(
+      ctx.mpi.AllGather(WireEncode(*listener), "client listeners", o.phase_timeout), o, ctx.mpi);
+  for (const auto& bytes : gathered) {
+    auto r = WireDecode<store::ListenerRecord>(bytes, "ListenerRecord");
+    listeners.push_back(r.ok() ? *r : store::ListenerRecord{});
+  }
   OrEndBootstrap(ctx.mpi.Barrier(o.phase_timeout, "store service ready"), o, ctx.mpi);
   if (o.store.ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
-  const bool conducts = ctx.role() == Role::kConductor;
+  const bool conducts = ctx.rank() == master.value;
   if (conducts) {
-    std::vector<store::ListenerRecord> listeners;
-    for (const auto& bytes : gathered) {
-      auto r = WireDecode<store::ListenerRecord>(bytes, "ListenerRecord");
-      listeners.push_back(r.ok() ? *r : store::ListenerRecord{});
-    }
     s = OpenToClients(ctx, *node.master_node(), listeners, run_dir, &stop_asked, &connect_file);
     if (!s.ok()) {
       log::Error("{}", s.ToString());

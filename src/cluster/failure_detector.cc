@@ -67,6 +67,8 @@ Status FailureDetector::Admit(Rank rank, Role role) {
   return Status::Ok();
 }
 
+void FailureDetector::Announce() { Broadcast(view()); }
+
 std::vector<DeadRank> FailureDetector::dead() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return membership_.dead();

@@ -46,6 +46,8 @@ class FailureDetector {
   void DeclareDead(Rank rank, const std::string& why);
   // `rank` joins the job as `role` (a new epoch, pushed to the live ranks); its clock starts now.
   Status Admit(Rank rank, Role role);
+  // Pushes the membership to every live rank now (a standby that took over tells them).
+  void Announce();
   std::vector<DeadRank> dead() const;
   uint64_t epoch() const;
   MembershipView view() const;

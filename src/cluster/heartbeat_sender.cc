@@ -1,5 +1,6 @@
 #include "cluster/heartbeat_sender.h"
 
+#include "common/log.h"
 #include "common/units.h"
 
 namespace mooncake::cluster {
@@ -16,7 +17,9 @@ HeartbeatSender::~HeartbeatSender() { Stop(); }
 void HeartbeatSender::Start() {
   rpc_.RegisterInline(kMsgMembership,
                       [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
-                        if (from.value != conductor_.load()) return;
+                        if (from.value != conductor_.load() && from.value != standby_.load()) {
+                          return;
+                        }
                         auto view = MembershipView::Decode(bytes);
                         if (view.ok()) Apply(*view);
                       });
@@ -48,7 +51,10 @@ void HeartbeatSender::Apply(const MembershipView& view) {
     }
     newly_dead = std::move(*applied);
     epoch_ = membership_.epoch();
-    conductor_ = membership_.conductor().value;
+    if (conductor_.exchange(membership_.conductor().value) != membership_.conductor().value) {
+      log::Warn("following the conductor rank {} (membership epoch {})",
+                membership_.conductor().value, view.epoch);
+    }
   }
   for (Rank r : newly_dead) {
     if (!rpc_.IsDead(r)) {
@@ -59,11 +65,11 @@ void HeartbeatSender::Apply(const MembershipView& view) {
 
 void HeartbeatSender::Send(Rank conductor) {
   rpc_.CallAsync(conductor, kMsgHeartbeat, {}, config_.failure_timeout,
-                 [inbox = inbox_](Result<std::vector<std::byte>> reply) {
+                 [inbox = inbox_, asked = conductor.value](Result<std::vector<std::byte>> reply) {
                    {
                      std::lock_guard<std::mutex> lock(inbox->mutex);
                      if (inbox->stopping) return;
-                     inbox->replies.push_back(std::move(reply));
+                     inbox->replies.emplace_back(asked, std::move(reply));
                    }
                    inbox->cv.notify_all();
                  });
@@ -73,10 +79,12 @@ void HeartbeatSender::Take(Result<std::vector<std::byte>> reply, Nanos* last_rep
                            Status* last_error, Status* lost) {
   if (reply.ok()) {
     *last_reply = clock_.Now();
+    last_reply_ns_ = last_reply->count();
     auto view = MembershipView::Decode(*reply);
     if (view.ok()) Apply(*view);
   } else if (reply.status().code() == ErrorCode::kPeerFailure) {
     *lost = reply.status();  // fenced, or the conductor is known dead
+    fenced_ = reply.status().message().find("fenced") != std::string::npos;
   } else {
     *last_error = reply.status();
   }
@@ -89,6 +97,7 @@ void HeartbeatSender::Loop() {
   Status last_error = Timeout("no heartbeat was answered");
   Status lost = Status::Ok();
   Rank conductor{conductor_.load()};
+  last_reply_ns_ = last_reply.count();
   std::unique_lock<std::mutex> lock(inbox_->mutex);
   while (!inbox_->stopping) {
     // If this thread itself did not run for a while (a stopped process, an overloaded host),
@@ -109,13 +118,27 @@ void HeartbeatSender::Loop() {
       lock.lock();
     }
     while (!inbox_->replies.empty() && lost.ok()) {
-      auto reply = std::move(inbox_->replies.front());
+      auto [asked, reply] = std::move(inbox_->replies.front());
       inbox_->replies.pop_front();
+      if (asked != conductor_.load()) continue;  // the one this rank followed before
       lock.unlock();
       Take(std::move(reply), &last_reply, &last_error, &lost);
       lock.lock();
     }
     const Nanos silent = clock_.Now() - last_reply;
+    const int32_t standby = standby_.load();
+    if (lost.ok() && silent > config_.failure_timeout && standby >= 0 &&
+        conductor_.load() != standby) {
+      // The standby needs the failure timeout to notice too, and then takes over: wait for it.
+      log::Warn(
+          "the conductor (rank {}) did not answer heartbeats for {}: following the standby "
+          "conductor (rank {})",
+          conductor.value, FormatSeconds(silent), standby);
+      conductor_ = standby;
+      last_reply = clock_.Now() + config_.failure_timeout;
+      next_send = clock_.Now();
+      continue;
+    }
     if (lost.ok() && silent > config_.failure_timeout) {
       lost = PeerFailure("the conductor (rank " + std::to_string(conductor.value) +
                          ") did not answer heartbeats for " + FormatSeconds(silent) + ": " +

@@ -41,6 +41,15 @@ class HeartbeatSender {
   // Called (once, on the sender's thread) when the conductor was unreachable for the failure
   // timeout or answered that this rank is fenced. The live job ends the process there.
   void OnConductorLost(LostHandler on_lost) { on_lost_ = std::move(on_lost); }
+  // The store service's standby conductor (docs/FAULTS.md): when the conductor is silent for the
+  // failure timeout, heartbeats go to `standby` instead, and the conductor counts as lost only if
+  // `standby` has not announced itself within twice the failure timeout more (it takes that long
+  // to notice and take over). A membership view is also taken from `standby`. Set before Start.
+  void FollowStandby(Rank standby) { standby_ = standby.value; }
+  // When the conductor last answered, on this sender's steady clock (the takeover's start).
+  Nanos last_reply_at() const { return Nanos(last_reply_ns_.load()); }
+  // True once a reply said this rank was fenced (declared dead by the conductor).
+  bool fenced() const { return fenced_.load(); }
   uint64_t epoch() const { return epoch_.load(); }
   Membership membership() const;
   // Views refused as older than the one held.
@@ -52,7 +61,8 @@ class HeartbeatSender {
   struct Inbox {
     std::mutex mutex;
     std::condition_variable cv;
-    std::deque<Result<std::vector<std::byte>>> replies;
+    // The conductor asked, and its reply (a reply of a conductor no longer followed is dropped).
+    std::deque<std::pair<int32_t, Result<std::vector<std::byte>>>> replies;
     bool stopping = false;
   };
   void Loop();
@@ -68,7 +78,10 @@ class HeartbeatSender {
   SteadyClock clock_;
   mutable std::mutex membership_mutex_;
   Membership membership_;
-  std::atomic<int32_t> conductor_;  // as the membership says; a view may name another
+  std::atomic<int32_t> conductor_;    // as the membership says; a view may name another
+  std::atomic<int32_t> standby_{-1};  // FollowStandby
+  std::atomic<int64_t> last_reply_ns_{0};
+  std::atomic<bool> fenced_{false};
   std::atomic<uint64_t> epoch_{0};
   std::atomic<uint64_t> stale_views_{0};
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();

@@ -89,11 +89,17 @@ Result<RoleTable> RoleTable::BuildStoreService(std::string_view spec, int world_
   auto roles = Parse(spec, world_size, std::move(defaults));
   if (!roles.ok()) return roles.status();
   const auto count = [&](Role r) { return std::count(roles->begin(), roles->end(), r); };
-  if (count(Role::kConductor) != 1 || roles->front() != Role::kConductor ||
-      count(Role::kStore) < 1 || count(Role::kPrefill) + count(Role::kDecode) > 0) {
+  // A second conductor is the standby (rank 1): it follows the active one's journal and takes
+  // over when it dies (docs/FAULTS.md).
+  const auto conductors = count(Role::kConductor);
+  const bool conductors_first =
+      roles->front() == Role::kConductor && (conductors < 2 || (*roles)[1] == Role::kConductor);
+  if (conductors < 1 || conductors > 2 || !conductors_first || count(Role::kStore) < 1 ||
+      count(Role::kPrefill) + count(Role::kDecode) > 0) {
     return InvalidArgument(Quote(spec) +
-                           ": the store service takes one conductor, at rank 0, and store ranks "
-                           "only (at least one)");
+                           ": the store service takes one conductor at rank 0 (or two, at ranks "
+                           "0 and 1: the second is the standby) and store ranks only (at least "
+                           "one)");
   }
   return RoleTable(std::move(*roles));
 }
@@ -146,6 +152,11 @@ Rank RoleTable::conductor() const {
     if (roles_[i] == Role::kConductor) return Rank{i};
   }
   return Rank{-1};  // not reached: Build and BuildStoreService need one
+}
+
+Rank RoleTable::standby() const {
+  const std::vector<int> conductors = RanksOf(Role::kConductor);
+  return conductors.size() > 1 ? Rank{conductors[1]} : Rank{-1};
 }
 
 Membership RoleTable::InitialMembership() const {

@@ -12,7 +12,7 @@
 //
 // The store service (job.mode = store, docs/CLIENT.md) has a layout of its own: the conductor
 // (the store's metadata master) and store ranks only, at least 2 ranks; by default every rank
-// but rank 0 is a store rank.
+// but rank 0 is a store rank. It may have a second conductor at rank 1, the standby.
 #pragma once
 
 #include <array>
@@ -36,8 +36,10 @@ class RoleTable {
   static Result<RoleTable> BuildStoreService(std::string_view spec, int world_size);
 
   Role role(int rank) const { return roles_[rank]; }
-  // The rank that conducts.
+  // The rank that conducts (the first conductor of the layout).
   Rank conductor() const;
+  // The store service's standby conductor (the layout's second conductor), Rank{-1} when none.
+  Rank standby() const;
   // The job's membership at start: every rank live in its role.
   Membership InitialMembership() const;
   int size() const { return static_cast<int>(roles_.size()); }

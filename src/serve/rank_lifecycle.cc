@@ -20,7 +20,7 @@ RankLifecycle::RankLifecycle(ServePart part, transport::Transport& transport, tr
       config_(config) {}
 
 std::vector<int> RankLifecycle::Others() const {
-  const cluster::MembershipView now = detector_ ? detector_->view() : initial_.View();
+  const cluster::MembershipView now = conducts() ? detector_->view() : initial_.View();
   std::vector<int> out;
   for (int32_t r : now.live) {
     if (r != now.conductor) out.push_back(r);
@@ -31,9 +31,9 @@ std::vector<int> RankLifecycle::Others() const {
 RankLifecycle::~RankLifecycle() { Stop(); }
 
 void RankLifecycle::Stop() {
-  if (detector_) transport_.SetPeerFailureHandler(nullptr);
+  if (conducts()) transport_.SetPeerFailureHandler(nullptr);
   if (heartbeats_) heartbeats_->Stop();
-  if (detector_) detector_->Stop();
+  if (conducts()) detector_->Stop();
 }
 
 void RankLifecycle::Start() {
@@ -44,7 +44,32 @@ void RankLifecycle::Start() {
   }
   heartbeats_ = std::make_unique<HeartbeatSender>(rpc_, initial_, config_.membership);
   heartbeats_->OnConductorLost(on_lost_);
+  if (follow_standby_.value >= 0) heartbeats_->FollowStandby(follow_standby_);
   heartbeats_->Start();
+}
+
+void RankLifecycle::Promote(cluster::Membership membership) {
+  // Runs on the heartbeat thread itself (its lost handler), which leaves its loop right after:
+  // the sender is not stopped here (that would join this thread) but by Stop().
+  conductor_ = self_;
+  initial_ = std::move(membership);
+  StartDetector();
+  detector_->Announce();
+}
+
+cluster::Membership RankLifecycle::membership() const {
+  if (conducts()) return cluster::Membership();  // not asked of a conductor
+  return heartbeats_ ? heartbeats_->membership() : initial_;
+}
+
+Nanos RankLifecycle::last_conductor_reply() const {
+  return heartbeats_ ? heartbeats_->last_reply_at() : Nanos(0);
+}
+
+bool RankLifecycle::fenced_by_conductor() const { return heartbeats_ && heartbeats_->fenced(); }
+
+void RankLifecycle::DeclareDead(Rank rank, const std::string& why) {
+  if (conducts()) detector_->DeclareDead(rank, why);
 }
 
 void RankLifecycle::RegisterEndHandlers() {
@@ -75,7 +100,7 @@ void RankLifecycle::StartDetector() {
   transport_.SetPeerFailureHandler([this](Rank peer, const std::string& why) {
     // Processes attached from outside the job (store clients) come and go; they are not ranks.
     if (peer.value >= transport_.world_size()) return;
-    if (detector_) detector_->DeclareDead(peer, why);
+    if (conducts()) detector_->DeclareDead(peer, why);
   });
   rpc_.Register(kMsgReport,
                 [this](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
@@ -90,14 +115,15 @@ void RankLifecycle::StartDetector() {
                   reports_cv_.notify_all();
                 });
   detector_->Start();
+  conducting_ = true;
 }
 
 std::vector<DeadRank> RankLifecycle::dead_ranks() const {
-  return detector_ ? detector_->dead() : std::vector<DeadRank>{};
+  return conducts() ? detector_->dead() : std::vector<DeadRank>{};
 }
 
 bool RankLifecycle::peers_lost() const {
-  if (detector_) return !detector_->dead().empty();
+  if (conducts()) return !detector_->dead().empty();
   return heartbeats_ && heartbeats_->epoch() > 0;
 }
 
@@ -112,7 +138,9 @@ void RankLifecycle::StopOthers() {
 }
 
 Status RankLifecycle::SendReport(const RankReport& report) {
-  auto r = rpc_.Call(conductor_, kMsgReport, report.Encode(), config_.phase_timeout);
+  // The conductor of the last view heard: a standby may have taken over since the start.
+  const Rank conductor = heartbeats_ ? heartbeats_->membership().conductor() : conductor_;
+  auto r = rpc_.Call(conductor, kMsgReport, report.Encode(), config_.phase_timeout);
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -141,7 +169,7 @@ void RankLifecycle::ShutdownOthers() {
   // From here the others leave on purpose: their closing endpoints are not failures.
   transport_.SetPeerFailureHandler(nullptr);
   MembershipView view;
-  if (detector_) view = detector_->view();
+  if (conducts()) view = detector_->view();
   const auto bytes = view.Encode();
   for (int p : Others()) {
     if (rpc_.IsDead(Rank{p})) continue;

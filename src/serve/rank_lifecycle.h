@@ -56,6 +56,23 @@ class RankLifecycle {
   // Clears the transport's failure handler and stops the heartbeats or the detector.
   void Stop();
 
+  // The store service's standby conductor (docs/FAULTS.md). Others: follow `standby` when the
+  // conductor falls silent (HeartbeatSender::FollowStandby). Set before Start.
+  void FollowStandby(Rank standby) { follow_standby_ = standby; }
+  // The standby takes over: its heartbeats stop and it conducts `membership` (in which it is
+  // the conductor and the old one dead) from now on: the failure detector starts, watching every
+  // live rank, and tells them the new view.
+  void Promote(cluster::Membership membership);
+  // Conducting now (the conductor from the start, or a standby promoted).
+  bool conducts() const { return conducting_.load(); }
+  // Others: the membership as last heard, when the conductor last answered (the sender's steady
+  // clock), and whether it fenced this rank.
+  cluster::Membership membership() const;
+  Nanos last_conductor_reply() const;
+  bool fenced_by_conductor() const;
+  // Conductor: declares `rank` dead now (a standby that stopped taking the journal).
+  void DeclareDead(Rank rank, const std::string& why);
+
   // Conductor: tells every live rank to stop. Errors of the stop calls go into the report.
   void StopOthers();
   // Others: wait for the conductor's stop (bounded by the job deadline + phase timeout).
@@ -97,7 +114,9 @@ class RankLifecycle {
   std::condition_variable reports_cv_;
   std::map<int, RankReport> reports_;            // conductor: by rank
   std::unique_ptr<FailureDetector> detector_;    // conductor
-  std::unique_ptr<HeartbeatSender> heartbeats_;  // others
+  std::unique_ptr<HeartbeatSender> heartbeats_;  // others (kept after a promotion: stopped)
+  Rank follow_standby_;
+  std::atomic<bool> conducting_{false};  // set once detector_ runs (another thread may ask)
 };
 
 }  // namespace mooncake::serve

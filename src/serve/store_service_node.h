@@ -3,19 +3,32 @@
 // (store::StoreRankNode), with the membership and the end of the job that a serving job has
 // (rank_lifecycle.h). It serves no requests: no cost model, no KV layout, no scheduler.
 //
+// With a standby conductor (`roles = conductor:2 ...`, docs/FAULTS.md): the active master
+// journals every committed change to the standby (store::JournalSender) and acknowledges a
+// put-end or remove only once the standby has it; the standby (store::StandbyNode) heartbeats
+// the active like any rank, and when the active falls silent for the failure timeout it takes
+// over: it rebuilds the master from the journal, fences the old active (membership epoch + 1),
+// conducts the membership and tells every rank; store ranks follow it instead of exiting.
+//
 // Order: Start -> (the job's listeners and barriers) -> then
 //   conductor: StopOthers -> Finish -> CollectReports -> ShutdownOthers
-//   store ranks: poll stop_requested -> Finish -> SendReport -> WaitForShutdown.
+//   store ranks and a standby that did not take over: poll stop_requested -> Finish ->
+//   SendReport -> WaitForShutdown.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "serve/rank_lifecycle.h"
 #include "serve/serve_config.h"
+#include "store/net/journal_sender.h"
 #include "store/net/topology.h"
 #include "store/node/master_node.h"
+#include "store/node/standby_node.h"
 #include "store/node/store_rank_node.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
@@ -28,6 +41,7 @@ struct StoreServiceDeps {
   Rank self, master;
   store::StoreTopology topology;  // every store rank's DRAM segment
   std::span<std::byte> segment;   // a store rank's own (registered and exported at bootstrap)
+  Rank standby = Rank{-1};        // the standby conductor (docs/FAULTS.md); Rank{-1}: none
 };
 
 class StoreServiceNode {
@@ -57,20 +71,54 @@ class StoreServiceNode {
   std::vector<DeadRank> dead_ranks() const { return lifecycle_.dead_ranks(); }
   bool peers_lost() const { return lifecycle_.peers_lost(); }
 
-  // Null on the other part.
+  // A standby: runs (on the heartbeat thread) once this rank took over and its master serves,
+  // for the app to open it to clients. Set before Start.
+  void OnPromoted(std::function<void()> on_promoted) { on_promoted_ = std::move(on_promoted); }
+  // The active: runs when the standby answered that it took over (this rank must end), or a
+  // standby that the active fenced. Set before Start.
+  void OnFenced(std::function<void(const Status&)> on_fenced) { on_fenced_ = std::move(on_fenced); }
+  // Conducting now: the master's rank from the start, or a standby that took over.
+  bool conducts() const { return lifecycle_.conducts(); }
+  // summary.json's failover block ({} without a standby).
+  struct Failover {
+    bool standby = false;    // the job has one
+    bool took_over = false;  // this rank took over
+    int old_conductor = -1;
+    uint64_t epoch = 0;            // the membership epoch the takeover made
+    uint64_t journal_entries = 0;  // applied by the standby before it took over
+    uint64_t objects_restored = 0;
+    double ready_ms = 0;      // last heartbeat of the old active -> the master serves
+    double takeover_ms = -1;  // ... -> the first request served (-1: none yet)
+  };
+  Failover failover();
+
+  // Null on the other part (a standby's master exists once it took over).
   store::MasterNode* master_node() { return master_ ? &*master_ : nullptr; }
   store::StoreRankNode* store_rank() { return store_rank_ ? &*store_rank_ : nullptr; }
 
  private:
   // A store rank died: its objects with no other replica are lost (no request recomputes them).
   void OnRankDead(const DeadRank& dead);
+  // The active: starts the journal to the standby.
+  void StartJournal();
+  // The standby: the active fell silent (or fenced this rank).
+  void OnActiveLost(const Status& why);
+  Status TakeOver();
 
   ServePart part_;
   StoreServiceDeps deps_;
+  const ServeConfig& config_;
   store::MasterNodeConfig master_config_;
   store::StoreRankConfig store_rank_config_;
   std::optional<store::MasterNode> master_;
   std::optional<store::StoreRankNode> store_rank_;
+  std::optional<store::StandbyNode> standby_;
+  std::unique_ptr<store::JournalSender> journal_;
+  std::function<void()> on_promoted_;
+  std::function<void(const Status&)> on_fenced_;
+  mutable std::mutex failover_mutex_;
+  Failover failover_;               // guarded by failover_mutex_
+  Nanos old_active_last_heard_{0};  // the takeover's start (steady clock)
   // Declared last, destroyed first: no death reaches a destroyed master.
   RankLifecycle lifecycle_;
 };

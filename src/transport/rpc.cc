@@ -293,8 +293,14 @@ bool Rpc::Fence(Rank from, const RpcFrame& frame) {
     log::Warn("dropping messages of rank {}: it was declared dead (fenced)", from.value);
   }
   if (frame.kind == FrameKind::kRequest) {
+    std::string why;
+    {
+      std::shared_lock<std::shared_mutex> lock(dead_mutex_);
+      auto it = dead_why_.find(from.value);
+      if (it != dead_why_.end()) why = " (" + it->second + ")";
+    }
     const std::string msg = "rank " + std::to_string(transport_.self().value) + " fenced rank " +
-                            std::to_string(from.value) + ": it was declared dead";
+                            std::to_string(from.value) + ": it was declared dead" + why;
     auto reply = EncodeFrame(FrameKind::kResponse, frame.type, ErrorCode::kPeerFailure,
                              frame.call_id, AsBytes(msg), job_token());
     (void)transport_.SendMessage(from, reply);

@@ -62,5 +62,22 @@ TEST(RoleTableTest, MisfitsNameTheSpecAndTheJobSize) {
   EXPECT_FALSE(RoleTable::Build("", 3).ok());
 }
 
+// The store service may have a standby conductor (issue 33): the second conductor, at rank 1.
+// The serving job still takes exactly one.
+TEST(RoleTableTest, TheStoreServiceTakesAStandbyConductorAtRankOne) {
+  auto one = RoleTable::BuildStoreService("conductor:1 store:2", 3);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->standby(), Rank{-1});
+  auto two = RoleTable::BuildStoreService("conductor:2 store:2", 4);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->conductor(), Rank{0});
+  EXPECT_EQ(two->standby(), Rank{1});
+  EXPECT_EQ(two->Summary(), "conductor:2 store:2");
+  EXPECT_FALSE(RoleTable::BuildStoreService("conductor:3 store:1", 4).ok());
+  EXPECT_FALSE(RoleTable::BuildStoreService("conductor,store,conductor,store", 4).ok());
+  EXPECT_FALSE(RoleTable::BuildStoreService("conductor:2", 2).ok());  // no store rank
+  EXPECT_FALSE(RoleTable::Build("conductor:2 store:1 prefill:1 decode:1", 5).ok());
+}
+
 }  // namespace
 }  // namespace mooncake::cluster

@@ -1,22 +1,27 @@
 // JournalSender: the active master's side of the journal to its standby (store/journal.h,
 // docs/FAULTS.md "A standby conductor"). The master service appends the entries of every call
-// that changed committed state, under its lock, so they are numbered in commit order; one thread
-// sends what has gathered as one batch (StoreMsg::kJournal) and, once the standby has applied it,
-// sends the answers that waited for it (ReplyWhenAcked): a put-end or remove is acknowledged to
-// its client only after the standby has it. Requests that changed nothing (gets) never wait.
+// that changed committed state, under its lock, so they are numbered in commit order; what has
+// gathered goes to the standby as one batch (StoreMsg::kJournal), one batch in flight at a time,
+// and the answers that waited for it (ReplyWhenAcked) are sent from the thread that receives the
+// standby's acknowledgement: a put-end or remove is acknowledged to its client only after the
+// standby has it, one RPC round trip later and without a thread hand-off on the way. Requests
+// that changed nothing (gets) never wait.
 //
 // When the standby answers that it was promoted ("fenced"), nothing waiting is ever answered and
 // OnFenced runs: this master must stop. When the standby is declared dead (the failure detector
-// fences it), the sender goes on without it and answers what waited.
+// fences it), the sender goes on without it and answers what waited. A background thread sends
+// a keepalive when idle (so a fenced master learns it without traffic), resends after a failed
+// send, and runs the handlers.
 //
-// Threading: Append under the master service's lock (any thread); ReplyWhenAcked from any thread;
-// the handlers run on the sender's thread.
+// Threading: Append under the master service's lock (any thread); Flush and ReplyWhenAcked from
+// any thread, not under that lock; the handlers run on the sender's thread.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -55,55 +60,35 @@ class JournalSender {
     on_unresponsive_ = std::move(on_unresponsive);
   }
   void Start();
-  // Stops the thread; answers nothing more.
+  // Stops the thread; answers nothing more. A send still in flight finds the sender's state
+  // alive (shared with it) and does nothing.
   void Stop();
 
   // Numbers and queues `entries` (moved out, left empty). Returns the number of the last one: the
   // answer of the call that made them waits for it. 0 when nothing needs waiting (no entries,
   // or no standby any more).
   uint64_t Append(std::vector<JournalEntry>& entries);
+  // Sends what waits, unless a batch is in flight (its acknowledgement sends the rest).
+  void Flush();
   // Sends `reply` through `responder` once entry `seq` is acknowledged (at once for 0, or once
-  // the sender goes on without a standby).
+  // the sender goes on without a standby), and flushes.
   void ReplyWhenAcked(uint64_t seq, transport::Responder responder, std::vector<std::byte> reply);
   // The membership epoch batches carry.
-  void set_epoch(uint64_t epoch) { epoch_ = epoch; }
+  void set_epoch(uint64_t epoch);
 
   bool has_standby() const;
-  uint64_t batches_sent() const { return batches_.load(); }
+  uint64_t batches_sent() const;
   uint64_t entries_acked() const;
 
  private:
-  struct Waiting {
-    uint64_t seq = 0;
-    transport::Responder responder;
-    std::vector<std::byte> reply;
-  };
+  struct State;
   void Loop();
-  // Under mutex_: the waiting answers up to acked_ (all of them once the standby is gone).
-  std::vector<Waiting> TakeAnswerable();
-  // Moves the first unacknowledged entries (a batch's worth) into sending_. Under mutex_.
-  void FillBatch();
-  // Puts sending_'s entries back in front of the unacknowledged ones (a failed send). Under mutex_.
-  void Unfill();
 
   transport::Rpc& rpc_;
   JournalConfig config_;
   std::function<void(const Status&)> on_fenced_;
   std::function<void(const std::string&)> on_unresponsive_;
-  std::atomic<uint64_t> epoch_{0};
-  std::atomic<uint64_t> batches_{0};
-  SteadyClock clock_;
-
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<JournalEntry> unacked_;  // entries acked_ + 1 ... , in order
-  uint64_t acked_ = 0;                 // the last entry the standby applied
-  uint64_t next_seq_ = 1;
-  std::vector<Waiting> waiting_;
-  JournalBatch sending_;       // the sender thread's batch in flight (not under mutex_ while sent)
-  bool standby_gone_ = false;  // declared dead: go on alone
-  bool fenced_ = false;
-  bool stopping_ = false;
+  std::shared_ptr<State> state_;
   std::thread thread_;
 };
 

@@ -155,7 +155,7 @@ void MasterService::Serve(StoreMsg type, std::span<const std::byte> request,
     // Changed committed state: answered once the standby has it (JournalSender).
     const WaitFor wait = t_wait;
     t_wait = WaitFor{};
-    wait.journal->ReplyWhenAcked(wait.seq, responder, std::move(*reply));
+    wait.journal->ReplyWhenAcked(wait.seq, responder, std::move(*reply));  // and sends
     return;
   }
   if (reply.ok()) {

@@ -62,7 +62,7 @@ inline constexpr uint32_t kMaxJournalEntries = 1u << 16;
 // refused by a standby that took over ("fenced by epoch E").
 struct JournalBatch : WireMessage<JournalBatch> {
   static constexpr const char* kWireName = "JournalBatch";
-  uint64_t epoch = 0;  // the sender's membership epoch when it sent
+  uint64_t epoch = 0;  // informational: the epoch the sender was told (JournalSender::set_epoch)
   uint64_t first_seq = 1;
   std::vector<JournalEntry> entries;
   template <typename Self, typename Visit>

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <map>
+#include <thread>
 
 #include "common/block_content.h"
 #include "loopback_store.h"
@@ -39,6 +40,12 @@ struct Standby {
     });
     store.service().SetJournal(journal.get());
     journal->Start();
+  }
+  // The journal stops first; a keepalive it sent just before may still be delivered to the
+  // node's handler, so the node outlives it by a moment.
+  ~Standby() {
+    journal->Stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   int rank;
   StandbyNode node;

@@ -52,6 +52,7 @@ void HeartbeatSender::Apply(const MembershipView& view) {
     newly_dead = std::move(*applied);
     epoch_ = membership_.epoch();
     if (conductor_.exchange(membership_.conductor().value) != membership_.conductor().value) {
+      conductor_changed_ = true;  // the loop's silence clock starts again for the new one
       log::Warn("following the conductor rank {} (membership epoch {})",
                 membership_.conductor().value, view.epoch);
     }
@@ -125,6 +126,7 @@ void HeartbeatSender::Loop() {
       Take(std::move(reply), &last_reply, &last_error, &lost);
       lock.lock();
     }
+    if (conductor_changed_.exchange(false)) last_reply = clock_.Now();  // a view named another
     const Nanos silent = clock_.Now() - last_reply;
     const int32_t standby = standby_.load();
     if (lost.ok() && silent > config_.failure_timeout && standby >= 0 &&

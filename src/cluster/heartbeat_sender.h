@@ -82,6 +82,7 @@ class HeartbeatSender {
   std::atomic<int32_t> standby_{-1};  // FollowStandby
   std::atomic<int64_t> last_reply_ns_{0};
   std::atomic<bool> fenced_{false};
+  std::atomic<bool> conductor_changed_{false};  // Apply: a view named another conductor
   std::atomic<uint64_t> epoch_{0};
   std::atomic<uint64_t> stale_views_{0};
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();

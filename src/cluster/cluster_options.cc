@@ -1,5 +1,6 @@
 #include "cluster/cluster_options.h"
 
+#include "common/cli/option_table.h"
 #include "common/cli/option_values.h"
 
 namespace mooncake::cluster {
@@ -8,21 +9,22 @@ namespace po = boost::program_options;
 
 po::options_description ClusterOptionsDescription(RawClusterOptions* raw) {
   po::options_description d("Cluster");
-  d.add_options()("roles", po::value<std::string>(&raw->roles)->value_name("LAYOUT"),
-                  "role layout: counts 'conductor:1 store:1 prefill:1 decode:1' (in rank order) "
-                  "or a per-rank list 'conductor,store,prefill,decode'. Default: rank 0 "
-                  "conductor; of the other r ranks, max(1,r/4) store, max(1,(r-store)/2) decode, "
-                  "the rest prefill");
+  cli::AddOptionRows(
+      d, {{"roles", cli::Named(&raw->roles, "LAYOUT"),
+           "role layout: counts 'conductor:1 store:1 prefill:1 decode:1' (in rank order) "
+           "or a per-rank list 'conductor,store,prefill,decode'. Default: rank 0 "
+           "conductor; of the other r ranks, max(1,r/4) store, max(1,(r-store)/2) decode, "
+           "the rest prefill"}});
   return d;
 }
 
 void AddFailureDetectionOptions(po::options_description& d, RawClusterOptions* raw) {
-  d.add_options()("cluster.heartbeat_interval",
-                  po::value<std::string>(&raw->heartbeat_interval)->default_value("100ms"),
-                  "wall time between a rank's heartbeats to the conductor (10ms..10s)")(
-      "cluster.failure_timeout", po::value<std::string>(&raw->failure_timeout)->default_value("1s"),
-      "a rank not heard from for this long is declared dead and fenced (100ms..10min; the "
-      "store service's default is 10s)");
+  cli::AddOptionRows(
+      d, {{"cluster.heartbeat_interval", cli::Text(&raw->heartbeat_interval, "100ms"),
+           "wall time between a rank's heartbeats to the conductor (10ms..10s)"},
+          {"cluster.failure_timeout", cli::Text(&raw->failure_timeout, "1s"),
+           "a rank not heard from for this long is declared dead and fenced (100ms..10min; the "
+           "store service's default is 10s)"}});
 }
 
 Status ConvertClusterOptions(const RawClusterOptions& raw, ClusterOptions* out) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/cli/option_table.h"
 #include "common/cli/option_values.h"
 
 namespace mooncake::engine {
@@ -10,32 +11,33 @@ namespace po = boost::program_options;
 
 po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
   po::options_description d("Engine (serve: what computes the KV and the tokens)");
-  d.add_options()(
-      "engine.kind", po::value<std::string>(&raw->kind)->default_value("cost"),
-      "cost: ranks take the cost model's time and move KV bytes derived from each block's "
-      "hash id; reference: the reference transformer computes real KV and tokens, in real time "
-      "(needs --time_scale 1)")(
-      "engine.model", po::value<std::string>(&raw->model)->default_value("tiny"),
-      "reference engine: a preset (tiny, mini, small) or a Hugging Face LLaMA checkpoint folder, "
-      "as mooncake generate --model")(
-      "engine.seed", po::value<uint64_t>(&raw->seed)->default_value(0),
-      "reference engine: the seed of a preset's weights (as mooncake generate --seed)")(
-      "engine.device", po::value<std::string>(&raw->device)->default_value("cpu"),
-      "reference engine: where prefill and decode ranks compute, cpu or cuda (GPU 0 of the "
-      "rank's node, through CUDA_VISIBLE_DEVICES; the KV blocks are the same layout)")(
-      "engine.max_output", po::value<int64_t>(&raw->max_output)->default_value(32),
-      "reference engine: output tokens per request at most (each request's output_length is "
-      "capped to it; 0 = no cap, up to 100000)")(
-      "engine.check_tokens", po::value<std::string>(&raw->check_tokens)->default_value("on"),
-      "reference engine, on: the conductor computes each request's tokens in one process (as "
-      "mooncake generate) and summary.json counts token_mismatches; off")(
-      "engine.kv_stream", po::value<std::string>(&raw->kv_stream)->default_value("layer"),
-      "reference engine: layer (a prefill rank sends each layer's KV of a chunk's finished "
-      "blocks to the decode rank as soon as it is computed) or chunk (the blocks once the "
-      "chunk is computed)")(
-      "fault.swap_kv", po::value<std::string>(&raw->swap_kv)->default_value("off"),
-      "test hook, on: a prefill rank swaps the KV of two blocks of one request after their "
-      "checksums were taken; the run must report it and exit non-zero");
+  cli::AddOptionRows(
+      d,
+      {{"engine.kind", cli::Text(&raw->kind, "cost"),
+        "cost: ranks take the cost model's time and move KV bytes derived from each block's "
+        "hash id; reference: the reference transformer computes real KV and tokens, in real time "
+        "(needs --time_scale 1)"},
+       {"engine.model", cli::Text(&raw->model, "tiny"),
+        "reference engine: a preset (tiny, mini, small) or a Hugging Face LLaMA checkpoint "
+        "folder, as mooncake generate --model"},
+       {"engine.seed", cli::Number<uint64_t>(&raw->seed, 0),
+        "reference engine: the seed of a preset's weights (as mooncake generate --seed)"},
+       {"engine.device", cli::Text(&raw->device, "cpu"),
+        "reference engine: where prefill and decode ranks compute, cpu or cuda (GPU 0 of the "
+        "rank's node, through CUDA_VISIBLE_DEVICES; the KV blocks are the same layout)"},
+       {"engine.max_output", cli::Number<int64_t>(&raw->max_output, 32),
+        "reference engine: output tokens per request at most (each request's output_length is "
+        "capped to it; 0 = no cap, up to 100000)"},
+       {"engine.check_tokens", cli::Text(&raw->check_tokens, "on"),
+        "reference engine, on: the conductor computes each request's tokens in one process (as "
+        "mooncake generate) and summary.json counts token_mismatches; off"},
+       {"engine.kv_stream", cli::Text(&raw->kv_stream, "layer"),
+        "reference engine: layer (a prefill rank sends each layer's KV of a chunk's finished "
+        "blocks to the decode rank as soon as it is computed) or chunk (the blocks once the "
+        "chunk is computed)"},
+       {"fault.swap_kv", cli::Text(&raw->swap_kv, "off"),
+        "test hook, on: a prefill rank swaps the KV of two blocks of one request after their "
+        "checksums were taken; the run must report it and exit non-zero"}});
   return d;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/cli/command_line.h"
 #include "common/cli/config_file.h"
+#include "common/cli/option_table.h"
 #include "common/cli/option_values.h"
 #include "transport/factory/transport_options.h"
 
@@ -36,53 +37,54 @@ po::options_description Describe(Raw* r) {
       "byte differs; 2 usage; 3 a rank died and every survivor holds every byte; 4 the tracker\n"
       "(rank 0) was lost.\n\nOptions");
   po::options_description d("Distribution");
-  d.add_options()("help,h", "print this help and exit")(
-      "config", po::value<std::string>(&r->config)->value_name("FILE"),
-      "INI file with any of these options; the command line overrides it")(
-      "source", po::value<std::string>(&r->source)->value_name("PATH"),
-      "file or folder to distribute (read where the source ranks run)")(
-      "dest", po::value<std::string>(&r->dest)->value_name("DIR"),
-      "folder the receiving ranks write into (node-local disk or /dev/shm); not with "
-      "--in-memory")("in-memory", po::bool_switch(&r->in_memory),
-                     "receivers keep the object in registered memory, one copy per rank")(
-      "copies", po::value<std::string>(&r->copies)->default_value("node"),
-      "node: one copy per host in DIR, shared by the host's ranks; rank: DIR/rank<r> per rank")(
-      "source-ranks", po::value<std::string>(&r->source_ranks)->default_value("0"),
-      "ranks that hold PATH: a list (0,3) or 'readable' (every rank that can read PATH)")(
-      "name", po::value<std::string>(&r->name)->default_value(""),
-      "object name (default: the last component of PATH)")(
-      "csv", po::value<std::string>(&r->csv)->value_name("FILE"),
-      "rank 0 writes the per-rank table here (CSV)")(
-      "status-file", po::value<std::string>(&r->status_file)->value_name("FILE"),
-      "rank 0 writes the exit status here (mpirun with orte_enable_recovery exits 0 whatever "
-      "its ranks return)")("log-level",
-                           po::value<std::string>(&r->log_level)->default_value("warn"),
-                           "debug | info | warn | error");
+  cli::AddOptionRows(
+      d,
+      {{"help,h", cli::Flag(), "print this help and exit"},
+       {"config", cli::Named(&r->config, "FILE"),
+        "INI file with any of these options; the command line overrides it"},
+       {"source", cli::Named(&r->source, "PATH"),
+        "file or folder to distribute (read where the source ranks run)"},
+       {"dest", cli::Named(&r->dest, "DIR"),
+        "folder the receiving ranks write into (node-local disk or /dev/shm); not with "
+        "--in-memory"},
+       {"in-memory", po::bool_switch(&r->in_memory),
+        "receivers keep the object in registered memory, one copy per rank"},
+       {"copies", cli::Text(&r->copies, "node"),
+        "node: one copy per host in DIR, shared by the host's ranks; rank: DIR/rank<r> per rank"},
+       {"source-ranks", cli::Text(&r->source_ranks, "0"),
+        "ranks that hold PATH: a list (0,3) or 'readable' (every rank that can read PATH)"},
+       {"name", cli::Text(&r->name, ""), "object name (default: the last component of PATH)"},
+       {"csv", cli::Named(&r->csv, "FILE"), "rank 0 writes the per-rank table here (CSV)"},
+       {"status-file", cli::Named(&r->status_file, "FILE"),
+        "rank 0 writes the exit status here (mpirun with orte_enable_recovery exits 0 whatever "
+        "its ranks return)"},
+       {"log-level", cli::Text(&r->log_level, "warn"), "debug | info | warn | error"}});
   po::options_description p("P2P");
-  p.add_options()("p2p.piece_size", po::value<std::string>(&r->piece_size)->default_value("4MiB"),
-                  "piece size: the unit of reads, checks and sharing (64KiB..1GiB)")(
-      "p2p.inflight_per_peer", po::value<int>(&r->inflight)->default_value(4),
-      "reads in flight from one holder (1..64)")(
-      "p2p.update_interval", po::value<std::string>(&r->update_interval)->default_value("2ms"),
-      "how often a receiver tells the tracker its new pieces and hears of others' (100us..1s)")(
-      "p2p.piece_timeout", po::value<std::string>(&r->piece_timeout)->default_value("10s"),
-      "deadline of one read; a holder that misses it is not read from again (10ms..10min)")(
-      "p2p.heartbeat_interval",
-      po::value<std::string>(&r->heartbeat_interval)->default_value("100ms"),
-      "wall time between a rank's heartbeats to the tracker (10ms..10s)")(
-      "p2p.peer_timeout", po::value<std::string>(&r->peer_timeout)->default_value("3s"),
-      "a rank not heard from for this long is declared dead (100ms..10min)")(
-      "p2p.rpc_timeout", po::value<std::string>(&r->rpc_timeout)->default_value("5s"),
-      "deadline of every call to the tracker (1ms..10min)")(
-      "p2p.deadline", po::value<std::string>(&r->deadline)->default_value("1h"),
-      "a fetch not done by then fails (1s..7d)")(
-      "p2p.progress_interval", po::value<std::string>(&r->progress_interval)->default_value("5s"),
-      "rank 0 prints a progress line this often while ranks fetch (100ms..1h)");
+  cli::AddOptionRows(
+      p,
+      {{"p2p.piece_size", cli::Text(&r->piece_size, "4MiB"),
+        "piece size: the unit of reads, checks and sharing (64KiB..1GiB)"},
+       {"p2p.inflight_per_peer", cli::Number(&r->inflight, 4),
+        "reads in flight from one holder (1..64)"},
+       {"p2p.update_interval", cli::Text(&r->update_interval, "2ms"),
+        "how often a receiver tells the tracker its new pieces and hears of others' (100us..1s)"},
+       {"p2p.piece_timeout", cli::Text(&r->piece_timeout, "10s"),
+        "deadline of one read; a holder that misses it is not read from again (10ms..10min)"},
+       {"p2p.heartbeat_interval", cli::Text(&r->heartbeat_interval, "100ms"),
+        "wall time between a rank's heartbeats to the tracker (10ms..10s)"},
+       {"p2p.peer_timeout", cli::Text(&r->peer_timeout, "3s"),
+        "a rank not heard from for this long is declared dead (100ms..10min)"},
+       {"p2p.rpc_timeout", cli::Text(&r->rpc_timeout, "5s"),
+        "deadline of every call to the tracker (1ms..10min)"},
+       {"p2p.deadline", cli::Text(&r->deadline, "1h"), "a fetch not done by then fails (1s..7d)"},
+       {"p2p.progress_interval", cli::Text(&r->progress_interval, "5s"),
+        "rank 0 prints a progress line this often while ranks fetch (100ms..1h)"}});
   po::options_description f("Fault injection (tests)");
-  f.add_options()("fault.kill", po::value<std::string>(&r->kill)->value_name("RANK@PIECES"),
-                  "rank RANK kills itself (SIGKILL) once it verified PIECES pieces")(
-      "fault.corrupt", po::value<std::string>(&r->corrupt)->value_name("RANK"),
-      "source rank RANK serves every piece with one byte flipped (its files stay intact)");
+  cli::AddOptionRows(
+      f, {{"fault.kill", cli::Named(&r->kill, "RANK@PIECES"),
+           "rank RANK kills itself (SIGKILL) once it verified PIECES pieces"},
+          {"fault.corrupt", cli::Named(&r->corrupt, "RANK"),
+           "source rank RANK serves every piece with one byte flipped (its files stay intact)"}});
   all.add(d)
       .add(p)
       .add(transport::TransportOptionsDescription(&r->transport,

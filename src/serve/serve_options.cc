@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "common/cli/option_table.h"
 #include "common/cli/option_values.h"
 
 namespace mooncake::serve {
@@ -47,46 +48,48 @@ Status ServingBudgets(const RawServeOptions& raw, ServeOptions* o) {
 }  // namespace
 
 void AddKvScaleOption(po::options_description& d, RawServeOptions* raw) {
-  d.add_options()("kv_scale", po::value<std::string>(&raw->kv_scale)->default_value("0.000122"),
-                  "bytes moved per KV block = kv_scale x the model's real block size (1e-6..1; "
-                  "also --kv_scale). Default 1/8192: a 160 MiB LLaMA3-70B block moves as 20 KiB");
+  cli::AddOptionRows(
+      d, {{"kv_scale", cli::Text(&raw->kv_scale, "0.000122"),
+           "bytes moved per KV block = kv_scale x the model's real block size (1e-6..1; "
+           "also --kv_scale). Default 1/8192: a 160 MiB LLaMA3-70B block moves as 20 KiB"}});
 }
 
 void AddServingOptions(po::options_description& d, RawServeOptions* raw) {
-  d.add_options()("decode.buffer",
-                  po::value<std::string>(&raw->decode_buffer)->default_value("64MiB"),
-                  "KV receive buffer registered by each decode rank (1MiB..1TiB)")(
-      "conductor.admission_margin",
-      po::value<std::string>(&raw->admission_margin)->default_value("25ms"),
-      "wall time of the live job's own overhead on a TTFT (dispatch, clocks, wake-ups): "
-      "admission keeps this headroom under slo.ttft (0ns..10s)")(
-      "engine.model_error", po::value<double>(&raw->model_error)->default_value(1.0),
-      "the live ranks' compute takes this factor times what the cost model (and so the "
-      "conductor's prediction) says: 1.25 = 25 % slower than predicted (0.1..10; "
-      "benchmarks/overload.sh --model-error)")(
-      "prefill.staging", po::value<std::string>(&raw->prefill_staging)->default_value("256MiB"),
-      "KV staging a prefill rank holds at once; it loads no further prefix above it (1MiB..1TiB)")(
-      "job.deadline", po::value<std::string>(&raw->job_deadline)->default_value("30min"),
-      "wall time after which unfinished requests are reported lost (1s..7d)")(
-      "job.progress_interval", po::value<std::string>(&raw->progress_interval)->default_value("5s"),
-      "wall time between progress lines on long runs (100ms..1h)")(
-      "job.plots", po::value<std::string>(&raw->plots)->default_value("on"),
-      "on: the conductor draws the run folder's plots at the end (tools/plot_run.py, needs "
-      "/usr/bin/python3 with matplotlib); off")(
-      "serve.http", po::value<std::string>(&raw->http)->default_value("off")->value_name("PORT"),
-      "off, or a TCP port where the conductor serves POST /v1/completions (OpenAI-compatible, "
-      "token-id prompts), GET /metrics (Prometheus), /health and /v1/models while the job runs "
-      "(0: any free port; the address goes to <run folder>/endpoint.json). With no trace the "
-      "job serves HTTP alone until `mooncake serve stop` or job.deadline (a synthetic.* option "
-      "still asks for the synthetic workload)")(
-      "serve.drain", po::value<std::string>(&raw->drain)->default_value("60s"),
-      "once stopped, requests in flight are waited for this long (0s..1h)")(
-      "serve.http_linger", po::value<std::string>(&raw->http_linger)->default_value("0s"),
-      "the endpoint stays up this long after the summary is written, so that a scraper reads "
-      "the final numbers (0s..1h)")(
-      "serve.http_idle", po::value<std::string>(&raw->http_idle)->default_value("5s"),
-      "an HTTP connection is closed when its next request has not come (or a read or write "
-      "stalled) this long; each open connection holds a thread of the conductor (1s..1h)");
+  cli::AddOptionRows(
+      d,
+      {{"decode.buffer", cli::Text(&raw->decode_buffer, "64MiB"),
+        "KV receive buffer registered by each decode rank (1MiB..1TiB)"},
+       {"conductor.admission_margin", cli::Text(&raw->admission_margin, "25ms"),
+        "wall time of the live job's own overhead on a TTFT (dispatch, clocks, wake-ups): "
+        "admission keeps this headroom under slo.ttft (0ns..10s)"},
+       {"engine.model_error", cli::Number(&raw->model_error, 1.0),
+        "the live ranks' compute takes this factor times what the cost model (and so the "
+        "conductor's prediction) says: 1.25 = 25 % slower than predicted (0.1..10; "
+        "benchmarks/overload.sh --model-error)"},
+       {"prefill.staging", cli::Text(&raw->prefill_staging, "256MiB"),
+        "KV staging a prefill rank holds at once; it loads no further prefix above it "
+        "(1MiB..1TiB)"},
+       {"job.deadline", cli::Text(&raw->job_deadline, "30min"),
+        "wall time after which unfinished requests are reported lost (1s..7d)"},
+       {"job.progress_interval", cli::Text(&raw->progress_interval, "5s"),
+        "wall time between progress lines on long runs (100ms..1h)"},
+       {"job.plots", cli::Text(&raw->plots, "on"),
+        "on: the conductor draws the run folder's plots at the end (tools/plot_run.py, needs "
+        "/usr/bin/python3 with matplotlib); off"},
+       {"serve.http", cli::Text(&raw->http, "off")->value_name("PORT"),
+        "off, or a TCP port where the conductor serves POST /v1/completions (OpenAI-compatible, "
+        "token-id prompts), GET /metrics (Prometheus), /health and /v1/models while the job runs "
+        "(0: any free port; the address goes to <run folder>/endpoint.json). With no trace the "
+        "job serves HTTP alone until `mooncake serve stop` or job.deadline (a synthetic.* option "
+        "still asks for the synthetic workload)"},
+       {"serve.drain", cli::Text(&raw->drain, "60s"),
+        "once stopped, requests in flight are waited for this long (0s..1h)"},
+       {"serve.http_linger", cli::Text(&raw->http_linger, "0s"),
+        "the endpoint stays up this long after the summary is written, so that a scraper reads "
+        "the final numbers (0s..1h)"},
+       {"serve.http_idle", cli::Text(&raw->http_idle, "5s"),
+        "an HTTP connection is closed when its next request has not come (or a read or write "
+        "stalled) this long; each open connection holds a thread of the conductor (1s..1h)"}});
 }
 
 Status ConvertServeOptions(const RawServeOptions& raw, ServeOptions* out) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/cli/option_table.h"
 #include "common/cli/option_values.h"
 
 namespace mooncake::store {
@@ -91,56 +92,58 @@ Status ServiceOptions(const RawStoreOptions& raw, StoreOptions* o) {
 }  // namespace
 
 void AddStoreDramOption(po::options_description& d, RawStoreOptions* raw) {
-  d.add_options()("store.dram", po::value<std::string>(&raw->dram)->default_value("64MiB"),
-                  "DRAM registered by each store rank (1MiB..1TiB)");
+  cli::AddOptionRows(d, {{"store.dram", cli::Text(&raw->dram, "64MiB"),
+                          "DRAM registered by each store rank (1MiB..1TiB)"}});
 }
 
 void AddStoreSsdOptions(po::options_description& d, RawStoreOptions* raw) {
-  d.add_options()("store.ssd", po::value<std::string>(&raw->ssd)->default_value("off"),
-                  "on | off: spill blocks evicted from DRAM to HDF5 files of their store rank")(
-      "store.ssd_dir", po::value<std::string>(&raw->ssd_dir)->value_name("DIR"),
-      "folder of the SSD tier; each store rank uses DIR/rank<r> (default: <run folder>/ssd; "
-      "a persistent folder is reused by --store.recover)")(
-      "store.ssd_capacity", po::value<std::string>(&raw->ssd_capacity)->default_value("4GiB"),
-      "HDF5 bucket files per store rank (64MiB..64TiB)")(
-      "store.promote_after", po::value<int>(&raw->promote_after)->default_value(2),
-      "gets served from SSD before a block is promoted back to DRAM (0 never, up to 1000000)")(
-      "store.when_full", po::value<std::string>(&raw->when_full)->value_name("keep|evict"),
-      "keep: an object leaves DRAM only once spilled to SSD and the SSD tier deletes nothing; "
-      "puts get NoSpace when both are full (default in job.mode = store). evict: a KV cache, "
-      "LRU drops from DRAM and SSD (default in job.mode = serve)")(
-      "store.spill_queue", po::value<std::string>(&raw->spill_queue)->value_name("SIZE"),
-      "bytes of evicted blocks waiting for the SSD tier, per store rank (1MiB..store.dram; "
-      "default store.dram / 4)")(
-      "store.recover", po::value<std::string>(&raw->recover)->value_name("DIR"),
-      "restart over an existing SSD folder: store.ssd = on, store.ssd_dir = DIR; store ranks "
-      "verify their files and report their blocks before requests are admitted");
+  cli::AddOptionRows(
+      d, {{"store.ssd", cli::Text(&raw->ssd, "off"),
+           "on | off: spill blocks evicted from DRAM to HDF5 files of their store rank"},
+          {"store.ssd_dir", cli::Named(&raw->ssd_dir, "DIR"),
+           "folder of the SSD tier; each store rank uses DIR/rank<r> (default: <run folder>/ssd; "
+           "a persistent folder is reused by --store.recover)"},
+          {"store.ssd_capacity", cli::Text(&raw->ssd_capacity, "4GiB"),
+           "HDF5 bucket files per store rank (64MiB..64TiB)"},
+          {"store.promote_after", cli::Number(&raw->promote_after, 2),
+           "gets served from SSD before a block is promoted back to DRAM (0 never, up to 1000000)"},
+          {"store.when_full", cli::Named(&raw->when_full, "keep|evict"),
+           "keep: an object leaves DRAM only once spilled to SSD and the SSD tier deletes nothing; "
+           "puts get NoSpace when both are full (default in job.mode = store). evict: a KV cache, "
+           "LRU drops from DRAM and SSD (default in job.mode = serve)"},
+          {"store.spill_queue", cli::Named(&raw->spill_queue, "SIZE"),
+           "bytes of evicted blocks waiting for the SSD tier, per store rank (1MiB..store.dram; "
+           "default store.dram / 4)"},
+          {"store.recover", cli::Named(&raw->recover, "DIR"),
+           "restart over an existing SSD folder: store.ssd = on, store.ssd_dir = DIR; store ranks "
+           "verify their files and report their blocks before requests are admitted"}});
 }
 
 void AddStoreReplicasOption(po::options_description& d, RawStoreOptions* raw) {
-  d.add_options()("store.replicas", po::value<int>(&raw->replicas)->default_value(1),
-                  "replicas of each KV block, on distinct store ranks (1..store ranks)");
+  cli::AddOptionRows(d, {{"store.replicas", cli::Number(&raw->replicas, 1),
+                          "replicas of each KV block, on distinct store ranks (1..store ranks)"}});
 }
 
 po::options_description StoreServiceOptionsDescription(RawStoreOptions* raw) {
   po::options_description d("Store service (job.mode = store, docs/CLIENT.md)");
-  d.add_options()("store.listen", po::value<std::string>(&raw->listen)->default_value("0.0.0.0"),
-                  "IPv4 address the master and the store ranks accept clients on (0.0.0.0: "
-                  "every interface; the connection file lists them)")(
-      "store.port", po::value<int>(&raw->port)->default_value(0),
-      "TCP port of the master's listener (0: any free port; store ranks always take free ones)")(
-      "store.connect_file", po::value<std::string>(&raw->connect_file)->value_name("FILE"),
-      "where rank 0 writes the connection file, mode 0600 (default: <run folder>/connect.json)")(
-      "store.lease", po::value<std::string>(&raw->lease)->default_value("10s"),
-      "a get or exists keeps the object from eviction and removal this long (10ms..1h), as "
-      "Mooncake Store's kv lease")(
-      "store.put_timeout", po::value<std::string>(&raw->put_timeout)->default_value("30s"),
-      "a put not ended within this (its writer died) is revoked and its space freed "
-      "(100ms..1h)")(
-      "store.metrics_port",
-      po::value<std::string>(&raw->metrics_port)->default_value("off")->value_name("PORT"),
-      "off, or a TCP port on store.listen where rank 0 serves /metrics in the Prometheus text "
-      "format and /health (0: any free port; the address goes to <run folder>/metrics.json)");
+  cli::AddOptionRows(
+      d,
+      {{"store.listen", cli::Text(&raw->listen, "0.0.0.0"),
+        "IPv4 address the master and the store ranks accept clients on (0.0.0.0: "
+        "every interface; the connection file lists them)"},
+       {"store.port", cli::Number(&raw->port, 0),
+        "TCP port of the master's listener (0: any free port; store ranks always take free ones)"},
+       {"store.connect_file", cli::Named(&raw->connect_file, "FILE"),
+        "where rank 0 writes the connection file, mode 0600 (default: <run folder>/connect.json)"},
+       {"store.lease", cli::Text(&raw->lease, "10s"),
+        "a get or exists keeps the object from eviction and removal this long (10ms..1h), as "
+        "Mooncake Store's kv lease"},
+       {"store.put_timeout", cli::Text(&raw->put_timeout, "30s"),
+        "a put not ended within this (its writer died) is revoked and its space freed "
+        "(100ms..1h)"},
+       {"store.metrics_port", cli::Text(&raw->metrics_port, "off")->value_name("PORT"),
+        "off, or a TCP port on store.listen where rank 0 serves /metrics in the Prometheus text "
+        "format and /health (0: any free port; the address goes to <run folder>/metrics.json)"}});
   return d;
 }
 

@@ -1,5 +1,6 @@
 #include "transport/factory/transport_options.h"
 
+#include "common/cli/option_table.h"
 #include "common/cli/option_values.h"
 
 namespace mooncake::transport {
@@ -9,20 +10,22 @@ namespace po = boost::program_options;
 po::options_description TransportOptionsDescription(RawTransportOptions* raw,
                                                     TransportOptionSet set) {
   po::options_description d("Transport (UCX)");
-  d.add_options()("transport.tls", po::value<std::string>(&raw->tls)->default_value("auto"),
-                  "auto | shm | tcp | rdma | a raw UCX_TLS list (e.g. posix,cma,self)")(
-      "transport.devices", po::value<std::string>(&raw->devices)->default_value(""),
-      "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose")(
-      "transport.data_path", po::value<std::string>(&raw->data_path)->default_value("auto"),
-      "auto | rma | am: how READ/WRITE bytes move (auto: AM rendezvous on tcp, RMA elsewhere)");
+  cli::AddOptionRows(
+      d,
+      {{"transport.tls", cli::Text(&raw->tls, "auto"),
+        "auto | shm | tcp | rdma | a raw UCX_TLS list (e.g. posix,cma,self)"},
+       {"transport.devices", cli::Text(&raw->devices, ""),
+        "raw UCX_NET_DEVICES (e.g. mlx5_0:1); empty lets UCX choose"},
+       {"transport.data_path", cli::Text(&raw->data_path, "auto"),
+        "auto | rma | am: how READ/WRITE bytes move (auto: AM rendezvous on tcp, RMA elsewhere)"}});
   if (set == TransportOptionSet::kPath) return d;
-  d.add_options()("transport.rma_slice",
-                  po::value<std::string>(&raw->rma_slice)->default_value("1MiB"),
-                  "slice size of RMA transfers (4KiB..1GiB; 1MiB measured best, docs/TRANSFER.md)")(
-      "transport.am_slice", po::value<std::string>(&raw->am_slice)->default_value("4MiB"),
-      "slice size of active-message transfers (4KiB..1GiB)")(
-      "transport.busy_poll", po::bool_switch(&raw->busy_poll),
-      "progress thread never sleeps (benchmarks on dedicated cores)");
+  cli::AddOptionRows(
+      d, {{"transport.rma_slice", cli::Text(&raw->rma_slice, "1MiB"),
+           "slice size of RMA transfers (4KiB..1GiB; 1MiB measured best, docs/TRANSFER.md)"},
+          {"transport.am_slice", cli::Text(&raw->am_slice, "4MiB"),
+           "slice size of active-message transfers (4KiB..1GiB)"},
+          {"transport.busy_poll", po::bool_switch(&raw->busy_poll),
+           "progress thread never sleeps (benchmarks on dedicated cores)"}});
   return d;
 }
 

@@ -27,6 +27,14 @@ mooncake_status_t NullArgument(const char* what) {
   return Report(mooncake::InvalidArgument(std::string(what) + " is NULL"));
 }
 
+// The value of `r` into *out (MOONCAKE_OK), or its error.
+template <typename T, typename Out>
+mooncake_status_t ReportInto(const mooncake::Result<T>& r, Out* out) {
+  if (!r.ok()) return Report(r.status());
+  *out = *r;
+  return MOONCAKE_OK;
+}
+
 mooncake::client::PutOptions PutOptionsOf(const mooncake_put_options_t* o) {
   mooncake::client::PutOptions p;
   if (o != nullptr) {
@@ -95,20 +103,14 @@ mooncake_status_t mooncake_get_into(mooncake_client_t* client, const char* key, 
   if (client == nullptr || key == nullptr || size == nullptr) {
     return NullArgument("client, key or size");
   }
-  auto n = client->client->GetInto(key, buffer, capacity);
-  if (!n.ok()) return Report(n.status());
-  *size = *n;
-  return MOONCAKE_OK;
+  return ReportInto(client->client->GetInto(key, buffer, capacity), size);
 }
 
 mooncake_status_t mooncake_get_size(mooncake_client_t* client, const char* key, uint64_t* size) {
   if (client == nullptr || key == nullptr || size == nullptr) {
     return NullArgument("client, key or size");
   }
-  auto n = client->client->GetSize(key);
-  if (!n.ok()) return Report(n.status());
-  *size = *n;
-  return MOONCAKE_OK;
+  return ReportInto(client->client->GetSize(key), size);
 }
 
 mooncake_status_t mooncake_exists(mooncake_client_t* client, const char* key, int* exists) {

@@ -26,6 +26,7 @@
 #include "common/units.h"
 #include "transport/ucx/listener_sockets.h"
 #include "transport/ucx/ucx_impl.h"
+#include "transport/ucx/ucx_send_params.h"
 
 namespace mooncake::transport {
 namespace {
@@ -296,10 +297,7 @@ ucs_status_t UcxTransport::OnAttach(const void* header, size_t header_length, vo
 
 Status UcxTransport::SendAttachReply(ucp_ep_h ep, ErrorCode status, int32_t rank) {
   auto* h = new AttachReplyHeader{static_cast<int32_t>(status), rank, world_size_, self_.value};
-  ucp_request_param_t rp{};
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  rp.cb.send = FreeAttachReply;
-  rp.user_data = h;
+  ucp_request_param_t rp = SendParams(FreeAttachReply, h);
   ucs_status_ptr_t req = ucp_am_send_nbx(ep, kAmAttachReply, h, sizeof *h, nullptr, 0, &rp);
   if (req == nullptr) {
     delete h;
@@ -474,12 +472,7 @@ UcxTransport::AttachWait UcxTransport::SendAttachAndWait(ucp_ep_h ep, int32_t r,
   SteadyClock clock;
   auto* out = new OutgoingAttach{AttachHeader{kAttachMagic, kAttachVersion, world_size_, 0},
                                  std::vector<std::byte>(credential.begin(), credential.end())};
-  ucp_request_param_t rp{};
-  rp.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_AM_SEND_FLAG_REPLY;
-  rp.cb.send = FreeAttachSend;
-  rp.user_data = out;
+  ucp_request_param_t rp = SendParams(FreeAttachSend, out, UCP_AM_SEND_FLAG_REPLY);
   ucs_status_ptr_t req = ucp_am_send_nbx(ep, kAmAttach, &out->header, sizeof out->header,
                                          out->credential.data(), out->credential.size(), &rp);
   if (req == nullptr) delete out;

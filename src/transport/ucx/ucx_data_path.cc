@@ -7,6 +7,7 @@
 #include "common/streaming_copy.h"
 #include "transport/slicing.h"
 #include "transport/ucx/ucx_impl.h"
+#include "transport/ucx/ucx_send_params.h"
 
 namespace mooncake::transport {
 namespace {
@@ -234,10 +235,7 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
   for (uint32_t s = 0; s < slices; ++s) {
     Slice slice = SliceAt(r.length, config_.rma_slice, s);
     SliceOp* op = TakeSliceOp(tracker, index, peer);
-    ucp_request_param_t rp{};
-    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    rp.cb.send = OnRmaDone;
-    rp.user_data = op;
+    ucp_request_param_t rp = SendParams(OnRmaDone, op);
     void* local = static_cast<std::byte*>(r.local) + slice.offset;
     uint64_t remote = r.remote_addr + slice.offset;
     ucs_status_ptr_t req =
@@ -263,10 +261,7 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
 void UcxTransport::PostFlush(const std::shared_ptr<BatchTracker>& tracker, int32_t peer,
                              std::vector<size_t> indices) {
   auto* op = new SliceOp{tracker, 0, std::move(indices), peer, nullptr, 0};
-  ucp_request_param_t rp{};
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  rp.cb.send = OnRmaDone;
-  rp.user_data = op;
+  ucp_request_param_t rp = SendParams(OnRmaDone, op);
   ucs_status_ptr_t req = ucp_ep_flush_nbx(eps_.Get(peer), &rp);
   if (req == nullptr || UCS_PTR_IS_ERR(req)) {
     Status s = req == nullptr ? Status::Ok() : SliceFailure(peer, "flush", UCS_PTR_STATUS(req));
@@ -293,14 +288,9 @@ Status UcxTransport::PostAm(const std::shared_ptr<BatchTracker>& tracker, size_t
     auto* ctx = new AmSendContext{
         this, token,
         DataHeader{token, r.remote_addr + slice.offset, slice.length, SourceFor(peer), 0}};
-    ucp_request_param_t rp{};
     // REPLY: the target learns which of its endpoints the message came on and checks the
     // number in the header against it (DataSender), for job ranks and attached processes alike.
-    rp.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-    rp.flags = UCP_AM_SEND_FLAG_REPLY;
-    rp.cb.send = OnAmSent;
-    rp.user_data = ctx;
+    ucp_request_param_t rp = SendParams(OnAmSent, ctx, UCP_AM_SEND_FLAG_REPLY);
     DataHeader* h = &ctx->header;
     ucs_status_ptr_t req =
         r.op == OpKind::kWrite
@@ -322,12 +312,8 @@ void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status
   ucp_ep_h ep = EndpointOf(peer, &keep);
   if (ep == nullptr) return;
   auto* h = new AckHeader{token, static_cast<int32_t>(status), 0};
-  ucp_request_param_t rp{};
-  rp.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_AM_SEND_FLAG_REPLY;  // the writer or reader checks where its answer came from
-  rp.cb.send = OnAckSent;
-  rp.user_data = h;
+  // REPLY: the writer or reader checks where its answer came from.
+  ucp_request_param_t rp = SendParams(OnAckSent, h, UCP_AM_SEND_FLAG_REPLY);
   ucs_status_ptr_t req = ucp_am_send_nbx(ep, id, h, sizeof *h, data, length, &rp);
   if (req == nullptr) {
     delete h;

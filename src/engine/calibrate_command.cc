@@ -17,6 +17,7 @@
 #include "common/units.h"
 #include "common/utc_time.h"
 #include "engine/calibration.h"
+#include "engine/engine_options.h"
 #include "engine/reference_calibration.h"
 #include "model/checkpoint.h"
 #include "model/matmul.h"
@@ -34,11 +35,10 @@ po::options_description CalibrateOptionsDescription() {
       "prefix, decode step time against batch and context; medians of repeats) and writes a\n"
       "hardware preset (configs/hardware/*.ini format) whose cost model predicts those times,\n"
       "with the fit's error. Progress and the report go to stderr.\n\nOptions");
-  d.add_options()("help,h", "print this help")(
-      "model", po::value<std::string>(),
-      "a Hugging Face LLaMA checkpoint folder or a preset: tiny | mini | small")(
-      "seed", po::value<uint64_t>()->default_value(0), "seed of a preset's weights")(
-      "out", po::value<std::string>(), "write the hardware preset here (default: stdout)")(
+  AddReferenceModelOptions(
+      d, "a Hugging Face LLaMA checkpoint folder or a preset: tiny | mini | small");
+  d.add_options()("out", po::value<std::string>(),
+                  "write the hardware preset here (default: stdout)")(
       "model-ini", po::value<std::string>(),
       "also write the model preset (configs/models/*.ini format) the fit was made for")(
       "quick", po::bool_switch(),

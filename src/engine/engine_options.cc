@@ -41,6 +41,13 @@ po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
   return d;
 }
 
+void AddReferenceModelOptions(po::options_description& d, const char* model_help) {
+  cli::AddOptionRows(
+      d, {{"help,h", cli::Flag(), "print this help"},
+          {"model", po::value<std::string>(), model_help},
+          {"seed", po::value<uint64_t>()->default_value(0), "seed of a preset's weights"}});
+}
+
 Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, EngineOptions* out) {
   MC_RETURN_IF_ERROR(cli::ChoiceOption("engine.kind", raw.kind,
                                        {{"cost", false}, {"reference", true}}, &out->reference));

@@ -34,6 +34,11 @@ struct RawEngineOptions {
 
 boost::program_options::options_description EngineOptionsDescription(RawEngineOptions* raw);
 
+// --help, --model (with `model_help`) and --seed: the first rows of `mooncake generate` and
+// `mooncake calibrate`, which both load the reference model.
+void AddReferenceModelOptions(boost::program_options::options_description& d,
+                              const char* model_help);
+
 // Errors name the option. `time_scale`: the reference engine computes in real time, so the job
 // must replay at time scale 1.
 Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, EngineOptions* out);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/cli/subcommand.h"
+#include "engine/engine_options.h"
 #include "model/generate.h"
 #include "model/matmul.h"
 #include "model/trace_tokens.h"
@@ -24,11 +25,11 @@ po::options_description GenerateOptionsDescription() {
       "Usage: mooncake generate --model DIR|PRESET (--prompt-ids IDS... | --trace FILE) "
       "[options]\n\nGreedy generation with the reference model, one JSON line per prompt\n\n"
       "Options");
-  d.add_options()("help,h", "print this help")(
-      "model", po::value<std::string>(),
+  AddReferenceModelOptions(
+      d,
       "a Hugging Face LLaMA checkpoint folder (config.json + model.safetensors) or a preset: "
-      "tiny | mini | small")("seed", po::value<uint64_t>()->default_value(0),
-                             "seed of a preset's weights")(
+      "tiny | mini | small");
+  d.add_options()(
       "prompt-ids", po::value<std::vector<std::string>>()->composing(),
       "a prompt as comma-separated token ids, used as given (no BOS added); repeatable")(
       "max-tokens", po::value<int64_t>(),

@@ -59,10 +59,8 @@ Status ConvertEngineOptions(const RawEngineOptions& raw, double time_scale, Engi
   if (out->cuda && !out->reference) {
     return InvalidArgument("engine.device = cuda needs engine.kind = reference");
   }
-  if (raw.max_output < 0 || raw.max_output > 100000) {
-    return OutOfRange(fmt::format("engine.max_output = {} (allowed 0 to 100000)", raw.max_output));
-  }
-  out->max_output = raw.max_output;
+  MC_RETURN_IF_ERROR(
+      cli::IntOption<int64_t>("engine.max_output", raw.max_output, 0, 100000, &out->max_output));
   MC_RETURN_IF_ERROR(cli::OnOffOption("engine.check_tokens", raw.check_tokens, &out->check_tokens));
   MC_RETURN_IF_ERROR(cli::OnOffOption("fault.swap_kv", raw.swap_kv, &out->fault_swap_kv));
   MC_RETURN_IF_ERROR(cli::ChoiceOption("engine.kv_stream", raw.kv_stream,

@@ -179,10 +179,9 @@ Status Convert(const Raw& r, P2pOptions* o) {
   }
   MC_RETURN_IF_ERROR(
       cli::SizeOption("p2p.piece_size", r.piece_size, 64 * 1024, 1ull << 30, &c.p2p.piece_size));
-  if (r.inflight < 1 || r.inflight > 64) {
-    return OutOfRange(fmt::format("p2p.inflight_per_peer = {} (allowed 1 to 64)", r.inflight));
-  }
-  c.p2p.fetch.limits.per_peer = c.p2p.fetch.limits.per_source = static_cast<uint32_t>(r.inflight);
+  MC_RETURN_IF_ERROR(
+      cli::IntOption("p2p.inflight_per_peer", r.inflight, 1, 64, &c.p2p.fetch.limits.per_peer));
+  c.p2p.fetch.limits.per_source = c.p2p.fetch.limits.per_peer;
   MC_RETURN_IF_ERROR(Timings(r, o));
   MC_RETURN_IF_ERROR(Faults(r, o));
   c.csv = r.csv;

@@ -21,6 +21,17 @@ Status SizeOption(const char* name, const std::string& value, uint64_t lo, uint6
 // A duration with its unit ("100ms") within [lo, hi].
 Status DurationOption(const char* name, const std::string& value, Nanos lo, Nanos hi, Nanos* out);
 
+// A whole number within [lo, hi], into *out (a narrower type); else "name = v (allowed lo to hi)".
+template <typename T, typename Out>
+Status IntOption(const char* name, T value, T lo, T hi, Out* out) {
+  if (value < lo || value > hi) {
+    return OutOfRange(std::string(name) + " = " + std::to_string(value) + " (allowed " +
+                      std::to_string(lo) + " to " + std::to_string(hi) + ")");
+  }
+  *out = static_cast<Out>(value);
+  return Status::Ok();
+}
+
 // "off" (-1) or a TCP port 0..65535 (0: any free one).
 Status PortOption(const char* name, const std::string& value, int* out);
 

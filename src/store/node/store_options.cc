@@ -43,18 +43,13 @@ Status RecoverOption(const RawStoreOptions& raw, StoreOptions* o) {
 }
 
 Status SsdOptions(const RawStoreOptions& raw, bool service, StoreOptions* o) {
-  if (raw.ssd == "on") {
-    o->ssd = true;
-  } else if (raw.ssd != "off") {
-    return InvalidArgument("store.ssd = '" + raw.ssd + "' (allowed: on, off)");
-  }
+  bool ssd = false;
+  MC_RETURN_IF_ERROR(cli::OnOffOption("store.ssd", raw.ssd, &ssd));
+  o->ssd |= ssd;
   MC_RETURN_IF_ERROR(SizeOption("store.ssd_capacity", raw.ssd_capacity, 64ull << 20, 64ull << 40,
                                 &o->ssd_capacity));
-  if (raw.promote_after < 0 || raw.promote_after > 1000000) {
-    return OutOfRange("store.promote_after = " + std::to_string(raw.promote_after) +
-                      " (allowed 0 to 1000000)");
-  }
-  o->promote_after = static_cast<uint32_t>(raw.promote_after);
+  MC_RETURN_IF_ERROR(
+      cli::IntOption("store.promote_after", raw.promote_after, 0, 1000000, &o->promote_after));
   if (raw.when_full.empty()) {
     o->keep_when_full = service;
   } else if (raw.when_full == "keep" || raw.when_full == "evict") {
@@ -76,11 +71,8 @@ Status ServiceOptions(const RawStoreOptions& raw, StoreOptions* o) {
   if (inet_pton(AF_INET, raw.listen.c_str(), &parsed) != 1) {
     return InvalidArgument("store.listen = '" + raw.listen + "' (allowed: an IPv4 address)");
   }
-  if (raw.port < 0 || raw.port > 65535) {
-    return OutOfRange("store.port = " + std::to_string(raw.port) + " (allowed 0 to 65535)");
-  }
+  MC_RETURN_IF_ERROR(cli::IntOption("store.port", raw.port, 0, 65535, &o->port));
   o->listen = raw.listen;
-  o->port = static_cast<uint16_t>(raw.port);
   o->connect_file = raw.connect_file;
   MC_RETURN_IF_ERROR(cli::PortOption("store.metrics_port", raw.metrics_port, &o->metrics_port));
   MC_RETURN_IF_ERROR(DurationOption("store.lease", raw.lease, Nanos(10'000'000),
@@ -150,10 +142,7 @@ po::options_description StoreServiceOptionsDescription(RawStoreOptions* raw) {
 Status ConvertStoreOptions(const RawStoreOptions& raw, bool service, StoreOptions* out) {
   MC_RETURN_IF_ERROR(SizeOption("store.dram", raw.dram, 1ull << 20, 1ull << 40, &out->dram));
   MC_RETURN_IF_ERROR(ServiceOptions(raw, out));
-  if (raw.replicas < 1 || raw.replicas > 64) {
-    return OutOfRange("store.replicas = " + std::to_string(raw.replicas) + " (allowed 1 to 64)");
-  }
-  out->replicas = raw.replicas;
+  MC_RETURN_IF_ERROR(cli::IntOption("store.replicas", raw.replicas, 1, 64, &out->replicas));
   return SsdOptions(raw, service, out);
 }
 

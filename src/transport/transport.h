@@ -92,9 +92,10 @@ using MessageHandler = std::function<void(Rank from, std::span<const std::byte> 
 // Processes outside the job (DESIGN.md "Attaching from outside the job"). One rank of the job
 // listens on a TCP socket address; a process the launcher did not start (a store client)
 // attaches to it there, presenting a credential that the listener checks before anything the
-// process sends is delivered. An attached peer is numbered from world_size() up, in arrival
-// order and never reused: the message handler sees its messages under that rank, SendMessage
-// answers it, and the peer-failure handler hears when it detached or its connection failed.
+// process sends is delivered. An attached peer is numbered from world_size() up (above the join
+// slots where the backend has them, join_slots.h), in arrival order and never reused: the
+// message handler sees its messages under that rank, SendMessage answers it, and the
+// peer-failure handler hears when it detached or its connection failed.
 struct ListenConfig {
   std::string address = "0.0.0.0";  // IPv4 address to bind; 0.0.0.0 binds every interface
   uint16_t port = 0;                // 0: the kernel picks a free port

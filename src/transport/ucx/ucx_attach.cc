@@ -163,7 +163,7 @@ Result<uint16_t> UcxTransport::Listen(const ListenConfig& config, AttachCheck ch
   {
     std::lock_guard<std::mutex> lock(attached_mutex_);
     attach_check_ = std::move(check);
-    next_attached_rank_ = world_size_;
+    next_attached_rank_ = slots_;  // above the join slots: no attached number is a store rank's
   }
   ucp_listener_params_t lp{};
   lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
@@ -313,6 +313,7 @@ void UcxTransport::OnAttachedError(AttachedPeer* peer, ucs_status_t status) {
   if (closing_) return;
   peer->gone = true;
   reap_wanted_ = true;
+  if (peer->slot >= 0) return OnPeerError(peer->slot, status);  // a joined store rank
   const int32_t rank = peer->rank;
   if (rank < 0 || shutting_down_) return;
   log::Debug("attached process {} left: {}", rank, ucs_status_string(status));
@@ -339,7 +340,8 @@ void UcxTransport::ReapAttached(bool all) {
     }
     std::erase(unadmitted_, nullptr);
     for (auto it = attached_.begin(); it != attached_.end();) {
-      if (all || it->second->gone) {
+      // An adopted peer stays until Close: eps_[slot] uses its endpoint without owning it.
+      if (all || (it->second->gone && it->second->slot < 0)) {
         closing.push_back(std::move(it->second));
         it = attached_.erase(it);
       } else {
@@ -408,20 +410,62 @@ size_t UcxTransport::attached_peers() const {
 }
 
 ucp_ep_h UcxTransport::EndpointOf(int32_t peer, std::shared_ptr<AttachedPeer>* keep) const {
-  if (peer >= 0 && peer < world_size_) {
+  if (peer >= 0 && peer < slots_) {
     return eps_.Get(peer);
   }
   *keep = FindAttached(peer);
   return *keep ? (*keep)->ep.get() : nullptr;
 }
 
+Status UcxTransport::AdoptAttached(Rank attached, Rank slot) {
+  if (slot.value < world_size_ || slot.value >= slots_) {
+    return InvalidArgument("rank " + std::to_string(slot.value) +
+                           " is not a join slot of a job of " + std::to_string(world_size_) +
+                           " ranks");
+  }
+  if (eps_.Get(slot.value) != nullptr) {
+    return Status(ErrorCode::kAlreadyExists,
+                  "join slot " + std::to_string(slot.value) + " is taken");
+  }
+  std::shared_ptr<AttachedPeer> peer = FindAttached(attached.value);
+  if (peer == nullptr) {
+    return NotFound("no attached process " + std::to_string(attached.value) + " to adopt");
+  }
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    if (peer->slot >= 0) return InvalidArgument("the attached process holds a join slot already");
+    peer->slot = slot.value;
+  }
+  peer_failed_[slot.value] = peer_declared_dead_[slot.value] = false;
+  paths_[slot.value] = peer->path;
+  use_am_[slot.value] = peer->use_am;
+  am_zero_copy_[slot.value] = HasRndvRmaLane(peer->ep.get());
+  eps_.Set(slot.value, peer->ep.get());
+  log::Debug("attached process {} is rank {} now ({})", attached.value, slot.value, peer->path);
+  return Status::Ok();
+}
+
+Status UcxTransport::TakeJoinSlot(Rank listener, Rank slot) {
+  if (listener.value < 0 || listener.value >= world_size_ || attached_as_.empty() ||
+      attached_as_[listener.value] < 0) {
+    return InvalidArgument("not attached to rank " + std::to_string(listener.value));
+  }
+  if (slot.value < world_size_ || slot.value >= slots_) {
+    return InvalidArgument("rank " + std::to_string(slot.value) + " is not a join slot");
+  }
+  attached_as_[listener.value] = slot.value;
+  self_ = slot;
+  return Status::Ok();
+}
+
 Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t port,
                             std::span<const std::byte> credential, Nanos timeout, int* job_size) {
   const int32_t r = listener.value;
   const std::string where = HostPort(host, port) + " (rank " + std::to_string(r) + ")";
-  if (r < 0 || r >= world_size_) {
+  if (r < 0 || r >= slots_) {
     return InvalidArgument("rank " + std::to_string(r) + " is not in a job of " +
-                           std::to_string(world_size_) + " ranks");
+                           std::to_string(world_size_) + " ranks (nor one of its " +
+                           std::to_string(kMaxJoinedRanks) + " join slots)");
   }
   if (credential.size() > kMaxCredentialBytes) return InvalidArgument("credential too long");
   if (eps_.Get(r) != nullptr) return InvalidArgument("already attached to " + where);
@@ -433,7 +477,7 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   // for an answer that cannot come.
   Status listening = ProbeTcpListener(host, port, timeout);
   if (!listening.ok()) return listening.WithContext("rank " + std::to_string(r) + " of the job");
-  if (attached_as_.empty()) attached_as_.assign(world_size_, -1);
+  if (attached_as_.empty()) attached_as_.assign(slots_, -1);
   peer_failed_[r] = false;  // a failed try at another address of this rank is not this one's
   {
     std::lock_guard<std::mutex> lock(attach_wait_mutex_);

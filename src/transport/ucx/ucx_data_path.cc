@@ -162,7 +162,7 @@ Result<std::unique_ptr<TransferBatch>> UcxTransport::Submit(
       tracker->SetSlices(i, 0);
       continue;
     }
-    if (r.peer.value < 0 || r.peer.value >= world_size_ || eps_.Get(r.peer.value) == nullptr) {
+    if (r.peer.value < 0 || r.peer.value >= slots_ || eps_.Get(r.peer.value) == nullptr) {
       tracker->SetSlices(i, 1);
       tracker->CompleteSlice(
           i, InvalidArgument("request names rank " + std::to_string(r.peer.value) + " of " +
@@ -183,7 +183,7 @@ std::byte* UcxTransport::MappedAddress(Rank peer, uint64_t remote_addr, size_t l
   // is requested (families without it refuse that error mode), so a peer that died still
   // answers here with its orphaned segment: the store notices it through leases and the
   // master, not through the copy. Callers must not race Close, as for Submit.
-  if (closing_ || peer.value < 0 || peer.value >= world_size_ || eps_.Get(peer.value) == nullptr ||
+  if (closing_ || peer.value < 0 || peer.value >= slots_ || eps_.Get(peer.value) == nullptr ||
       TransfersRefused(peer.value) || config_.data_path != DataPath::kAuto || UsesAm(peer.value)) {
     return nullptr;
   }
@@ -252,7 +252,7 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
     }
   }
   if (is_write) {
-    if (writes_by_peer->empty()) writes_by_peer->resize(world_size_);
+    if (writes_by_peer->empty()) writes_by_peer->resize(slots_);
     (*writes_by_peer)[peer].push_back(index);
   }
   return Status::Ok();
@@ -324,11 +324,11 @@ void UcxTransport::SendAck(int32_t peer, unsigned id, uint64_t token, ucs_status
 }
 
 bool UcxTransport::CameFrom(int32_t rank, const ucp_am_recv_param_t* param) const {
-  if (rank >= 0 && rank < world_size_) {
+  if (rank >= 0 && rank < slots_) {  // a job rank, or a store rank that joined (its slot)
     return (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0 &&
            param->reply_ep != nullptr && param->reply_ep == eps_.Get(rank);
   }
-  return rank >= world_size_ && AttachedSenderMatches(rank, param);
+  return rank >= slots_ && AttachedSenderMatches(rank, param);
 }
 
 bool UcxTransport::DataSender(int32_t rank, const ucp_am_recv_param_t* param) {
@@ -342,7 +342,7 @@ std::string UcxTransport::SenderName(const ucp_am_recv_param_t* param) const {
     return "unknown";
   }
   // A scan, on the refusal path only: no table to keep in step with endpoints that come and go.
-  for (int32_t r = 0; r < world_size_; ++r) {
+  for (int32_t r = 0; r < slots_; ++r) {
     if (eps_.Get(r) == param->reply_ep) return std::to_string(r);
   }
   std::lock_guard<std::mutex> lock(attached_mutex_);

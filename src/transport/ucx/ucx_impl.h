@@ -17,6 +17,7 @@
 
 #include "common/secret.h"
 #include "transport/batch_tracker.h"
+#include "transport/join_slots.h"
 #include "transport/region_table.h"
 #include "transport/ucx/ucx_transport.h"
 
@@ -187,9 +188,12 @@ struct AttachedPeer {
   bool use_am = false;
   std::string path;
   std::string client;  // "a.b.c.d:port" of its connection (the listener's socket's peer)
+  // The join slot it was moved into (AdoptAttached), -1 if none: eps_[slot] is this endpoint
+  // too (not owned there), and it stays until Close even once gone, so eps_ never dangles.
+  int32_t slot = -1;
 };
 
-class UcxTransport final : public Transport {
+class UcxTransport final : public Transport, public JoinSlots {
  public:
   UcxTransport(const UcxConfig& config, Rank self, int world_size);
   ~UcxTransport() override;
@@ -225,8 +229,10 @@ class UcxTransport final : public Transport {
   }
   void SetPeerFailureHandler(PeerFailureHandler handler) override;
   bool PeerDead(Rank peer) const override {
-    return peer.value >= 0 && peer.value < world_size_ && TransfersRefused(peer.value);
+    return peer.value >= 0 && peer.value < slots_ && TransfersRefused(peer.value);
   }
+  Status AdoptAttached(Rank attached, Rank slot) override;
+  Status TakeJoinSlot(Rank listener, Rank slot) override;
   Result<uint16_t> Listen(const ListenConfig& config, AttachCheck check) override;
   size_t attached_peers() const override;
   uint64_t refused_data_messages() const override { return refused_data_messages_.load(); }
@@ -278,7 +284,11 @@ class UcxTransport final : public Transport {
   // The number this process goes by at `peer`: self_, or on a process outside the job the
   // number the listener `peer` gave it.
   int32_t SourceFor(int32_t peer) const {
-    return attached_as_.empty() ? self_.value : attached_as_[peer];
+    // A joined store rank also answers the processes attached to its own listener as itself.
+    if (peer < 0 || peer >= static_cast<int32_t>(attached_as_.size()) || attached_as_[peer] < 0) {
+      return self_.value;
+    }
+    return attached_as_[peer];
   }
   // Listener side: the admitted attached peer `rank`, or null (gone or never admitted).
   std::shared_ptr<AttachedPeer> FindAttached(int32_t rank) const;
@@ -288,7 +298,7 @@ class UcxTransport final : public Transport {
   bool AttachedSenderMatches(int32_t rank, const ucp_am_recv_param_t* param) const;
   // A job rank, or an attached peer on its own connection.
   bool KnownSender(int32_t rank, const ucp_am_recv_param_t* param) const {
-    return rank >= 0 && (rank < world_size_ || AttachedSenderMatches(rank, param));
+    return rank >= 0 && (rank < world_size_ || CameFrom(rank, param));
   }
   // A data-path message that names `rank` as its sender: true when it came on that rank's own
   // endpoint (every data-path message is sent with UCP_AM_SEND_FLAG_REPLY, so UCX says which),
@@ -317,6 +327,9 @@ class UcxTransport final : public Transport {
   UcxConfig config_;
   Rank self_;
   int world_size_;
+  // Peer slots: the job's ranks, then kMaxJoinedRanks join slots (join_slots.h); every per-peer
+  // array is this long, and attached processes are numbered from here up.
+  int slots_;
   // RetainUntilClosed: released in Close once the progress thread stopped; declared before the
   // worker so that, without Close, it is destroyed after it too.
   std::mutex retained_mutex_;

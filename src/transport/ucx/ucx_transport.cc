@@ -132,7 +132,11 @@ uint64_t NextInstanceId() {
 }  // namespace
 
 UcxTransport::UcxTransport(const UcxConfig& config, Rank self, int world_size)
-    : config_(config), self_(self), world_size_(world_size), instance_id_(NextInstanceId()) {}
+    : config_(config),
+      self_(self),
+      world_size_(world_size),
+      slots_(world_size + kMaxJoinedRanks),
+      instance_id_(NextInstanceId()) {}
 
 Status UcxTransport::Init() {
   Status s = CreateContext();
@@ -142,17 +146,18 @@ Status UcxTransport::Init() {
   // An event fd lets the idle progress thread sleep until a message arrives instead of polling
   // with a back-off (which added up to max_sleep to every RPC). Without one it falls back to it.
   if (ucp_worker_get_efd(worker_.get(), &efd_) != UCS_OK) efd_ = -1;
-  peer_failed_.reset(new std::atomic<bool>[world_size_]);
-  peer_declared_dead_.reset(new std::atomic<bool>[world_size_]);
-  for (int i = 0; i < world_size_; ++i) peer_failed_[i] = peer_declared_dead_[i] = false;
-  for (int i = 0; i < world_size_; ++i) {
+  peer_failed_.reset(new std::atomic<bool>[slots_]);
+  peer_declared_dead_.reset(new std::atomic<bool>[slots_]);
+  for (int i = 0; i < slots_; ++i) peer_failed_[i] = peer_declared_dead_[i] = false;
+  for (int i = 0; i < slots_; ++i) {
     imported_.push_back(std::make_unique<RegionTable<std::shared_ptr<RkeyHolder>>>());
   }
-  // Sized once: ConnectAll fills every slot, Attach (a process outside the job) only some.
-  eps_.Resize(world_size_);
-  use_am_.assign(world_size_, 0);
-  am_zero_copy_.assign(world_size_, 0);
-  paths_.assign(world_size_, "");
+  // Sized once: ConnectAll fills the job's slots, Attach (a process outside the job) only some,
+  // AdoptAttached the join slots.
+  eps_.Resize(slots_);
+  use_am_.assign(slots_, 0);
+  am_zero_copy_.assign(slots_, 0);
+  paths_.assign(slots_, "");
   running_ = true;
   progress_thread_ = std::thread([this] { ProgressLoop(); });
   return Status::Ok();
@@ -436,7 +441,7 @@ void UcxTransport::DescribeEndpoint(int32_t r) {
 }
 
 std::string UcxTransport::DescribePath(Rank peer) const {
-  if (peer.value >= world_size_) {
+  if (peer.value >= slots_) {
     auto attached = FindAttached(peer.value);
     if (attached == nullptr) return "not connected";
     return attached->path + (attached->use_am ? " (am rendezvous)" : " (rma)");
@@ -545,7 +550,7 @@ void PopulateMapping(void* addr, size_t length) {
 }  // namespace
 
 Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
-  if (owner.value < 0 || owner.value >= world_size_ || eps_.Get(owner.value) == nullptr) {
+  if (owner.value < 0 || owner.value >= slots_ || eps_.Get(owner.value) == nullptr) {
     return InvalidArgument("cannot import a descriptor of rank " + std::to_string(owner.value) +
                            " (not connected)");
   }
@@ -579,7 +584,7 @@ Status UcxTransport::SendMessage(Rank peer, std::span<const std::byte> payload) 
   std::shared_ptr<AttachedPeer> keep;  // an attached peer's endpoint stays open while we post
   ucp_ep_h ep = EndpointOf(peer.value, &keep);
   if (ep == nullptr) return PeerFailure("no endpoint to rank " + std::to_string(peer.value));
-  if (peer.value < world_size_ && peer_failed_[peer.value]) {
+  if (peer.value < slots_ && peer_failed_[peer.value]) {
     return PeerFailure(PeerName(peer.value) + " has failed");
   }
   // The payload must live until UCX is done with it: a heap copy freed by the callback.
@@ -645,7 +650,7 @@ ucs_status_t UcxTransport::OnControl(const void* header, size_t header_length, v
 
 void UcxTransport::OnPeerError(int32_t peer, ucs_status_t status) {
   if (closing_ || shutting_down_) return;  // peers closing at shutdown is not a failure
-  if (peer < 0 || peer >= world_size_) return;
+  if (peer < 0 || peer >= slots_) return;
   {
     // A process outside the job waiting to attach to `peer`: this address did not take the
     // connection. Attach says why and the caller may try another address, so no warning here.
@@ -679,7 +684,7 @@ void UcxTransport::SetPeerFailureHandler(PeerFailureHandler handler) {
 }
 
 void UcxTransport::MarkPeerDead(Rank peer, const std::string& why) {
-  if (peer.value < 0 || peer.value >= world_size_ || closing_) return;
+  if (peer.value < 0 || peer.value >= slots_ || closing_) return;
   peer_declared_dead_[peer.value] = true;
   FailPeer(peer.value, PeerFailure(PeerName(peer.value) + " is dead (" + why + ")"));
 }
@@ -704,9 +709,16 @@ Status UcxTransport::Close(Nanos timeout) {
   Status result;
   // Flush-close every endpoint while the progress thread still runs.
   std::vector<ucs_status_ptr_t> pending;
+  std::vector<char> adopted(slots_, 0);  // join slots whose endpoint the attached peer owns
+  {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    for (const auto& [rank, peer] : attached_) {
+      if (peer->slot >= 0) adopted[peer->slot] = 1;
+    }
+  }
   for (int32_t r = 0; r < eps_.size(); ++r) {
-    ucp_ep_h ep = eps_.Take(r);  // closed here, with a deadline
-    if (ep == nullptr) continue;
+    ucp_ep_h ep = eps_.Take(r);                 // closed here, with a deadline
+    if (ep == nullptr || adopted[r]) continue;  // adopted ones: ReapAttached closes them
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     rp.flags = UCP_EP_CLOSE_FLAG_FORCE;

@@ -10,7 +10,7 @@ StoreClient::StoreClient(transport::Transport& transport, transport::Rpc& rpc, R
     : transport_(transport),
       rpc_(rpc),
       master_(master),
-      topology_(std::move(topology)),
+      topology_(std::make_shared<GrowingTopology>(std::move(topology))),
       cfg_(cfg) {}
 
 Result<std::vector<std::byte>> StoreClient::Call(StoreMsg type, std::span<const std::byte> request,
@@ -149,7 +149,7 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
     out[i] = FromEntry(resp.entries[i].status);
     if (!out[i].ok()) continue;
     for (const auto& loc : resp.entries[i].replicas) {
-      auto addr = topology_.RemoteAddress(loc);
+      auto addr = topology_->RemoteAddress(loc);
       if (!addr.ok() || loc.length != values[i].size()) {
         out[i] = addr.ok() ? ProtocolError("replica length differs from the value") : addr.status();
         break;

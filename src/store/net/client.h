@@ -42,6 +42,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "store/net/growing_topology.h"
 #include "store/net/messages.h"
 #include "store/net/topology.h"
 #include "store/types.h"
@@ -105,7 +106,12 @@ class StoreClient {
   // The master's counters (objects, evictions, time spent serving exists and get).
   Result<StatsResponse> MasterStats();
 
-  const StoreTopology& topology() const { return topology_; }
+  const StoreTopology& topology() const { return topology_->Now(); }
+  // Store ranks that joined the job after the client started: `resolver` attaches to one the
+  // master names and returns its segment (GrowingTopology). Set before the first call.
+  void SetRankResolver(GrowingTopology::Resolver resolver) {
+    topology_->SetResolver(std::move(resolver));
+  }
   // RPCs this client has sent to the master (every phase, retry and revoke): what a call cost
   // in round trips (a batch get of any number of keys up to kMaxBatchKeys is one).
   uint64_t master_calls() const { return master_calls_->load(std::memory_order_relaxed); }
@@ -188,7 +194,7 @@ class StoreClient {
   transport::Transport& transport_;
   transport::Rpc& rpc_;
   Rank master_;
-  StoreTopology topology_;
+  std::shared_ptr<GrowingTopology> topology_;  // shared: the client stays movable
   StoreClientConfig cfg_;
   SteadyClock clock_;
   std::shared_ptr<StagingImports> staging_ = std::make_shared<StagingImports>();  // movable

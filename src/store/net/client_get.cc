@@ -179,7 +179,7 @@ std::vector<Result<size_t>> StoreClient::ReadFound(std::span<const std::string> 
     for (size_t i : pending) {
       const ReplicaLocation* loc = NextDramReplica(resp.entries[i].view, &cursor[i]);
       if (loc == nullptr) continue;  // status keeps the last replica's failure
-      auto addr = topology_.RemoteAddress(*loc);
+      auto addr = topology_->RemoteAddress(*loc);
       if (!addr.ok()) {
         status[i] = addr.status();
         next.push_back(i);

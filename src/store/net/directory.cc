@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "transport/join_slots.h"
+
 namespace mooncake::store {
 namespace {
 
@@ -21,8 +23,9 @@ Status StoreDirectory::Validate() const {
   }
   std::set<int32_t> seen;
   for (const auto& e : store_ranks) {
-    if (e.rank.value < 0 || e.rank.value >= world_size || e.rank == master ||
-        !seen.insert(e.rank.value).second) {
+    // A store rank of the job, or one that joined it since (a join slot, transport/join_slots.h).
+    if (e.rank.value < 0 || e.rank.value >= world_size + transport::kMaxJoinedRanks ||
+        e.rank == master || !seen.insert(e.rank.value).second) {
       return Bad("store rank " + std::to_string(e.rank.value) + " is outside the job or repeated");
     }
     if (e.hosts.empty() || e.hosts.size() > kMaxHostsPerRank || e.port == 0) {

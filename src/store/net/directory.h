@@ -44,7 +44,8 @@ struct StoreDirectory : WireMessage<StoreDirectory> {
   static void Fields(Self& m, Visit&& visit) {
     visit(m.version, m.world_size, m.master, m.default_replicas, m.ssd, m.store_ranks);
   }
-  // Ranks inside the job, distinct and not the master; descriptors that decode; sane counts.
+  // Ranks inside the job or its join slots, distinct and not the master; descriptors that
+  // decode; sane counts.
   Status Validate() const;
 
   // The segments, for StoreClient (each entry's descriptor decoded).

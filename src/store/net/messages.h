@@ -37,6 +37,11 @@ enum class StoreMsg : uint16_t {
   // The active master's journal to its standby (JournalBatch, store/journal.h); empty answer once
   // the standby applied it. A standby that took over answers PeerFailure "fenced by epoch E".
   kJournal = 0x0420,
+  // Joins and leaves of store ranks in a running job (issue 33, item 4), apart from the ids
+  // above (join_drain_messages.h). kDrain: DrainRequest, answered by DrainReply; asked again
+  // until the reply says the rank left. kJoin: JoinRequest, answered by JoinReply.
+  kDrain = 0x0430,
+  kJoin = 0x0431,
 };
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;

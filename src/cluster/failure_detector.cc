@@ -69,6 +69,18 @@ Status FailureDetector::Admit(Rank rank, Role role) {
 
 void FailureDetector::Announce() { Broadcast(view()); }
 
+bool FailureDetector::Retire(Rank rank) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!membership_.Leave(rank)) return false;
+    last_heard_.erase(rank.value);
+    changed_ = true;
+  }
+  log::Info("rank {} left the job", rank.value);
+  watcher_.Wake();
+  return true;
+}
+
 std::vector<DeadRank> FailureDetector::dead() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return membership_.dead();

@@ -48,6 +48,9 @@ class FailureDetector {
   Status Admit(Rank rank, Role role);
   // Pushes the membership to every live rank now (a standby that took over tells them).
   void Announce();
+  // `rank` left on purpose (a drained store rank told to exit): no longer watched, not dead (a
+  // new epoch, pushed to the live ranks). False when it was not live.
+  bool Retire(Rank rank);
   std::vector<DeadRank> dead() const;
   uint64_t epoch() const;
   MembershipView view() const;

@@ -76,6 +76,12 @@ bool Membership::Die(Rank rank, Nanos when, std::string why) {
   return true;
 }
 
+bool Membership::Leave(Rank rank) {
+  if (IsConductor(rank) || live_.erase(rank.value) == 0) return false;
+  ++epoch_;
+  return true;
+}
+
 Status Membership::SetConductor(Rank rank) {
   if (!IsLive(rank)) {
     return InvalidArgument("membership: rank " + std::to_string(rank.value) +

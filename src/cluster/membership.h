@@ -78,6 +78,9 @@ class Membership {
   Status Join(Rank rank, Role role);
   // `rank` is dead. False (and no new epoch) when it is not live: already dead, or unknown.
   bool Die(Rank rank, Nanos when, std::string why);
+  // `rank` left on purpose (a drained store rank): no longer live, not dead either. False (and
+  // no new epoch) when it is not live.
+  bool Leave(Rank rank);
   // Another live rank becomes the conductor (the old one stays a member until it dies).
   Status SetConductor(Rank rank);
 

@@ -38,6 +38,9 @@ enum ServeMsg : uint16_t {
   kMsgReport = 0x020b,        // every rank -> conductor at the end: RankReport; empty reply
   kMsgShutdown = 0x020c,      // conductor -> every rank: the job is over (MembershipView)
   kMsgDecodeTokens = 0x020d,  // DecodeTokens, one-way
+  // conductor -> a drained store rank: leave the job now (exit 0, no report); empty request and
+  // reply (issue 33, item 4; apart from the ids above)
+  kMsgLeave = 0x0220,
 };
 
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;

@@ -77,6 +77,10 @@ void RankLifecycle::RegisterEndHandlers() {
     r.Reply({});
     stop_ = true;
   });
+  rpc_.Register(kMsgLeave, [this](Rank, std::span<const std::byte>, transport::Responder r) {
+    r.Reply({});
+    leave_ = true;
+  });
   rpc_.Register(kMsgShutdown,
                 [this](Rank, std::span<const std::byte> bytes, transport::Responder r) {
                   auto view = MembershipView::Decode(bytes);
@@ -124,7 +128,8 @@ std::vector<DeadRank> RankLifecycle::dead_ranks() const {
 
 bool RankLifecycle::peers_lost() const {
   if (conducts()) return !detector_->dead().empty();
-  return heartbeats_ && heartbeats_->epoch() > 0;
+  // A rank that died, not a new epoch: joins and leaves (drains) bump it too.
+  return heartbeats_ && !heartbeats_->membership().dead().empty();
 }
 
 void RankLifecycle::StopOthers() {
@@ -176,6 +181,21 @@ void RankLifecycle::ShutdownOthers() {
     auto r = rpc_.Call(Rank{p}, kMsgShutdown, bytes, config_.rpc_timeout);
     if (!r.ok()) log::Warn("shutdown of rank {}: {}", p, r.status().ToString());
   }
+}
+
+Status RankLifecycle::Admit(Rank rank, cluster::Role role) {
+  if (!conducts()) return InvalidArgument("only the conductor admits ranks");
+  return detector_->Admit(rank, role);
+}
+
+Status RankLifecycle::Dismiss(Rank rank) {
+  // Retired first: the rank may close its endpoints as soon as it answers, and a closing tcp
+  // endpoint of a rank still watched would be declared a death.
+  if (conducts()) (void)detector_->Retire(rank);
+  auto r = rpc_.Call(rank, kMsgLeave, {}, config_.rpc_timeout);
+  return r.ok()
+             ? Status::Ok()
+             : r.status().WithContext("telling rank " + std::to_string(rank.value) + " to leave");
 }
 
 void RankLifecycle::WaitForShutdown() {

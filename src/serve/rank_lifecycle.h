@@ -88,6 +88,15 @@ class RankLifecycle {
   void ShutdownOthers();
   // Others: wait for the conductor's shutdown (bounded by the phase timeout).
   void WaitForShutdown();
+  // Conductor: tells `rank` (a drained store rank) to leave, then stops watching it: it is no
+  // longer live, and not dead. The error of the call when the rank did not answer (it is
+  // retired all the same: what it held was moved).
+  Status Dismiss(Rank rank);
+  // Conductor: `rank` joined the running job as `role` (a store rank, `mooncake store join`):
+  // watched, stopped and waited for from now on like the others.
+  Status Admit(Rank rank, cluster::Role role);
+  // Others: the conductor told this rank to leave (kMsgLeave): it ends alone, exit 0.
+  bool leave_requested() const { return leave_; }
 
   // Conductor: every rank declared dead so far. Others: whether any rank was (as last heard).
   std::vector<DeadRank> dead_ranks() const;
@@ -106,7 +115,7 @@ class RankLifecycle {
   cluster::Membership initial_;
   const ServeConfig& config_;
   SteadyClock clock_;
-  std::atomic<bool> stop_{false}, shutdown_{false};
+  std::atomic<bool> stop_{false}, shutdown_{false}, leave_{false};
   RankReport report_;
   FailureDetector::DeathHandler on_dead_;
   HeartbeatSender::LostHandler on_lost_;

@@ -90,7 +90,8 @@ void StoreServiceNode::OnRankDead(const DeadRank& dead) {
               dead.rank.value);
     return;
   }
-  if (!master_ || deps_.topology.Find(dead.rank) == nullptr) return;
+  // Every other rank is a store rank here, those that joined since included.
+  if (!master_) return;
   const std::vector<std::string> lost = master_->OnStoreRankDead(dead.rank);
   if (lost.empty()) return;
   log::Error(

@@ -68,6 +68,14 @@ class StoreServiceNode {
   RankReport CollectReports(const RankReport& own) { return lifecycle_.CollectReports(own); }
   void ShutdownOthers() { lifecycle_.ShutdownOthers(); }
   void WaitForShutdown() { lifecycle_.WaitForShutdown(); }
+  // Drains (issue 33, item 4): the conductor tells a drained store rank to leave; that rank sees
+  // leave_requested() and ends alone with exit 0.
+  Status Dismiss(Rank rank) { return lifecycle_.Dismiss(rank); }
+  // Joins: the conductor watches a store rank that joined (`mooncake store join`).
+  Status Admit(Rank rank) { return lifecycle_.Admit(rank, cluster::Role::kStore); }
+  bool leave_requested() const { return lifecycle_.leave_requested(); }
+  // A leaving rank: no more heartbeats (RankLifecycle::Stop).
+  void StopHeartbeats() { lifecycle_.Stop(); }
   std::vector<DeadRank> dead_ranks() const { return lifecycle_.dead_ranks(); }
   bool peers_lost() const { return lifecycle_.peers_lost(); }
 

@@ -91,6 +91,27 @@ TEST_F(FailureDetectorTest, AJoinedRankIsWatchedAndKnownToTheOthers) {
   EXPECT_TRUE(detector.dead().size() == 1 && detector.dead()[0].rank.value == 3);
 }
 
+TEST_F(FailureDetectorTest, ARetiredRankIsNoLongerWatchedNorDeadAndTheOthersLearnIt) {
+  FailureDetector detector(*rpcs_[1], Initial(), kFast);
+  std::atomic<int> deaths{0};
+  detector.OnDeath([&](const DeadRank&) { ++deaths; });
+  HeartbeatSender zero(*rpcs_[0], Initial(), kFast);
+  HeartbeatSender two(*rpcs_[2], Initial(), kFast);
+  detector.Start();
+  zero.Start();
+  two.Start();
+  ASSERT_TRUE(detector.Retire(Rank{2}));  // a drained store rank, told to leave
+  EXPECT_FALSE(detector.Retire(Rank{2}));
+  EXPECT_FALSE(detector.Retire(Rank{1}));  // the conductor does not leave
+  two.Stop();                              // it leaves: no more heartbeats
+  ASSERT_TRUE(Eventually([&] { return !zero.membership().IsLive(Rank{2}); }));
+  EXPECT_FALSE(zero.membership().IsDead(Rank{2}));
+  std::this_thread::sleep_for(kFast.failure_timeout * 2);  // long enough to be declared dead
+  EXPECT_EQ(deaths.load(), 0);
+  EXPECT_TRUE(detector.dead().empty());
+  EXPECT_EQ(detector.view().live, (std::vector<int32_t>{0, 1}));
+}
+
 // A conductor of our own: it answers every heartbeat at once except the first, which it holds
 // for three failure timeouts (a reply stuck behind a loaded conductor), and counts them.
 class SlowFirstReply {

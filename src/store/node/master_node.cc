@@ -98,9 +98,19 @@ RecoveryTotals MasterNode::recovery() const {
 }
 
 void MasterNode::ServeClients(const StoreDirectory& directory, std::function<void(Rank)> on_stop) {
+  {
+    std::lock_guard<std::mutex> lock(directory_mu_);
+    directory_ = directory;
+  }
   rpc_.Register(static_cast<uint16_t>(StoreMsg::kDirectory),
-                [bytes = directory.Encode()](Rank, std::span<const std::byte>,
-                                             transport::Responder r) { r.Reply(bytes); });
+                [this](Rank, std::span<const std::byte>, transport::Responder r) {
+                  std::vector<std::byte> bytes;
+                  {
+                    std::lock_guard<std::mutex> lock(directory_mu_);
+                    bytes = directory_.Encode();
+                  }
+                  r.Reply(bytes);
+                });
   rpc_.Register(static_cast<uint16_t>(StoreMsg::kServiceStop),
                 [on_stop = std::move(on_stop)](Rank from, std::span<const std::byte>,
                                                transport::Responder r) {

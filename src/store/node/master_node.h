@@ -12,12 +12,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/net/directory.h"
+#include "store/net/join_drain_messages.h"
 #include "store/net/master_service.h"
 #include "store/net/rereplicator.h"
 #include "store/net/ssd_messages.h"
@@ -67,6 +69,15 @@ class MasterNode {
   // The drained rank leaves the master (Busy while it holds anything): after this its process
   // may exit.
   Status FinishDrain(Rank rank);
+  // `mooncake store drain` (StoreMsg::kDrain, join_drain_messages.h). The first ask for a rank
+  // checks that it may go (a store rank of the job or a joined one; not the last one taking
+  // puts; what it holds fits in the others' free space) and begins the drain; every ask answers
+  // what it still holds; the ask that finds it empty removes it (FinishDrain) and runs
+  // `on_left(rank)` once (dispatcher thread; must not block): the caller tells the rank to exit.
+  void ServeDrains(std::function<void(Rank)> on_left);
+  // One such ask. NotFound: not a store rank; InvalidArgument: the last one; NoSpace: the
+  // others cannot take its bytes. A rank that left answers `left` again (a repeated ask).
+  Result<DrainReply> AskDrain(Rank rank);
   // Store rank `rank`'s blocks recovered from its SSD tier enter the master (before requests
   // are admitted). Ignored without an SSD tier. Store ranks send them over the RPC
   // (StoreMsg::kRecoveryReport, StoreRankNode::ReportRecovered), in parts whose counters add up.
@@ -75,6 +86,12 @@ class MasterNode {
   // (StoreMsg::kDirectory) and their stop (kServiceStop: `on_stop` runs on the dispatcher
   // thread, with the asking process's rank; it must not block).
   void ServeClients(const StoreDirectory& directory, std::function<void(Rank)> on_stop);
+  // `mooncake store join` (StoreMsg::kJoin, join_drain_messages.h; after ServeClients): the
+  // attached process that asks is moved into the next free join slot of the transport
+  // (AdoptAttached), its segment imported and added (AddStoreRank) and listed in the directory;
+  // then `admit(rank)` (dispatcher thread; must not block) starts watching it, and the answer
+  // names its rank. NoSpace once every join slot was used (slots are never reused).
+  void ServeJoins(std::function<Status(Rank)> admit);
   // Stops spilling (completes what is queued): before the store ranks are told to stop.
   void StopSpilling();
   // Stops every thread; idempotent. Handlers stay registered (stop the Rpc before destroying).
@@ -87,6 +104,14 @@ class MasterNode {
   const SpillCoordinator* coordinator() const { return coordinator_.get(); }
 
  private:
+  // AskDrain's checks before the first ask begins a drain (master_drain.cc).
+  Status CheckDrainable(Rank rank);
+  // Every store rank with a segment at the master now (the job's, joined ones; not dead, not
+  // left), ascending.
+  std::vector<Rank> StoreRanksNow();
+  // One join (master_join.cc): the asking process `from` becomes a store rank.
+  Result<JoinReply> Join(Rank from, const JoinRequest& ask,
+                         const std::function<Status(Rank)>& admit);
   // A store rank's part of its SSD recovery report (StoreMsg::kRecoveryReport).
   Status AdmitReport(Rank from, std::span<const std::byte> request);
 
@@ -102,6 +127,11 @@ class MasterNode {
   mutable std::mutex recovery_mu_;
   RecoveryTotals recovery_;   // guarded by recovery_mu_
   std::vector<Rank> joined_;  // store ranks added by AddStoreRank, guarded by recovery_mu_
+  std::mutex directory_mu_;
+  StoreDirectory directory_;  // what kDirectory answers; joins add to it (guarded)
+  int next_slot_ = 0;         // join slots used so far (guarded by directory_mu_)
+  std::mutex drain_mu_;       // one drain ask at a time (check, then begin)
+  std::set<int32_t> left_;    // drained ranks that were told to exit, guarded by drain_mu_
 };
 
 }  // namespace mooncake::store

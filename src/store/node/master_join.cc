@@ -1,0 +1,59 @@
+// MasterNode's side of `mooncake store join` (master_node.h, ServeJoins): a process attached
+// from outside the job becomes a store rank of it.
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "common/units.h"
+#include "store/net/messages.h"
+#include "store/node/master_node.h"
+#include "transport/join_slots.h"
+
+namespace mooncake::store {
+
+Result<JoinReply> MasterNode::Join(Rank from, const JoinRequest& ask,
+                                   const std::function<Status(Rank)>& admit) {
+  auto descriptor = transport::RemoteDescriptor::Decode(ask.segment);
+  if (!descriptor.ok()) return descriptor.status();
+  std::lock_guard<std::mutex> lock(directory_mu_);
+  if (next_slot_ >= transport::kMaxJoinedRanks) {
+    return Status(ErrorCode::kNoSpace,
+                  fmt::format("all {} join slots of this job were used: no more store ranks can "
+                              "join it",
+                              transport::kMaxJoinedRanks));
+  }
+  const Rank rank{transport_.world_size() + next_slot_++};
+  auto slots = transport::JoinSlotsOf(transport_);
+  if (!slots.ok()) return slots.status();
+  MC_RETURN_IF_ERROR((*slots)->AdoptAttached(from, rank));
+  MC_RETURN_IF_ERROR(transport_.Import(rank, *descriptor).WithContext("the joining segment"));
+  MC_RETURN_IF_ERROR(AddStoreRank(StoreSegment{rank, descriptor->addr, descriptor->length}));
+  StoreRankEntry entry;
+  entry.rank = rank;
+  entry.hosts = ask.hosts;
+  entry.port = ask.port;
+  entry.segment = ask.segment;
+  directory_.store_ranks.push_back(std::move(entry));
+  if (admit) MC_RETURN_IF_ERROR(admit(rank));
+  log::Info("store rank {} joined ({} DRAM, listening on {}:{})", rank.value,
+            FormatBytes(descriptor->length), ask.hosts.front(), ask.port);
+  JoinReply reply;
+  reply.rank = rank.value;
+  return reply;
+}
+
+void MasterNode::ServeJoins(std::function<Status(Rank)> admit) {
+  rpc_.Register(static_cast<uint16_t>(StoreMsg::kJoin),
+                [this, admit = std::move(admit)](Rank from, std::span<const std::byte> request,
+                                                 transport::Responder r) {
+                  auto ask = JoinRequest::Decode(request);
+                  if (!ask.ok()) return r.Fail(ask.status());
+                  auto reply = Join(from, *ask, admit);
+                  if (!reply.ok()) {
+                    log::Warn("a store rank could not join: {}", reply.status().ToString());
+                    return r.Fail(reply.status());
+                  }
+                  r.Reply(reply->Encode());
+                });
+}
+
+}  // namespace mooncake::store

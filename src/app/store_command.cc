@@ -1,10 +1,15 @@
 #include "app/store_command.h"
 
+#include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 
+#include "app/store_join.h"
 #include "client/service_control.h"
+#include "common/clock.h"
+#include "common/units.h"
 #include "store/hdf5/inspect.h"
 
 namespace mooncake::app {
@@ -17,7 +22,17 @@ constexpr const char* kUsage =
     "usage: mooncake store stop CONNECT_FILE\n"
     "  asks the store service job (mpirun ... mooncake --job.mode store) behind its connection\n"
     "  file to stop in order, and waits up to 60 s until it has ended\n"
-    "  (exit 0 stopped, 1 it did not stop in time or refused, 2 bad connection file)\n";
+    "  (exit 0 stopped, 1 it did not stop in time or refused, 2 bad connection file)\n"
+    "usage: mooncake store join CONNECT_FILE [options]   (options: mooncake store join --help)\n"
+    "  this process becomes one more store rank of the running store job (run several under\n"
+    "  their own mpirun or srun); exit 0 once the job stopped or drained it\n"
+    "usage: mooncake store drain RANK CONNECT_FILE\n"
+    "  moves every object of store rank RANK of the running store job to its other store ranks\n"
+    "  and lets that rank leave (it exits 0); prints the progress; gives up after 30 min\n"
+    "  (exit 0 drained, 1 refused (not enough free space) or not done in time, 2 not a store\n"
+    "  rank, the last store rank, or a bad connection file)\n";
+
+constexpr auto kDrainTimeout = std::chrono::minutes(30);
 
 int Stop(const char* connect_file) {
   Status s = client::StopStoreService(connect_file, std::chrono::seconds(60));
@@ -29,19 +44,56 @@ int Stop(const char* connect_file) {
   return s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
 }
 
+bool IsHelp(const char* arg) {
+  return std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0;
+}
+
+int Drain(const char* rank_text, const char* connect_file) {
+  int rank = -1;
+  const char* end = rank_text + std::strlen(rank_text);
+  auto [at, ec] = std::from_chars(rank_text, end, rank);
+  if (ec != std::errc() || at != end || rank < 0) {
+    std::cerr << "mooncake store drain: RANK '" << rank_text
+              << "' is not a rank number (the store rank to drain)\n";
+    return 2;
+  }
+  SteadyClock clock;
+  const Nanos start = clock.Now();
+  Status s = client::DrainStoreRank(
+      connect_file, rank, kDrainTimeout, std::chrono::milliseconds(200),
+      [&](const store::DrainReply& r) {
+        std::printf("mooncake store drain: rank %d holds %llu replica(s), %s; %llu copied (%s)\n",
+                    rank, static_cast<unsigned long long>(r.dram_replicas),
+                    FormatBytes(r.used_bytes).c_str(), static_cast<unsigned long long>(r.copied),
+                    FormatSeconds(clock.Now() - start).c_str());
+        std::fflush(stdout);
+      });
+  if (s.ok()) {
+    std::printf("mooncake store drain: rank %d drained in %s and left the job\n", rank,
+                FormatSeconds(clock.Now() - start).c_str());
+    return 0;
+  }
+  std::cerr << "mooncake store drain: " << s.ToString() << "\n";
+  return s.code() == ErrorCode::kInvalidArgument || s.code() == ErrorCode::kNotFound ? 2 : 1;
+}
+
 }  // namespace
 
 int RunStoreCommand(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "join") == 0) return RunStoreJoin(argc - 1, argv + 1);
   if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
     std::cout << kUsage;
     return 0;
   }
-  if (argc == 3 && (std::strcmp(argv[1], "inspect") == 0 || std::strcmp(argv[1], "stop") == 0) &&
-      (std::strcmp(argv[2], "--help") == 0 || std::strcmp(argv[2], "-h") == 0)) {
+  if (argc >= 3 &&
+      (std::strcmp(argv[1], "inspect") == 0 || std::strcmp(argv[1], "stop") == 0 ||
+       std::strcmp(argv[1], "drain") == 0) &&
+      IsHelp(argv[2])) {
     std::cout << kUsage;
     return 0;
   }
   if (argc == 3 && std::strcmp(argv[1], "stop") == 0) return Stop(argv[2]);
+  if (argc == 4 && std::strcmp(argv[1], "drain") == 0) return Drain(argv[2], argv[3]);
   if (argc != 3 || std::strcmp(argv[1], "inspect") != 0) {
     std::cerr << "mooncake: "
               << (argc >= 2 ? "unknown or incomplete store command" : "missing store command")

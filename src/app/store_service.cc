@@ -7,8 +7,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "app/bootstrap_deadline.h"
 #include "app/serve_job.h"
@@ -22,6 +24,7 @@
 #include "serve/store_summary.h"
 #include "store/net/directory.h"
 #include "store/node/client_listener.h"
+#include "transport/join_slots.h"
 
 namespace mooncake::app {
 namespace {
@@ -117,18 +120,39 @@ client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const store::Listener
   return c;
 }
 
-// The conductor: the directory and the stop clients ask for, then the connection file (once the
-// recovered blocks are in the master, so the first client already sees them). A standby that
-// took over does the same, rewriting the file with its own address.
-Status OpenToClients(JobContext& ctx, store::MasterNode& master,
+// What the conductor's drain handler (dispatcher thread, must not block) hands to its main
+// thread: drained store ranks to tell to leave (RankLifecycle::Dismiss calls them).
+class PendingLeaves {
+ public:
+  void Add(Rank rank) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ranks_.push_back(rank);
+  }
+  std::vector<Rank> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(ranks_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Rank> ranks_;
+};
+
+// The conductor: the directory, the stop, the drains and the joins clients ask for, then the
+// connection file (once the recovered blocks are in the master, so the first client already
+// sees them). A standby that took over does the same, rewriting the file with its own address.
+Status OpenToClients(JobContext& ctx, serve::StoreServiceNode& node,
                      const std::vector<store::ListenerRecord>& listeners,
                      const std::string& run_dir, std::atomic<bool>* stop_asked,
-                     std::string* connect_file) {
+                     PendingLeaves* leaves, std::string* connect_file) {
+  store::MasterNode& master = *node.master_node();
   const Rank self{ctx.rank()};
   master.ServeClients(MakeDirectory(ctx, listeners, self), [stop_asked](Rank from) {
     log::Warn("process {} asked the store service to stop", from.value);
     *stop_asked = true;
   });
+  master.ServeDrains([leaves](Rank drained) { leaves->Add(drained); });
+  master.ServeJoins([&node](Rank joined) { return node.Admit(joined); });
   *connect_file = ctx.options.store.connect_file.empty() ? run_dir + "/connect.json"
                                                          : ctx.options.store.connect_file;
   return client::WriteConnectionFile(*connect_file,
@@ -142,6 +166,10 @@ std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::StoreServ
   const JobOptions& o = ctx.options;
   std::vector<Rank> store_ranks;
   for (int r : ctx.roles.RanksOf(Role::kStore)) store_ranks.push_back(Rank{r});
+  // Store ranks that join later take the join slots (ranks without a segment are skipped).
+  for (int r = 0; r < transport::kMaxJoinedRanks; ++r) {
+    store_ranks.push_back(Rank{static_cast<int32_t>(ctx.roles.size()) + r});
+  }
   auto server = serve::ServeMasterMetrics(o.store.listen, o.store.metrics_port,
                                           node.master_node()->service(), std::move(store_ranks),
                                           [&node] { return node.dead_ranks().size(); });
@@ -161,18 +189,28 @@ std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::StoreServ
   return std::move(*server);
 }
 
-// Rank 0 waits for a stop: a signal or kServiceStop. Store ranks wait for the conductor's stop;
-// one that was signalled itself stops alone when none comes within the phase timeout.
+// Rank 0: tells every store rank drained since the last look to leave.
+void DismissDrained(serve::StoreServiceNode& node, PendingLeaves& leaves) {
+  for (Rank rank : leaves.Take()) {
+    Status s = node.Dismiss(rank);
+    if (!s.ok()) log::Warn("{}", s.ToString());
+  }
+}
+
+// Rank 0 waits for a stop: a signal or kServiceStop, telling drained ranks to leave meanwhile.
+// Store ranks wait for the conductor's stop or leave; one that was signalled itself stops alone
+// when none comes within the phase timeout.
 void WaitForStop(JobContext& ctx, serve::StoreServiceNode& node,
-                 const std::atomic<bool>& stop_asked) {
+                 const std::atomic<bool>& stop_asked, PendingLeaves& leaves) {
   SteadyClock clock;
   Nanos signalled_at{0};
   for (;;) {
     // A standby that took over conducts from then on.
     const bool conducts = node.conducts();
+    if (conducts) DismissDrained(node, leaves);
     if (conducts && (g_stop_signal || stop_asked)) return;
     if (!conducts) {
-      if (node.stop_requested()) return;
+      if (node.stop_requested() || node.leave_requested()) return;
       if (g_stop_signal && signalled_at == Nanos(0)) signalled_at = clock.Now();
       if (signalled_at > Nanos(0) && clock.Now() - signalled_at > ctx.options.phase_timeout) {
         log::Warn("signalled, and no stop from the conductor within {}: stopping alone",
@@ -217,6 +255,10 @@ int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string
     // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
     if (!o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
     node.ShutdownOthers();
+  } else if (node.leave_requested() && !node.stop_requested()) {
+    // Drained: what it held lives on the other ranks now; nothing to report.
+    log::Info("store rank {} drained: leaves the job (exit 0)", ctx.rank());
+    node.StopHeartbeats();
   } else {
     serve::RankReport report = node.Finish();
     if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
@@ -253,6 +295,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   config.job_deadline = std::chrono::hours(24 * 365 * 10);  // a service: the stop ends it
   // Before the node: a standby's takeover (on the node's heartbeat thread) uses them.
   std::atomic<bool> stop_asked{false};
+  PendingLeaves leaves;
   std::string connect_file;
   std::vector<store::ListenerRecord> listeners;
   serve::StoreServiceNode node(
@@ -261,7 +304,8 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
           ctx.transport, ctx.rpc, Rank{ctx.rank()}, master, StoreTopologyOf(ctx),
           std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), standby},
       config, MasterNodeConfigFrom(o), StoreRankConfigFrom(o, run_dir, ctx.rank()));
-  node.OnConductorLost([rank = ctx.rank()](const Status& why) {
+  node.OnConductorLost([rank = ctx.rank(), &node](const Status& why) {
+    if (node.leave_requested()) return;  // drained and leaving: the conductor let it go
     log::Error("rank {} ends: {}", rank, why.ToString());
     std::fflush(nullptr);
     std::_Exit(4);
@@ -275,7 +319,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   });
   node.OnPromoted([&] {
     Status opened =
-        OpenToClients(ctx, *node.master_node(), listeners, run_dir, &stop_asked, &connect_file);
+        OpenToClients(ctx, node, listeners, run_dir, &stop_asked, &leaves, &connect_file);
     if (!opened.ok()) {
       log::Error("the new conductor cannot open to clients: {}", opened.ToString());
       return;
@@ -301,7 +345,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   if (o.store.ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());
   const bool conducts = ctx.rank() == master.value;
   if (conducts) {
-    s = OpenToClients(ctx, *node.master_node(), listeners, run_dir, &stop_asked, &connect_file);
+    s = OpenToClients(ctx, node, listeners, run_dir, &stop_asked, &leaves, &connect_file);
     if (!s.ok()) {
       log::Error("{}", s.ToString());
       ctx.mpi.Abort(1);
@@ -311,7 +355,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   if (conducts && o.store.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
   if (o.survive_rank_loss) LeaveMpi(o, ctx.mpi);
   if (conducts) PrintReady(ctx, connect_file);
-  WaitForStop(ctx, node, stop_asked);
+  WaitForStop(ctx, node, stop_asked, leaves);
   const int code = EndService(ctx, node, run_dir);
   *peers_lost = node.peers_lost();
   return code;

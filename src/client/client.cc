@@ -81,6 +81,10 @@ class Client::Impl {
  private:
   Status AttachTo(Rank rank, const std::vector<std::string>& addresses,
                   const std::vector<std::byte>& credential, bool* nothing_listens = nullptr);
+  // A store rank that joined the job after Open (the master placed a replica there): asks the
+  // master's directory for it, attaches and imports its segment (GrowingTopology's resolver).
+  Result<store::StoreSegment> AttachJoined(Rank rank, Rank master,
+                                           const std::vector<std::byte>& credential);
   Status Enter();
   void Leave();
 
@@ -155,12 +159,36 @@ Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions&
   sc.verify_checksum = options.verify_checksum;
   sc.copy_threads = std::max(1, options.copy_threads);
   store = std::make_unique<store::StoreClient>(*transport, *rpc, master, std::move(*topology), sc);
+  store->SetRankResolver(
+      [this, master, credential](Rank r) { return AttachJoined(r, master, credential); });
   info.world_size = directory->world_size;
   info.master_rank = master.value;
   info.default_replicas = directory->default_replicas;
   info.ssd = directory->ssd;
   info.attached_as = static_cast<uint64_t>(transport->self().value);
   return Status::Ok();
+}
+
+Result<store::StoreSegment> Client::Impl::AttachJoined(Rank rank, Rank master,
+                                                       const std::vector<std::byte>& credential) {
+  auto reply =
+      rpc->Call(master, static_cast<uint16_t>(store::StoreMsg::kDirectory), {}, options.timeout);
+  if (!reply.ok()) return reply.status().WithContext("asking the master for a joined store rank");
+  auto directory = store::StoreDirectory::Decode(*reply);
+  if (!directory.ok()) return directory.status();
+  for (const auto& entry : directory->store_ranks) {
+    if (entry.rank != rank) continue;
+    std::vector<std::string> addresses;
+    for (const auto& h : entry.hosts) addresses.push_back(h + ":" + std::to_string(entry.port));
+    MC_RETURN_IF_ERROR(
+        AttachTo(entry.rank, addresses, credential)
+            .WithContext("attaching to joined store rank " + std::to_string(rank.value)));
+    auto d = transport::RemoteDescriptor::Decode(entry.segment);
+    if (!d.ok()) return d.status();
+    MC_RETURN_IF_ERROR(transport->Import(entry.rank, *d));
+    return store::StoreSegment{entry.rank, d->addr, d->length};
+  }
+  return NotFound("the master's directory lists no store rank " + std::to_string(rank.value));
 }
 
 Status Client::Impl::Close() {

@@ -9,35 +9,46 @@
 #include "transport/factory/transport_factory.h"
 
 namespace mooncake::client {
+namespace {
+
+using MasterCall = std::function<Status(transport::Rpc& rpc, Rank master)>;
+
+// Attaches to the master of the job `info` describes (read from `connection_file`), runs
+// `call`, and detaches.
+Status WithJobMaster(const ConnectionInfo& info, const std::string& connection_file, Nanos timeout,
+                     const MasterCall& call) {
+  auto transport = transport::CreateTransport({}, Rank{-1}, info.world_size);
+  if (!transport.ok()) return transport.status();
+  transport::Rpc rpc(**transport);
+  rpc.SetJobToken(info.token);
+  const Rank master{info.master_rank};
+  bool nothing_listens = false;
+  Status attached = AttachAtAnyAddress(**transport, master, info.master_addresses,
+                                       TokenBytes(info.token), timeout, &nothing_listens);
+  if (nothing_listens) {
+    // What the Python client says too (client.cc): the file outlived its job.
+    return PeerFailure("the store job behind " + connection_file +
+                       " has stopped (nothing listens at its addresses; the file is stale): " +
+                       attached.message());
+  }
+  Status result = attached.ok() ? call(rpc, master) : attached;
+  rpc.Stop();
+  (*transport)->BeginShutdown();
+  (void)(*transport)->Close(std::chrono::seconds(2));
+  return result;
+}
+
+}  // namespace
 
 Status StopStoreService(const std::string& connection_file, Nanos timeout) {
   auto info = ReadConnectionFile(connection_file);
   if (!info.ok()) return info.status();
-  auto transport = transport::CreateTransport({}, Rank{-1}, info->world_size);
-  if (!transport.ok()) return transport.status();
-  Status result;
-  {
-    transport::Rpc rpc(**transport);
-    rpc.SetJobToken(info->token);
-    const Rank master{info->master_rank};
-    bool nothing_listens = false;
-    Status attached = AttachAtAnyAddress(**transport, master, info->master_addresses,
-                                         TokenBytes(info->token), timeout, &nothing_listens);
-    if (nothing_listens) {
-      // What the Python client says too (client.cc): the file outlived its job.
-      return PeerFailure("the store job behind " + connection_file +
-                         " has stopped (nothing listens at its addresses; the file is stale): " +
-                         attached.message());
-    }
-    if (!attached.ok()) return attached;
-    auto reply =
-        rpc.Call(master, static_cast<uint16_t>(store::StoreMsg::kServiceStop), {}, timeout);
-    result = reply.ok() ? Status::Ok() : reply.status();
-    rpc.Stop();
-    (*transport)->BeginShutdown();
-    (void)(*transport)->Close(std::chrono::seconds(2));
-  }
-  if (!result.ok()) return result;
+  MC_RETURN_IF_ERROR(
+      WithJobMaster(*info, connection_file, timeout, [&](transport::Rpc& rpc, Rank master) {
+        auto reply =
+            rpc.Call(master, static_cast<uint16_t>(store::StoreMsg::kServiceStop), {}, timeout);
+        return reply.ok() ? Status::Ok() : reply.status();
+      }));
   // The job has ended when its master's port refuses connections.
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
@@ -51,6 +62,35 @@ Status StopStoreService(const std::string& connection_file, Nanos timeout) {
   }
   return Timeout("the store job accepted the stop but still listens after " +
                  std::to_string(timeout.count() / 1'000'000'000) + " s");
+}
+
+Status DrainStoreRank(const std::string& connection_file, int rank, Nanos timeout, Nanos poll,
+                      const std::function<void(const store::DrainReply&)>& progress) {
+  auto info = ReadConnectionFile(connection_file);
+  if (!info.ok()) return info.status();
+  store::DrainRequest ask;
+  ask.rank = rank;
+  const std::vector<std::byte> request = ask.Encode();
+  return WithJobMaster(*info, connection_file, timeout, [&](transport::Rpc& rpc, Rank master) {
+    SteadyClock clock;
+    const Nanos deadline = clock.Now() + timeout;
+    const Nanos call_timeout = std::min<Nanos>(timeout, std::chrono::seconds(30));
+    for (;;) {
+      auto bytes =
+          rpc.Call(master, static_cast<uint16_t>(store::StoreMsg::kDrain), request, call_timeout);
+      if (!bytes.ok()) return bytes.status();
+      auto reply = store::DrainReply::Decode(*bytes);
+      if (!reply.ok()) return reply.status();
+      if (progress) progress(*reply);
+      if (reply->left) return Status::Ok();
+      if (clock.Now() + poll > deadline) {
+        return Timeout("store rank " + std::to_string(rank) + " still holds " +
+                       std::to_string(reply->dram_replicas) + " replica(s) after " +
+                       std::to_string(timeout.count() / 1'000'000'000) + " s of draining");
+      }
+      std::this_thread::sleep_for(poll);
+    }
+  });
 }
 
 }  // namespace mooncake::client

@@ -160,8 +160,9 @@ int Serve(const JoinOptions& o, JoinedRank& j) {
       config, store::MasterNodeConfig{}, store::StoreRankConfig{});
   node.OnConductorLost([&node, rank = j.rank](const Status& why) {
     if (node.leave_requested()) return;
-    log::Error("joined store rank {} ends: the store job's master is gone ({})", rank.value,
-               why.ToString());
+    // The master is gone, or it declared this rank dead (a stall) and fences it now.
+    log::Error("joined store rank {} ends: lost the store job's master, or fenced by it ({})",
+               rank.value, why.ToString());
     std::fflush(nullptr);
     std::_Exit(4);
   });

@@ -10,6 +10,7 @@
 #include "common/secret.h"
 #include "common/threads.h"
 #include "common/wire.h"
+#include "transport/join_slots.h"
 
 namespace mooncake::transport {
 namespace {
@@ -245,8 +246,9 @@ bool Rpc::IsDead(Rank peer) const {
 }
 
 void Rpc::MarkDead(Rank peer, const std::string& why) {
-  // Processes attached from outside the job come and go; they are not fenced.
-  if (peer.value < 0 || peer.value >= transport_.world_size()) return;
+  // Processes attached from outside the job come and go; they are not fenced. Store ranks
+  // that joined the job (join slots, join_slots.h) are members like the job's own ranks.
+  if (peer.value < 0 || peer.value >= transport_.world_size() + kMaxJoinedRanks) return;
   {
     std::unique_lock<std::shared_mutex> lock(dead_mutex_);
     dead_why_[peer.value] = why;

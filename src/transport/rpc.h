@@ -131,7 +131,8 @@ class Rpc {
   // now, and its frames are dropped (fenced): a rank that was stopped and wakes up is not
   // obeyed; a request of it is answered PeerFailure "fenced", so it learns it was declared dead.
   // Any thread. Irreversible for this Rpc. Any rank of the job as the transport counts it now
-  // (a job that grows is covered); processes attached from outside the job are not fenced.
+  // (a job that grows is covered) and its join slots (store ranks that joined, join_slots.h);
+  // processes attached from outside the job are not fenced.
   void MarkDead(Rank peer, const std::string& why);
   bool IsDead(Rank peer) const;
   uint64_t fenced_frames() const { return fenced_frames_.load(); }

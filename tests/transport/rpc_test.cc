@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "transport/join_slots.h"
 #include "transport/loopback/loopback_transport.h"
 
 namespace mooncake::transport {
@@ -219,6 +220,18 @@ class GrowingWorld : public Transport {
   Transport& inner_;
   std::atomic<int> world_;
 };
+
+TEST(RpcTest, AJoinedStoreRanksSlotIsFencedAndAnAttachedProcessAboveTheSlotsIsNot) {
+  std::shared_ptr<LoopbackHub> hub;
+  auto ranks = CreateLoopbackCluster(2, &hub);
+  Rpc a(*ranks[0]);
+  a.MarkDead(Rank{2 + 7}, "a joined store rank stalled");
+  EXPECT_TRUE(a.IsDead(Rank{2 + 7}));
+  EXPECT_EQ(a.Call(Rank{2 + 7}, 5, {}, milliseconds(1000)).status().code(),
+            ErrorCode::kPeerFailure);
+  a.MarkDead(Rank{2 + kMaxJoinedRanks}, "a client");  // the first attached number
+  EXPECT_FALSE(a.IsDead(Rank{2 + kMaxJoinedRanks}));
+}
 
 TEST(RpcTest, RanksBeyondTheWorldAtStartAreFencedAndCounted) {
   std::shared_ptr<LoopbackHub> hub;

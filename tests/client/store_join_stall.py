@@ -28,6 +28,19 @@ def fail(what, *logs):
     sys.exit(1)
 
 
+def job_pids(work):
+    """PIDs of every mooncake process of this test (their command line names the work folder)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd[0] == MOONCAKE.encode() and any(str(work).encode() in c for c in cmd):
+            pids.append(int(pid))
+    return pids
+
+
 def wait_for(what, predicate, timeout, *logs):
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -85,6 +98,8 @@ def main():
                 else:
                     p.send_signal(signal.SIGCONT)
                     p.kill()
+        for pid in job_pids(work):  # mpirun's ranks are not in the launcher's process group
+            os.kill(pid, signal.SIGKILL)
         shutil.rmtree(work, ignore_errors=True)
 
 

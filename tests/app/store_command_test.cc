@@ -1,6 +1,7 @@
 // `mooncake store inspect`: a missing file is named as missing (not an HDF5 error), and
 // `inspect --help` prints the usage instead of being taken for a file name. `mooncake store
-// stop` on a stale connection file says that the job behind it has stopped.
+// stop` on a stale connection file says that the job behind it has stopped. `store join` and
+// `store drain` refuse bad arguments with exit 2.
 #include "app/store_command.h"
 
 #include <arpa/inet.h>
@@ -36,6 +37,27 @@ TEST(StoreCommand, InspectHelpPrintsTheUsage) {
   EXPECT_EQ(RunStore({"store", "inspect", "--help"}), 0);
   EXPECT_NE(testing::internal::GetCapturedStdout().find("usage: mooncake store inspect FILE"),
             std::string::npos);
+}
+
+// `store join` and `store drain` (issue 33, item 4): usage errors name what is wrong, exit 2.
+TEST(StoreCommand, JoinAndDrainUsageErrorsExitTwoNamingTheProblem) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunStore({"store", "join"}), 2);
+  EXPECT_EQ(RunStore({"store", "join", "/nonexistent/connect.json"}), 2);
+  EXPECT_EQ(RunStore({"store", "join", "x.json", "--store.dram", "12"}), 2);
+  EXPECT_EQ(RunStore({"store", "drain", "one", "/nonexistent/connect.json"}), 2);
+  EXPECT_EQ(RunStore({"store", "drain", "1", "/nonexistent/connect.json"}), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("missing CONNECT_FILE"), std::string::npos) << err;
+  EXPECT_NE(err.find("store.dram = '12'"), std::string::npos) << err;
+  EXPECT_NE(err.find("RANK 'one' is not a rank number"), std::string::npos) << err;
+  EXPECT_NE(err.find("/nonexistent/connect.json"), std::string::npos) << err;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(RunStore({"store", "join", "--help"}), 0);
+  EXPECT_EQ(RunStore({"store", "drain", "--help"}), 0);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("--store.dram"), std::string::npos) << out;
+  EXPECT_NE(out.find("usage: mooncake store drain RANK CONNECT_FILE"), std::string::npos);
 }
 
 // A file that is not HDF5: the error goes to stderr (stdout stays for the listing), exit 2.

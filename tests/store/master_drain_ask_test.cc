@@ -9,6 +9,7 @@
 
 #include "common/block_content.h"
 #include "store/net/client.h"
+#include "store/net/messages.h"
 #include "store/node/master_node.h"
 #include "transport/loopback/loopback_transport.h"
 
@@ -120,6 +121,36 @@ TEST_F(MasterDrainAskTest, ADrainEndsWithTheRankGoneAndEveryObjectIntactThenTheL
   EXPECT_EQ(last.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(last.status().message().find("last store rank"), std::string::npos);
   EXPECT_TRUE(client_->Put("after", Value(99), {.replicas = 1}).ok());
+}
+
+// A join needs join slots (the UCX transport's; loopback has none) and a job without SSD tiers:
+// each refusal names why, and nothing joins.
+TEST_F(MasterDrainAskTest, AJoinIsRefusedNamingWhyWhenItCannotBeServed) {
+  master_->ServeJoins([](Rank) { return Status::Ok(); });
+  JoinRequest ask;
+  ask.hosts = {"127.0.0.1"};
+  ask.port = 41000;
+  transport::RemoteDescriptor d;
+  d.addr = 4096;
+  d.length = kSegment;
+  ask.segment = d.Encode();
+  auto r = rpcs_[4]->Call(Rank{0}, static_cast<uint16_t>(StoreMsg::kJoin), ask.Encode(),
+                          std::chrono::seconds(5));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("has no join slots"), std::string::npos)
+      << r.status().ToString();
+  master_->Stop();
+  MasterNodeConfig ssd;
+  ssd.ssd = true;
+  MasterNode with_ssd(ssd, *transports_[0], *rpcs_[0], topology_);
+  with_ssd.ServeJoins([](Rank) { return Status::Ok(); });
+  r = rpcs_[4]->Call(Rank{0}, static_cast<uint16_t>(StoreMsg::kJoin), ask.Encode(),
+                     std::chrono::seconds(5));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kNotSupported);
+  EXPECT_NE(r.status().message().find("store.ssd = on"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(topology_.segments.size(), 3u);
 }
 
 }  // namespace

@@ -12,6 +12,12 @@ namespace mooncake::store {
 
 Result<JoinReply> MasterNode::Join(Rank from, const JoinRequest& ask,
                                    const std::function<Status(Rank)>& admit) {
+  if (cfg_.ssd) {
+    // Its replicas could not spill: store.when_full = keep would pin them in DRAM for good.
+    return NotSupported(
+        "this store job spills to SSD tiers (store.ssd = on): a store rank without one cannot "
+        "join it (joins of SSD tiers are not supported yet)");
+  }
   auto descriptor = transport::RemoteDescriptor::Decode(ask.segment);
   if (!descriptor.ok()) return descriptor.status();
   std::lock_guard<std::mutex> lock(directory_mu_);

@@ -90,7 +90,8 @@ class MasterNode {
   // attached process that asks is moved into the next free join slot of the transport
   // (AdoptAttached), its segment imported and added (AddStoreRank) and listed in the directory;
   // then `admit(rank)` (dispatcher thread; must not block) starts watching it, and the answer
-  // names its rank. NoSpace once every join slot was used (slots are never reused).
+  // names its rank. NoSpace once every join slot was used (slots are never reused);
+  // NotSupported in a job with SSD tiers (a joined rank has none).
   void ServeJoins(std::function<Status(Rank)> admit);
   // Stops spilling (completes what is queued): before the store ranks are told to stop.
   void StopSpilling();

@@ -13,7 +13,16 @@ command -v slurmctld >/dev/null || { echo "SKIP: Slurm is not installed"; exit 7
 # shellcheck source=tests/slurm/local_slurm.sh
 source "${src}/tests/slurm/local_slurm.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mooncake-slurm-join.XXXXXX")
-trap 'local_slurm_down; rm -rf "${tmp}"' EXIT
+# The jobs end before the daemons go, and anything left of them (a failed run) is killed by its
+# command line, which names this test's folder.
+cleanup() {
+  scancel --full --user=root >/dev/null 2>&1
+  sleep 1
+  pkill -9 -f "${tmp}/runs" 2>/dev/null
+  local_slurm_down
+  rm -rf "${tmp}"
+}
+trap cleanup EXIT
 local_slurm_up "${tmp}/slurm" || { echo "FAIL: the local Slurm did not come up"; exit 1; }
 cd "${tmp}"
 MOONCAKE_HOME=${src} MOONCAKE_BIN=${bin} MOONCAKE_RUNS=${tmp}/runs \

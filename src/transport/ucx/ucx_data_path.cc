@@ -12,14 +12,6 @@
 namespace mooncake::transport {
 namespace {
 
-// A direct copy of at least this many bytes uses non-temporal stores in either direction: four
-// times a core's L2 here, so the destination would leave that cache before it is read anyway,
-// and the stores skip the read-for-ownership of every destination line. glibc's memcpy turns
-// non-temporal only near the size of the shared L3. Measured on shared memory (transfer_bench,
-// 16 MiB, three interleaved rounds): 31-34 GB/s with memcpy, 38-42 GB/s streamed; 1 MiB, which
-// stays in L2, gains nothing and lost 30 % when streamed (512 KiB threshold: 41-42 against 57-60).
-constexpr size_t kStreamingCopyFrom = size_t{4} << 20;
-
 Status SliceFailure(int32_t peer, const char* what, ucs_status_t st) {
   return PeerFailure("rank " + std::to_string(peer) + ": " + what +
                      " failed: " + ucs_status_string(st));
@@ -205,14 +197,12 @@ Status UcxTransport::PostRma(const std::shared_ptr<BatchTracker>& tracker, size_
     // do the same copy, under the worker's lock (which serialises threads) and after its own
     // protocol selection; this skips both.
     std::byte* remote = rkey->mapped + (r.remote_addr - rkey->remote_base);
-    if (is_write && (r.bypass_cache || r.length >= kStreamingCopyFrom)) {
+    if (is_write && r.bypass_cache) {
       StreamingCopy(remote, r.local, r.length);
     } else if (is_write) {
-      std::memcpy(remote, r.local, r.length);
-    } else if (r.length >= kStreamingCopyFrom) {
-      StreamingCopy(r.local, remote, r.length);
+      LargeCopy(remote, r.local, r.length);
     } else {
-      std::memcpy(r.local, remote, r.length);
+      LargeCopy(r.local, remote, r.length);
     }
     tracker->SetSlices(index, 0);  // nothing left in flight: the request is complete
     return Status::Ok();

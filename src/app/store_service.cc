@@ -48,12 +48,15 @@ void InstallStopSignals() {
 }
 
 // Every rank listens, admitting the processes that present the job token.
-Result<store::ListenerRecord> Listen(JobContext& ctx) {
+// A standby conductor adds the port of its liveness watch.
+Result<store::ListenerRecord> Listen(JobContext& ctx, const serve::StoreServiceNode& node) {
   transport::ListenConfig lc;
   lc.address = ctx.options.store.listen;
   // A standby conductor listens on a port of its own: it may share the active one's host.
   lc.port = ctx.rank() == ctx.roles.conductor().value ? ctx.options.store.port : 0;
-  return store::ListenForClients(ctx.transport, lc, client::TokenBytes(ctx.rpc.job_token()));
+  auto record = store::ListenForClients(ctx.transport, lc, client::TokenBytes(ctx.rpc.job_token()));
+  if (record.ok()) record->liveness_port = node.liveness_port();
+  return record;
 }
 
 std::string UtcNow() {
@@ -302,7 +305,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
       ctx.rank() == master.value ? serve::ServePart::kConductor : serve::ServePart::kStore,
       serve::StoreServiceDeps{
           ctx.transport, ctx.rpc, Rank{ctx.rank()}, master, StoreTopologyOf(ctx),
-          std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), standby},
+          std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), standby, o.store.listen},
       config, MasterNodeConfigFrom(o), StoreRankConfigFrom(o, run_dir, ctx.rank()));
   node.OnConductorLost([rank = ctx.rank(), &node](const Status& why) {
     if (node.leave_requested()) return;  // drained and leaving: the conductor let it go
@@ -329,7 +332,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     std::fflush(stdout);
   });
   Status s = node.Start();
-  auto listener = s.ok() ? Listen(ctx) : Result<store::ListenerRecord>(s);
+  auto listener = s.ok() ? Listen(ctx, node) : Result<store::ListenerRecord>(s);
   if (!listener.ok()) {
     log::Error("{}", listener.status().ToString());
     ctx.mpi.Abort(listener.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
@@ -340,6 +343,11 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   for (const auto& bytes : gathered) {
     auto r = WireDecode<store::ListenerRecord>(bytes, "ListenerRecord");
     listeners.push_back(r.ok() ? *r : store::ListenerRecord{});
+  }
+  // The standby sees the active's death at once, not after the failure timeout, through a link
+  // that only the end of the active's process closes (docs/FAULTS.md, "A standby conductor").
+  if (ctx.rank() == master.value && standby.value >= 0) {
+    node.LinkToStandby(listeners[standby.value].hosts, listeners[standby.value].liveness_port);
   }
   OrEndBootstrap(ctx.mpi.Barrier(o.phase_timeout, "store service ready"), o, ctx.mpi);
   if (o.store.ssd) CollectiveAdmitRecovered(ctx, node.store_rank(), node.master_node());

@@ -64,6 +64,15 @@ void HeartbeatSender::Apply(const MembershipView& view) {
   }
 }
 
+void HeartbeatSender::ConductorDied(Rank conductor, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_->mutex);
+    inbox_->died = conductor.value;
+    inbox_->died_why = why;
+  }
+  inbox_->cv.notify_all();
+}
+
 void HeartbeatSender::Send(Rank conductor) {
   rpc_.CallAsync(conductor, kMsgHeartbeat, {}, config_.failure_timeout,
                  [inbox = inbox_, asked = conductor.value](Result<std::vector<std::byte>> reply) {
@@ -127,6 +136,10 @@ void HeartbeatSender::Loop() {
       lock.lock();
     }
     if (conductor_changed_.exchange(false)) last_reply = clock_.Now();  // a view named another
+    if (lost.ok() && inbox_->died >= 0 && inbox_->died == conductor_.load()) {
+      lost = PeerFailure("the conductor (rank " + std::to_string(inbox_->died) +
+                         ") died: " + inbox_->died_why);
+    }
     const Nanos silent = clock_.Now() - last_reply;
     const int32_t standby = standby_.load();
     if (lost.ok() && silent > config_.failure_timeout && standby >= 0 &&

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -46,6 +47,10 @@ class HeartbeatSender {
   // `standby` has not announced itself within twice the failure timeout more (it takes that long
   // to notice and take over). A membership view is also taken from `standby`. Set before Start.
   void FollowStandby(Rank standby) { standby_ = standby.value; }
+  // Evidence that `conductor` died (cluster/liveness_link.h: its process ended, not only fell
+  // silent): when it is the conductor followed, it counts as lost now instead of after the
+  // failure timeout. Any thread.
+  void ConductorDied(Rank conductor, const std::string& why);
   // When the conductor last answered, on this sender's steady clock (the takeover's start).
   Nanos last_reply_at() const { return Nanos(last_reply_ns_.load()); }
   // True once a reply said this rank was fenced (declared dead by the conductor).
@@ -64,6 +69,8 @@ class HeartbeatSender {
     // The conductor asked, and its reply (a reply of a conductor no longer followed is dropped).
     std::deque<std::pair<int32_t, Result<std::vector<std::byte>>>> replies;
     bool stopping = false;
+    int32_t died = -1;  // ConductorDied's rank, and why
+    std::string died_why;
   };
   void Loop();
   void Send(Rank conductor);

@@ -57,6 +57,10 @@ void RankLifecycle::Promote(cluster::Membership membership) {
   detector_->Announce();
 }
 
+void RankLifecycle::ConductorDied(Rank conductor, const std::string& why) {
+  if (heartbeats_) heartbeats_->ConductorDied(conductor, why);
+}
+
 cluster::Membership RankLifecycle::membership() const {
   if (conducts()) return cluster::Membership();  // not asked of a conductor
   return heartbeats_ ? heartbeats_->membership() : initial_;

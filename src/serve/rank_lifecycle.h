@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cluster/failure_detector.h"
@@ -59,6 +60,9 @@ class RankLifecycle {
   // The store service's standby conductor (docs/FAULTS.md). Others: follow `standby` when the
   // conductor falls silent (HeartbeatSender::FollowStandby). Set before Start.
   void FollowStandby(Rank standby) { follow_standby_ = standby; }
+  // Others: evidence that `conductor` died (HeartbeatSender::ConductorDied). Any thread, after
+  // Start.
+  void ConductorDied(Rank conductor, const std::string& why);
   // The standby takes over: its heartbeats stop and it conducts `membership` (in which it is
   // the conductor and the old one dead) from now on: the failure detector starts, watching every
   // live rank, and tells them the new view.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/log.h"
 #include "common/units.h"
@@ -22,6 +23,14 @@ cluster::Membership StoreServiceMembership(const store::StoreTopology& topology,
 
 double Millis(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
 
+// The job token as the liveness link presents it.
+std::vector<std::byte> TokenBytes(const transport::JobToken& token) {
+  std::vector<std::byte> out(16);
+  std::memcpy(out.data(), &token.hi, 8);
+  std::memcpy(out.data() + 8, &token.lo, 8);
+  return out;
+}
+
 }  // namespace
 
 StoreServiceNode::StoreServiceNode(ServePart part, StoreServiceDeps deps, const ServeConfig& config,
@@ -36,6 +45,7 @@ StoreServiceNode::StoreServiceNode(ServePart part, StoreServiceDeps deps, const 
                  StoreServiceMembership(deps_.topology, deps_.master, deps_.standby), config) {}
 
 StoreServiceNode::~StoreServiceNode() {
+  if (liveness_) liveness_->Stop();  // its handler reaches lifecycle_
   lifecycle_.Stop();
   if (master_) master_->service().SetJournal(nullptr);
   if (journal_) journal_->Stop();
@@ -57,6 +67,7 @@ Status StoreServiceNode::Start() {
     standby_->Start();
     lifecycle_.OnConductorLost([this](const Status& why) { OnActiveLost(why); });
     lifecycle_.Start();
+    WatchActive();
     return Status::Ok();
   }
   if (has_standby) lifecycle_.FollowStandby(deps_.standby);
@@ -64,6 +75,43 @@ Status StoreServiceNode::Start() {
   store_rank_.emplace(store_rank_config_, deps_.self, deps_.master, deps_.transport, deps_.rpc,
                       deps_.segment);
   return store_rank_->Start();
+}
+
+void StoreServiceNode::WatchActive() {
+  auto watch = cluster::LivenessWatch::Listen(deps_.listen_address, deps_.master,
+                                              TokenBytes(deps_.rpc.job_token()));
+  if (!watch.ok()) {
+    log::Warn(
+        "the standby conductor cannot listen for the active's liveness link ({}): it sees "
+        "the active's death by heartbeats only, after cluster.failure_timeout",
+        watch.status().ToString());
+    return;
+  }
+  liveness_ = std::move(*watch);
+  liveness_->Start([this](Rank active, const std::string& why) {
+    // After a takeover (a stopped active that woke and ended) or the stop, its end is expected.
+    if (lifecycle_.conducts() || lifecycle_.stop_requested()) return;
+    log::Warn("the active conductor (rank {}) died: {}", active.value, why);
+    lifecycle_.ConductorDied(active, why);
+  });
+}
+
+void StoreServiceNode::LinkToStandby(const std::vector<std::string>& hosts, uint16_t port) {
+  if (port == 0) {
+    log::Warn(
+        "the standby conductor (rank {}) has no liveness port: it will see this rank's "
+        "death by heartbeats only",
+        deps_.standby.value);
+    return;
+  }
+  auto link = cluster::LivenessLink::Connect(
+      hosts, port, deps_.self, TokenBytes(deps_.rpc.job_token()), std::chrono::seconds(1));
+  if (!link.ok()) {
+    log::Warn("the standby conductor (rank {}) will see this rank's death by heartbeats only: {}",
+              deps_.standby.value, link.status().ToString());
+    return;
+  }
+  liveness_link_ = std::move(*link);
 }
 
 void StoreServiceNode::StartJournal() {
@@ -112,17 +160,18 @@ void StoreServiceNode::OnActiveLost(const Status& why) {
     if (on_fenced_) on_fenced_(why.WithContext("the standby conductor was fenced by the active"));
     return;
   }
-  Status s = TakeOver();
+  Status s = TakeOver(why);
   if (!s.ok() && on_fenced_) on_fenced_(s.WithContext("the standby's takeover failed"));
 }
 
-Status StoreServiceNode::TakeOver() {
+Status StoreServiceNode::TakeOver(const Status& why) {
   SteadyClock clock;
   const Nanos last = lifecycle_.last_conductor_reply();
   cluster::Membership m = lifecycle_.membership();
   const Rank old = m.conductor();
   m.Die(old, clock.Now(),
-        "no heartbeat for " + FormatSeconds(clock.Now() - last) + " (the standby took over)");
+        "no heartbeat for " + FormatSeconds(clock.Now() - last) +
+            " (the standby took over: " + why.message() + ")");
   MC_RETURN_IF_ERROR(m.SetConductor(deps_.self));
   const std::string fence = fmt::format("fenced by epoch {}: rank {} took over as the conductor",
                                         m.epoch(), deps_.self.value);

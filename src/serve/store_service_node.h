@@ -6,9 +6,10 @@
 // With a standby conductor (`roles = conductor:2 ...`, docs/FAULTS.md): the active master
 // journals every committed change to the standby (store::JournalSender) and acknowledges a
 // put-end or remove only once the standby has it; the standby (store::StandbyNode) heartbeats
-// the active like any rank, and when the active falls silent for the failure timeout it takes
-// over: it rebuilds the master from the journal, fences the old active (membership epoch + 1),
-// conducts the membership and tells every rank; store ranks follow it instead of exiting.
+// the active like any rank, and when the active falls silent for the failure timeout, or at
+// once when the active's process ended (its liveness link closed, cluster/liveness_link.h), it
+// takes over: it rebuilds the master from the journal, fences the old active (membership epoch +
+// 1), conducts the membership and tells every rank; store ranks follow it instead of exiting.
 //
 // Order: Start -> (the job's listeners and barriers) -> then
 //   conductor: StopOthers -> Finish -> CollectReports -> ShutdownOthers
@@ -21,8 +22,10 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "cluster/liveness_link.h"
 #include "serve/rank_lifecycle.h"
 #include "serve/serve_config.h"
 #include "store/net/journal_sender.h"
@@ -42,6 +45,9 @@ struct StoreServiceDeps {
   store::StoreTopology topology;  // every store rank's DRAM segment
   std::span<std::byte> segment;   // a store rank's own (registered and exported at bootstrap)
   Rank standby = Rank{-1};        // the standby conductor (docs/FAULTS.md); Rank{-1}: none
+  // Where a standby listens for the active's liveness link (cluster/liveness_link.h): the
+  // option store.listen.
+  std::string listen_address = "0.0.0.0";
 };
 
 class StoreServiceNode {
@@ -85,6 +91,13 @@ class StoreServiceNode {
   // The active: runs when the standby answered that it took over (this rank must end), or a
   // standby that the active fenced. Set before Start.
   void OnFenced(std::function<void(const Status&)> on_fenced) { on_fenced_ = std::move(on_fenced); }
+  // The standby: the port of its liveness watch (cluster/liveness_link.h; 0 on other ranks or
+  // when it could not listen), for the job's gather of listeners.
+  uint16_t liveness_port() const { return liveness_ ? liveness_->port() : 0; }
+  // The active, once the listeners are gathered: links to the standby's liveness watch at the
+  // first of `hosts` that answers, so that its death (its process ending) is seen by the standby
+  // at once. When none answers, the standby sees it by heartbeats only (logged).
+  void LinkToStandby(const std::vector<std::string>& hosts, uint16_t port);
   // Conducting now: the master's rank from the start, or a standby that took over.
   bool conducts() const { return lifecycle_.conducts(); }
   // summary.json's failover block ({} without a standby).
@@ -109,9 +122,11 @@ class StoreServiceNode {
   void OnRankDead(const DeadRank& dead);
   // The active: starts the journal to the standby.
   void StartJournal();
-  // The standby: the active fell silent (or fenced this rank).
+  // The standby: the active fell silent, died (its liveness link ended) or fenced this rank.
   void OnActiveLost(const Status& why);
-  Status TakeOver();
+  Status TakeOver(const Status& why);
+  // The standby: listens for the active's liveness link.
+  void WatchActive();
 
   ServePart part_;
   StoreServiceDeps deps_;
@@ -122,6 +137,8 @@ class StoreServiceNode {
   std::optional<store::StoreRankNode> store_rank_;
   std::optional<store::StandbyNode> standby_;
   std::unique_ptr<store::JournalSender> journal_;
+  std::unique_ptr<cluster::LivenessWatch> liveness_;      // the standby's
+  std::unique_ptr<cluster::LivenessLink> liveness_link_;  // the active's, held for its life
   std::function<void()> on_promoted_;
   std::function<void(const Status&)> on_fenced_;
   mutable std::mutex failover_mutex_;

@@ -185,6 +185,30 @@ TEST_F(FailureDetectorTest, AConductorThatAnswersNothingIsLostAfterTheFailureTim
   EXPECT_NE(why.find("the conductor (rank 1) did not answer heartbeats"), std::string::npos) << why;
 }
 
+TEST_F(FailureDetectorTest, AConductorKnownToHaveDiedIsLostAtOnceNotAfterTheFailureTimeout) {
+  // A silent conductor and a failure timeout far beyond the test's waits: only the evidence of a
+  // death (the liveness link's end, cluster/liveness_link.h) can end the wait in time.
+  rpcs_[1]->RegisterInline(kMsgHeartbeat, [](Rank, std::span<const std::byte>, Responder) {});
+  const MembershipConfig slow{milliseconds(20), std::chrono::seconds(60)};
+  HeartbeatSender sender(*rpcs_[0], Initial(), slow);
+  std::atomic<bool> lost{false};
+  std::string why;
+  sender.OnConductorLost([&](const Status& s) {
+    why = s.ToString();
+    lost = true;
+  });
+  sender.Start();
+  sender.ConductorDied(Rank{2}, "not the conductor");  // about another rank: changes nothing
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_FALSE(lost.load()) << why;
+  sender.ConductorDied(Rank{1}, "its liveness connection was closed (the process ended)");
+  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
+  EXPECT_NE(why.find("the conductor (rank 1) died: its liveness connection was closed"),
+            std::string::npos)
+      << why;
+  EXPECT_FALSE(sender.fenced());
+}
+
 TEST_F(FailureDetectorTest, AFencedRankLearnsItFromTheReplyToItsHeartbeat) {
   FailureDetector detector(*rpcs_[1], Initial(), kFast);
   detector.Start();

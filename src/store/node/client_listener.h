@@ -17,9 +17,12 @@ namespace mooncake::store {
 struct ListenerRecord {
   std::vector<std::string> hosts;  // addresses of the interfaces the transport may use
   uint16_t port = 0;
+  // A standby conductor's liveness watch (cluster/liveness_link.h), at the same hosts; 0 on the
+  // other ranks. Not for clients: the active conductor links to it.
+  uint16_t liveness_port = 0;
   template <typename Self, typename Visit>
   static void Fields(Self& m, Visit&& visit) {
-    visit(m.hosts, m.port);
+    visit(m.hosts, m.port, m.liveness_port);
   }
 };
 

@@ -4,8 +4,12 @@ A store service of 4 ranks, `roles = conductor:2 store:2` (rank 0 the active con
 standby), cluster.failure_timeout = 2 s, launched as docs/CLIENT.md shows. This process puts
 objects through the Python client in a loop and reads earlier ones back, while
 
-  kill:  rank 0 is SIGKILLed;
-  stop:  rank 0 is SIGSTOPped for 3 x the failure timeout, then resumed (SIGCONT).
+  kill:          rank 0 is SIGKILLed;
+  kill_default:  the same under the store service's default failure timeout (10 s): the standby
+                 must take over well within it (in under half), as it sees the killed process's
+                 liveness link close instead of waiting for missed heartbeats;
+  stop:          rank 0 is SIGSTOPped for 3 x the failure timeout, then resumed (SIGCONT): a
+                 stopped process is slow, not dead, so the takeover waits the failure timeout.
 
 When its master stops answering, the loop attaches again with the connection file, which the new
 conductor rewrote with its own address (the client library does not follow on its own yet), and
@@ -14,7 +18,7 @@ every object acknowledged before and after the change reads back intact; in `sto
 old conductor is fenced (it says so) and exits, leaving exactly one conductor; the job stops with
 `mooncake store stop` and exits 0. Prints the longest pause the loop saw.
 
-Usage: failover_store_service.py SOURCE_DIR MOONCAKE kill|stop
+Usage: failover_store_service.py SOURCE_DIR MOONCAKE kill|kill_default|stop
 """
 import json
 import os
@@ -30,7 +34,8 @@ import mooncake_store
 import values
 
 SRC, MOONCAKE, MODE = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-FAILURE_TIMEOUT = 2.0
+# kill_default leaves cluster.failure_timeout at the store service's default.
+FAILURE_TIMEOUT = 10.0 if MODE == "kill_default" else 2.0
 SIZES = [4096, 65543, 256 << 10]
 
 
@@ -80,6 +85,7 @@ class Loop:
         self.last_ok = time.monotonic()
         self.longest_pause = 0.0
         self.reattached = 0
+        self.attached_to = None  # the master's rank as the file named it at the attach
         self.store = self.attach(expect_rank=None)
 
     def attach(self, expect_rank):
@@ -89,6 +95,7 @@ class Loop:
             if rank is not None and (expect_rank is None or rank != expect_rank):
                 store = mooncake_store.MooncakeDistributedStore()
                 if store.setup(str(self.run / "connect.json"), timeout=1.0) == 0:
+                    self.attached_to = rank
                     return store
             time.sleep(0.05)
         fail("no conductor to attach to within 60 s", self.log)
@@ -102,7 +109,6 @@ class Loop:
         key = f"fo/{self.i}"
         self.i += 1
         data = values.value(key, SIZES[self.i % len(SIZES)]).tobytes()
-        failed_with = master_rank(self.run)
         if self.store.put(key, data) != 0:
             # Its put-end may or may not have committed: the key is not counted as acknowledged
             # (and never put again). Attach to the conductor the file names now.
@@ -110,7 +116,10 @@ class Loop:
             # Only once the file names another conductor: attaching to a stopped master fails
             # at its deadline, and the client library then aborts in UCX's endpoint teardown
             # (a pending wireup request; noted in docs/FAULTS.md).
-            self.store = self.attach(expect_rank=failed_with)
+            # The rank it was attached to, not the file's at the put: a standby that sees the
+            # active die takes over within milliseconds, so the file may name the new conductor
+            # before this client's call to the old one has failed.
+            self.store = self.attach(expect_rank=self.attached_to)
             self.reattached += 1
             return
         self.acked.append((key, len(data)))
@@ -133,8 +142,9 @@ def main():
         job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE,
                                 "--roles", "conductor:2 store:2", "--",
                                 "--job.mode", "store", "--store.dram", "128MiB",
-                                "--cluster.failure_timeout", f"{FAILURE_TIMEOUT}s",
-                                "--out", str(run)],
+                                "--out", str(run)] +
+                               ([] if MODE == "kill_default" else
+                                ["--cluster.failure_timeout", f"{FAILURE_TIMEOUT}s"]),
                                stdout=log, stderr=subprocess.STDOUT, env=env,
                                start_new_session=True)
     try:
@@ -166,8 +176,9 @@ def exercise(job, run, log_path):
     if victim is None:
         fail("no process for rank 0", log_path)
     hit_at = time.monotonic()
-    os.kill(victim, signal.SIGKILL if MODE == "kill" else signal.SIGSTOP)
-    resumed = MODE == "kill"
+    killing = MODE.startswith("kill")
+    os.kill(victim, signal.SIGKILL if killing else signal.SIGSTOP)
+    resumed = killing
     after_change = 0
     while after_change < 100 or not resumed:
         loop.step()
@@ -224,6 +235,12 @@ def exercise(job, run, log_path):
     print(f"takeover: ready {fo['ready_ms']:.0f} ms, first request served "
           f"{fo['takeover_ms']} ms after the old conductor's last heartbeat; "
           f"{fo['objects_restored']} objects rebuilt from {fo['journal_entries']} journal entries")
+    if MODE == "kill_default" and fo["ready_ms"] >= FAILURE_TIMEOUT * 1000 / 2:
+        fail(f"the standby took over {fo['ready_ms']:.0f} ms after the killed conductor's last "
+             f"heartbeat: not well within the {FAILURE_TIMEOUT:.0f} s failure timeout", log_path)
+    if MODE == "stop" and fo["ready_ms"] < FAILURE_TIMEOUT * 1000:
+        fail(f"the standby took over a stopped (not dead) conductor after {fo['ready_ms']:.0f} ms, "
+             f"before the {FAILURE_TIMEOUT:.0f} s failure timeout", log_path)
     time.sleep(1)
     if job_pids(run):
         fail(f"processes left behind: {job_pids(run)}")

@@ -15,10 +15,12 @@
 set -euo pipefail
 usage() {
   cat <<'USAGE'
-Usage: benchmarks/failover.sh [--job store|serving|all] [--runs N] [--build DIR] [--traces DIR]
+Usage: benchmarks/failover.sh [--job store|serving|all] [--runs N] [--tls VALUE] [--build DIR]
+                             [--traces DIR]
 
   --job WHICH     store (the store service), serving (a serving job), all (default: all)
   --runs N        runs per job, the median reported (default: 5)
+  --tls VALUE     the job's transport, as launch/mooncake-mpirun takes it (default: auto)
   --build DIR     build folder holding mooncake and python/ (default: build)
   --traces DIR    traces for the serving job (default: ../shared/traces)
   -h, --help      this text
@@ -27,11 +29,12 @@ Last line: failover takeover_ms=<t> client_pause_ms=<p> lost=<n>
 USAGE
 }
 root="$(cd "$(dirname "$0")/.." && pwd)"
-job=all runs=5 build="$root/build" traces="$root/../shared/traces"
+job=all runs=5 tls=auto build="$root/build" traces="$root/../shared/traces"
 while (($# > 0)); do
   case $1 in
     --job) job=${2:?--job needs store, serving or all}; shift 2 ;;
     --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+    --tls) tls=${2:?--tls needs a value}; shift 2 ;;
     --build) build=${2:?--build needs a folder}; shift 2 ;;
     --traces) traces=${2:?--traces needs a folder}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
@@ -73,7 +76,7 @@ fail_run() {  # fail_run DIR WHY
 store_run() {  # store_run N: one store-service failover; appends its JSON line to $results
   local dir="$out/store$1" victim="" i code=0
   mkdir -p "$dir"
-  job_start "$root/launch/mooncake-mpirun" --bin "$build/mooncake" --roles "conductor:2 store:2" \
+  job_start "$root/launch/mooncake-mpirun" --bin "$build/mooncake" --tls "$tls" --roles "conductor:2 store:2" \
     -- --job.mode store --store.dram 128MiB --out "$dir/run" >"$dir/job.log" 2>&1
   local sid=$JOB_PID
   for ((i = 0; i < 600; ++i)); do

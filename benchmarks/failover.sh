@@ -103,7 +103,8 @@ if not fo.get("took_over"):
     sys.exit(f"store run {n}: no takeover in summary.json: {fo}")
 print(json.dumps({"job": "store", "ready_ms": fo["ready_ms"], "takeover_ms": fo["takeover_ms"],
                   "pause_ms": client["pause_ms"], "lost": client["lost"],
-                  "acked": client["acked"], "reattached": client["reattached"]}))
+                  "acked": client["acked"], "reattached": client["reattached"],
+                  "client_follows": client["follows"]}))
 PY
     fail_run "$dir" "store run $1: no usable summary.json"
   tail -1 "$results" | sed "s/^/failover: store run $1: /" >&2

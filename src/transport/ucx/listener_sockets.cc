@@ -17,7 +17,11 @@ std::string Ipv4PeerName(const void* sockaddr_in_ptr) {
   return std::string(text) + ":" + std::to_string(ntohs(sa->sin_port));
 }
 
-std::vector<AcceptedSocket> SocketsAcceptedOn(uint16_t port) {
+namespace {
+
+// Every connected (not listening) IPv4 socket of this process for which `keep(local)` holds.
+template <typename Keep>
+std::vector<AcceptedSocket> ConnectedSockets(Keep&& keep) {
   std::vector<AcceptedSocket> out;
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr) return out;
@@ -31,7 +35,7 @@ std::vector<AcceptedSocket> SocketsAcceptedOn(uint16_t port) {
     sockaddr_in local{};
     socklen_t len = sizeof local;
     if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &len) != 0 ||
-        local.sin_family != AF_INET || ntohs(local.sin_port) != port) {
+        local.sin_family != AF_INET || !keep(local)) {
       continue;
     }
     int listening = 0;
@@ -46,6 +50,21 @@ std::vector<AcceptedSocket> SocketsAcceptedOn(uint16_t port) {
     out.push_back({static_cast<int>(fd), Ipv4PeerName(&peer)});
   }
   closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+std::vector<AcceptedSocket> SocketsAcceptedOn(uint16_t port) {
+  return ConnectedSockets(
+      [port](const sockaddr_in& local) { return ntohs(local.sin_port) == port; });
+}
+
+std::vector<AcceptedSocket> SocketsConnectedTo(const std::string& peer) {
+  std::vector<AcceptedSocket> out;
+  for (AcceptedSocket& s : ConnectedSockets([](const sockaddr_in&) { return true; })) {
+    if (s.peer == peer) out.push_back(std::move(s));
+  }
   return out;
 }
 

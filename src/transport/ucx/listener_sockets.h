@@ -21,6 +21,10 @@ struct AcceptedSocket {
 // socket itself excluded). Reads /proc/self/fd; an fd that closes meanwhile is skipped.
 std::vector<AcceptedSocket> SocketsAcceptedOn(uint16_t port);
 
+// The attaching side: every connected IPv4 TCP socket of this process whose remote end is
+// `peer` ("a.b.c.d:port"): the connection UCX's connection manager holds to a listener.
+std::vector<AcceptedSocket> SocketsConnectedTo(const std::string& peer);
+
 // "a.b.c.d:port" of an IPv4 socket address (what SocketsAcceptedOn reports as `peer`).
 std::string Ipv4PeerName(const void* sockaddr_in_ptr);
 

@@ -163,7 +163,8 @@ Result<uint16_t> UcxTransport::Listen(const ListenConfig& config, AttachCheck ch
   {
     std::lock_guard<std::mutex> lock(attached_mutex_);
     attach_check_ = std::move(check);
-    next_attached_rank_ = slots_;  // above the join slots: no attached number is a store rank's
+    // Above the join slots: no attached number is a store rank's.
+    next_attached_rank_ = std::max(slots_, first_attached_);
   }
   ucp_listener_params_t lp{};
   lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
@@ -187,6 +188,13 @@ Result<uint16_t> UcxTransport::Listen(const ListenConfig& config, AttachCheck ch
   listen_port_ = ntohs(bound->sin_port);
   listening_ = true;
   return static_cast<uint16_t>(ntohs(bound->sin_port));
+}
+
+Status UcxTransport::NumberAttachedFrom(int32_t first) {
+  if (listener_) return InvalidArgument("attach numbers are chosen before Listen");
+  std::lock_guard<std::mutex> lock(attached_mutex_);
+  first_attached_ = first;
+  return Status::Ok();
 }
 
 void UcxTransport::OnConnRequest(ucp_conn_request_h request) {
@@ -501,6 +509,12 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   if (result.done && job_size != nullptr && result.world_size > 0) *job_size = result.world_size;
   const Status failed = AttachFailure(result, where, timeout);
   if (!failed.ok()) {
+    if (!result.done && !FailUnansweredAttach(r, Ipv4PeerName(&*address))) {
+      log::Warn("the unanswered attach to {} is still pending in UCX: its endpoint is kept", where);
+      std::lock_guard<std::mutex> lock(attach_wait_mutex_);
+      stuck_attaches_.push_back(eps_.Take(r));
+      return failed;
+    }
     const UcpEndpoint closing(eps_.Take(r));  // force-closed here
     return failed;
   }
@@ -508,6 +522,25 @@ Status UcxTransport::Attach(Rank listener, const std::string& host, uint16_t por
   if (self_.value < 0) self_ = Rank{result.rank};
   DescribeEndpoint(r);
   return Status::Ok();
+}
+
+bool UcxTransport::FailUnansweredAttach(int32_t r, const std::string& listener) {
+  {
+    std::lock_guard<std::mutex> lock(attach_wait_mutex_);
+    attach_waits_[r] = AttachWait{};  // OnPeerError marks it done when the endpoint fails
+  }
+  for (const AcceptedSocket& socket : SocketsConnectedTo(listener)) {
+    (void)shutdown(socket.fd, SHUT_RDWR);  // UCX owns the descriptor and closes it itself
+  }
+  SteadyClock clock;
+  const Nanos deadline = clock.Now() + std::chrono::seconds(2);
+  std::unique_lock<std::mutex> lock(attach_wait_mutex_);
+  while (!attach_waits_[r].done && clock.Now() < deadline) {
+    attach_wait_cv_.wait_for(lock, std::chrono::milliseconds(1));
+  }
+  const bool failed = attach_waits_[r].done;
+  attach_waits_.erase(r);
+  return failed;
 }
 
 UcxTransport::AttachWait UcxTransport::SendAttachAndWait(ucp_ep_h ep, int32_t r,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/secret.h"
+#include "transport/attach_numbers.h"
 #include "transport/batch_tracker.h"
 #include "transport/join_slots.h"
 #include "transport/region_table.h"
@@ -193,7 +194,7 @@ struct AttachedPeer {
   int32_t slot = -1;
 };
 
-class UcxTransport final : public Transport, public JoinSlots {
+class UcxTransport final : public Transport, public JoinSlots, public AttachNumbers {
  public:
   UcxTransport(const UcxConfig& config, Rank self, int world_size);
   ~UcxTransport() override;
@@ -240,6 +241,8 @@ class UcxTransport final : public Transport, public JoinSlots {
     std::lock_guard<std::mutex> lock(refusals_mutex_);
     return refused_by_peer_;
   }
+  Status NumberAttachedFrom(int32_t first) override;
+  Rank AttachedAs(Rank listener) const override { return Rank{SourceFor(listener.value)}; }
   Status Attach(Rank listener, const std::string& host, uint16_t port,
                 std::span<const std::byte> credential, Nanos timeout, int* job_size) override;
   void BeginShutdown() override { shutting_down_ = true; }
@@ -389,6 +392,7 @@ class UcxTransport final : public Transport, public JoinSlots {
   std::unordered_map<int32_t, std::shared_ptr<AttachedPeer>> attached_;  // by rank
   std::vector<std::shared_ptr<AttachedPeer>> doomed_;                    // closed by ReapAttached
   int32_t next_attached_rank_ = 0;
+  int32_t first_attached_ = 0;  // NumberAttachedFrom (guarded by attached_mutex_)
   // Connections refused before an endpoint was made (not a UCX client), and when the last
   // warning about them was logged (steady clock, ns).
   std::atomic<uint64_t> refused_connections_{0};
@@ -417,6 +421,17 @@ class UcxTransport final : public Transport, public JoinSlots {
   AttachWait SendAttachAndWait(ucp_ep_h ep, int32_t r, std::span<const std::byte> credential,
                                Nanos deadline);
   Status AttachFailure(const AttachWait& result, const std::string& where, Nanos timeout) const;
+  // An attach to listener rank `r` at `listener` ("a.b.c.d:port") got no answer: its message is
+  // still pending on an endpoint whose connection never completed (the listener's process is
+  // stopped: its kernel took the TCP connection, its UCX never answered). UCX 1.13 cannot
+  // cancel that send, refuses a force close of an endpoint without the peer error mode, and
+  // aborts the process when the worker is destroyed with it pending (ucp_ep.c "pending request
+  // ... should have been flushed"). So the connection's socket is shut down, and UCX fails the
+  // endpoint itself, completing the send with an error. True once it did (within 2 s).
+  bool FailUnansweredAttach(int32_t r, const std::string& listener);
+  // Endpoints whose pending attach could not be failed: never closed, and the worker is then
+  // kept (not destroyed) when the transport closes (guarded by attach_wait_mutex_).
+  std::vector<ucp_ep_h> stuck_attaches_;
   std::mutex attach_wait_mutex_;
   std::condition_variable attach_wait_cv_;
   std::unordered_map<int32_t, AttachWait> attach_waits_;  // by listener rank

@@ -700,6 +700,19 @@ void UcxTransport::FailPeer(int32_t peer, const Status& status) {
   for (uint64_t t : doomed) CompleteToken(t, status);
 }
 
+namespace {
+
+// Workers that cannot be destroyed (an attach still pending in them), with their contexts: held
+// here so that they stay reachable (leak checkers report nothing) until the process ends.
+void KeepUntilExit(ucp_worker_h worker, ucp_context_h context) {
+  static std::mutex mu;
+  static auto* kept = new std::vector<std::pair<ucp_worker_h, ucp_context_h>>();
+  std::lock_guard<std::mutex> lock(mu);
+  kept->emplace_back(worker, context);
+}
+
+}  // namespace
+
 Status UcxTransport::Close(Nanos timeout) {
   if (closing_.exchange(true)) return Status::Ok();
   listening_ = false;
@@ -757,6 +770,17 @@ Status UcxTransport::Close(Nanos timeout) {
   {
     std::lock_guard<std::mutex> lock(regions_mutex_);
     regions_.clear();  // unmaps every region (UcpMem), before the context goes
+  }
+  bool stuck = false;
+  {
+    std::lock_guard<std::mutex> lock(attach_wait_mutex_);
+    stuck = !stuck_attaches_.empty();
+  }
+  if (stuck) {
+    // Destroying the worker would abort the process in UCX (ucx_impl.h, FailUnansweredAttach):
+    // the worker and its context stay allocated, reachable, until the process ends.
+    KeepUntilExit(worker_.release(), context_.release());
+    return result;
   }
   worker_.reset();  // before the context it was created from
   context_.reset();

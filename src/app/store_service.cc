@@ -24,6 +24,7 @@
 #include "serve/store_summary.h"
 #include "store/net/directory.h"
 #include "store/node/client_listener.h"
+#include "transport/attach_numbers.h"
 #include "transport/join_slots.h"
 
 namespace mooncake::app {
@@ -47,6 +48,10 @@ void InstallStopSignals() {
   sigaction(SIGUSR1, &sa, nullptr);
 }
 
+// The first number the standby conductor's listener gives an attached process (the active's
+// start just above the join slots, and never get near this).
+constexpr int32_t kStandbyAttachNumbers = 1 << 30;
+
 // Every rank listens, admitting the processes that present the job token.
 // A standby conductor adds the port of its liveness watch.
 Result<store::ListenerRecord> Listen(JobContext& ctx, const serve::StoreServiceNode& node) {
@@ -54,6 +59,13 @@ Result<store::ListenerRecord> Listen(JobContext& ctx, const serve::StoreServiceN
   lc.address = ctx.options.store.listen;
   // A standby conductor listens on a port of its own: it may share the active one's host.
   lc.port = ctx.rank() == ctx.roles.conductor().value ? ctx.options.store.port : 0;
+  // Clients attach to the standby too, once it took over: its numbers start far above any the
+  // active can have given, so StoreInfo::attached_as names one client at one master.
+  if (ctx.rank() == ctx.roles.standby().value) {
+    if (auto* numbers = transport::AttachNumbersOf(ctx.transport)) {
+      MC_RETURN_IF_ERROR(numbers->NumberAttachedFrom(kStandbyAttachNumbers));
+    }
+  }
   auto record = store::ListenForClients(ctx.transport, lc, client::TokenBytes(ctx.rpc.job_token()));
   if (record.ok()) record->liveness_port = node.liveness_port();
   return record;
@@ -101,8 +113,18 @@ std::string ThisBinary() {
   return ec ? "mooncake" : exe.string();
 }
 
-client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const store::ListenerRecord& master,
-                                          Rank master_rank, const std::string& run_dir) {
+std::vector<std::string> AddressesOf(const store::ListenerRecord& listener) {
+  std::vector<std::string> out;
+  for (const auto& h : listener.hosts) out.push_back(h + ":" + std::to_string(listener.port));
+  return out;
+}
+
+// `master_rank` conducts, in membership epoch `epoch`; the file lists every conductor of the
+// job (a standby's listener too), so a client whose master dies finds the one taking over.
+client::ConnectionInfo MakeConnectionInfo(JobContext& ctx,
+                                          const std::vector<store::ListenerRecord>& listeners,
+                                          Rank master_rank, uint64_t epoch,
+                                          const std::string& run_dir) {
   client::ConnectionInfo c;
   c.mooncake_version = "0.1.0";
   // Names the job, never derived from the token (the file's readers may print it).
@@ -110,8 +132,13 @@ client::ConnectionInfo MakeConnectionInfo(JobContext& ctx, const store::Listener
   c.token = ctx.rpc.job_token();
   c.world_size = ctx.roles.size();
   c.master_rank = master_rank.value;
-  for (const auto& h : master.hosts)
-    c.master_addresses.push_back(h + ":" + std::to_string(master.port));
+  c.master_addresses = AddressesOf(listeners[master_rank.value]);
+  for (Rank r : {ctx.roles.conductor(), ctx.roles.standby()}) {
+    if (r.value < 0) continue;
+    c.conductors.push_back(
+        client::ConductorAddress{r.value, AddressesOf(listeners[r.value]), r == master_rank});
+  }
+  c.epoch = epoch;
   c.store_ranks = ctx.roles.RanksOf(Role::kStore);
   c.dram_per_rank = ctx.options.store.dram;
   c.ssd = ctx.options.store.ssd;
@@ -158,8 +185,8 @@ Status OpenToClients(JobContext& ctx, serve::StoreServiceNode& node,
   master.ServeJoins([&node](Rank joined) { return node.Admit(joined); });
   *connect_file = ctx.options.store.connect_file.empty() ? run_dir + "/connect.json"
                                                          : ctx.options.store.connect_file;
-  return client::WriteConnectionFile(*connect_file,
-                                     MakeConnectionInfo(ctx, listeners[self.value], self, run_dir));
+  return client::WriteConnectionFile(
+      *connect_file, MakeConnectionInfo(ctx, listeners, self, node.epoch(), run_dir));
 }
 
 // Rank 0's /metrics (store.metrics_port): started, its address printed and written to

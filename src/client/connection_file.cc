@@ -27,7 +27,17 @@ Status Bad(const std::string& path, const std::string& what) {
   return InvalidArgument("connection file " + path + ": " + what);
 }
 
+// The conductors a file lists: those given, or the master alone for a job with one.
+std::vector<ConductorAddress> ConductorsOf(const ConnectionInfo& info) {
+  if (!info.conductors.empty()) return info.conductors;
+  return {ConductorAddress{info.master_rank, info.master_addresses, true}};
+}
+
 json ToJson(const ConnectionInfo& info) {
+  json conductors = json::array();
+  for (const ConductorAddress& c : ConductorsOf(info)) {
+    conductors.push_back({{"rank", c.rank}, {"addresses", c.addresses}, {"active", c.active}});
+  }
   return json{{"format", kFormat},
               {"version", kConnectionFileVersion},
               {"mooncake_version", info.mooncake_version},
@@ -35,6 +45,8 @@ json ToJson(const ConnectionInfo& info) {
               {"token", info.token.Hex()},
               {"world_size", info.world_size},
               {"master", {{"rank", info.master_rank}, {"addresses", info.master_addresses}}},
+              {"conductors", conductors},
+              {"epoch", info.epoch},
               {"store",
                {{"ranks", info.store_ranks},
                 {"dram_per_rank", info.dram_per_rank},
@@ -102,6 +114,75 @@ const json& ObjectField(const json& parent, const char* key) {
   return it != parent.end() && it->is_object() ? *it : kEmpty;
 }
 
+// A non-empty array of "host:port" strings, each bounded (`what` names it in errors).
+Status AddressesField(const json& parent, const std::string& what, const std::string& path,
+                      std::vector<std::string>* out) {
+  auto addresses = ArrayField(parent, "addresses", what, kMaxMasterAddresses, path);
+  if (!addresses.ok()) return addresses.status();
+  if ((*addresses)->empty()) return Bad(path, what + " is empty");
+  for (const json& a : **addresses) {
+    if (!a.is_string() || a.get_ref<const std::string&>().size() > kMaxAddressLength) {
+      return Bad(path, what + " holds " + a.dump().substr(0, 64) + ", not a HOST:PORT of at most " +
+                           std::to_string(kMaxAddressLength) + " bytes");
+    }
+    std::string host;
+    uint16_t port = 0;
+    MC_RETURN_IF_ERROR(SplitHostPort(a.get_ref<const std::string&>(),
+                                     "connection file " + path + ": " + what, &host, &port));
+    out->push_back(a.get<std::string>());
+  }
+  return Status::Ok();
+}
+
+// "conductors" and "epoch" (after "master"): every conductor, exactly one of them active and
+// that one the master. Absent (a file of one conductor, or older): the master alone, epoch 0.
+Status ConductorsField(const json& j, const std::string& path, ConnectionInfo* info) {
+  auto epoch = IntField(j, "epoch", "epoch", 0, std::numeric_limits<int64_t>::max(), 0, path);
+  if (!epoch.ok()) return epoch.status();
+  info->epoch = static_cast<uint64_t>(*epoch);
+  auto list = ArrayField(j, "conductors", "conductors", kMaxConductors, path);
+  if (!list.ok()) return list.status();
+  if ((*list)->empty()) {
+    info->conductors = {ConductorAddress{info->master_rank, info->master_addresses, true}};
+    return Status::Ok();
+  }
+  int active = 0;
+  for (size_t i = 0; i < (*list)->size(); ++i) {
+    const json& entry = (**list)[i];
+    const std::string what = "conductors[" + std::to_string(i) + "]";
+    if (!entry.is_object()) return Bad(path, what + " is not an object");
+    ConductorAddress c;
+    auto rank =
+        IntField(entry, "rank", what + ".rank", 0, info->world_size - 1, std::nullopt, path);
+    if (!rank.ok()) return rank.status();
+    c.rank = static_cast<int>(*rank);
+    MC_RETURN_IF_ERROR(AddressesField(entry, what + ".addresses", path, &c.addresses));
+    auto flag = entry.find("active");
+    if (flag != entry.end() && !flag->is_boolean()) {
+      return Bad(path, what + ".active is not true or false");
+    }
+    c.active = flag != entry.end() && flag->get<bool>();
+    for (const ConductorAddress& seen : info->conductors) {
+      if (seen.rank == c.rank)
+        return Bad(path, what + " lists rank " + std::to_string(c.rank) + " a second time");
+    }
+    if (c.active) {
+      ++active;
+      if (c.rank != info->master_rank) {
+        return Bad(path, what + " (rank " + std::to_string(c.rank) +
+                             ") is marked active, but master.rank is " +
+                             std::to_string(info->master_rank));
+      }
+    }
+    info->conductors.push_back(std::move(c));
+  }
+  if (active != 1) {
+    return Bad(path, "conductors marks " + std::to_string(active) +
+                         " conductors active (exactly one, the master, must be)");
+  }
+  return Status::Ok();
+}
+
 // The fields a client needs, each checked and bounded before anything is sized from it; the
 // descriptive ones are optional.
 Status FromJson(const json& j, const std::string& path, ConnectionInfo* info) {
@@ -125,22 +206,8 @@ Status FromJson(const json& j, const std::string& path, ConnectionInfo* info) {
       IntField(master, "rank", "master.rank", 0, info->world_size - 1, std::nullopt, path);
   if (!master_rank.ok()) return master_rank.status();
   info->master_rank = static_cast<int>(*master_rank);
-  auto addresses = ArrayField(master, "addresses", "master.addresses", kMaxMasterAddresses, path);
-  if (!addresses.ok()) return addresses.status();
-  if ((*addresses)->empty()) return Bad(path, "master.addresses is empty");
-  for (const json& a : **addresses) {
-    if (!a.is_string() || a.get_ref<const std::string&>().size() > kMaxAddressLength) {
-      return Bad(path, "master.addresses holds " + a.dump().substr(0, 64) +
-                           ", not a HOST:PORT of at most " + std::to_string(kMaxAddressLength) +
-                           " bytes");
-    }
-    std::string host;
-    uint16_t port = 0;
-    MC_RETURN_IF_ERROR(SplitHostPort(a.get_ref<const std::string&>(),
-                                     "connection file " + path + ": master.addresses", &host,
-                                     &port));
-    info->master_addresses.push_back(a.get<std::string>());
-  }
+  MC_RETURN_IF_ERROR(AddressesField(master, "master.addresses", path, &info->master_addresses));
+  MC_RETURN_IF_ERROR(ConductorsField(j, path, info));
   const json& store = ObjectField(j, "store");
   auto ranks =
       ArrayField(store, "ranks", "store.ranks", static_cast<size_t>(info->world_size), path);
@@ -250,8 +317,9 @@ std::string ReadableByOthersWarning(const std::string& path) {
       path, (st.st_mode & S_IROTH) ? "others" : "its group", st.st_mode & 07777);
 }
 
-Result<ConnectionInfo> ReadConnectionFile(const std::string& path) {
-  if (std::string warning = ReadableByOthersWarning(path); !warning.empty()) {
+Result<ConnectionInfo> ReadConnectionFile(const std::string& path, bool warn_if_readable) {
+  if (std::string warning = warn_if_readable ? ReadableByOthersWarning(path) : "";
+      !warning.empty()) {
     log::Warn("{}", warning);
   }
   std::ifstream in(path, std::ios::binary);

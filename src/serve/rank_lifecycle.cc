@@ -66,6 +66,10 @@ cluster::Membership RankLifecycle::membership() const {
   return heartbeats_ ? heartbeats_->membership() : initial_;
 }
 
+uint64_t RankLifecycle::epoch() const {
+  return conducts() && detector_ ? detector_->epoch() : membership().epoch();
+}
+
 Nanos RankLifecycle::last_conductor_reply() const {
   return heartbeats_ ? heartbeats_->last_reply_at() : Nanos(0);
 }

@@ -72,6 +72,8 @@ class RankLifecycle {
   // Others: the membership as last heard, when the conductor last answered (the sender's steady
   // clock), and whether it fenced this rank.
   cluster::Membership membership() const;
+  // The membership epoch this rank holds now (the conductor's own, or the last view heard).
+  uint64_t epoch() const;
   Nanos last_conductor_reply() const;
   bool fenced_by_conductor() const;
   // Conductor: declares `rank` dead now (a standby that stopped taking the journal).

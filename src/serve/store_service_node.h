@@ -100,6 +100,8 @@ class StoreServiceNode {
   void LinkToStandby(const std::vector<std::string>& hosts, uint16_t port);
   // Conducting now: the master's rank from the start, or a standby that took over.
   bool conducts() const { return lifecycle_.conducts(); }
+  // The membership epoch this rank holds now (the connection file names it).
+  uint64_t epoch() const { return lifecycle_.epoch(); }
   // summary.json's failover block ({} without a standby).
   struct Failover {
     bool standby = false;    // the job has one

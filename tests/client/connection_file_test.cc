@@ -84,6 +84,77 @@ TEST(ConnectionFile, EveryBoundedFieldIsChecked) {
   ExpectRefused(j, "pid");
 }
 
+// A store job with a standby conductor (docs/FAULTS.md): both conductors, which one is active,
+// the epoch.
+json TwoConductors() {
+  json j = Valid();
+  j["conductors"] = {{{"rank", 0}, {"addresses", {"127.0.0.1:41000"}}, {"active", true}},
+                     {{"rank", 1}, {"addresses", {"127.0.0.1:41873"}}, {"active", false}}};
+  j["epoch"] = 1;
+  return j;
+}
+
+TEST(ConnectionFile, EveryConductorRoundTripsWithTheEpoch) {
+  auto info = ParseConnectionFile(TwoConductors().dump(), "f");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_EQ(info->conductors.size(), 2u);
+  EXPECT_EQ(info->conductors[1].rank, 1);
+  EXPECT_EQ(info->conductors[1].addresses, std::vector<std::string>{"127.0.0.1:41873"});
+  EXPECT_TRUE(info->conductors[0].active);
+  EXPECT_FALSE(info->conductors[1].active);
+  EXPECT_EQ(info->epoch, 1u);
+  auto again = ParseConnectionFile(ConnectionFileText(*info), "f");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->conductors, info->conductors);
+  EXPECT_EQ(again->epoch, 1u);
+}
+
+TEST(ConnectionFile, AFileWithoutConductorsReadsAsItsMasterAlone) {
+  json j = Valid();  // as written before the conductors were listed
+  j.erase("conductors");
+  j.erase("epoch");
+  auto info = ParseConnectionFile(j.dump(), "f");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_EQ(info->conductors.size(), 1u);
+  EXPECT_EQ(info->conductors[0].rank, 0);
+  EXPECT_EQ(info->conductors[0].addresses, info->master_addresses);
+  EXPECT_TRUE(info->conductors[0].active);
+  EXPECT_EQ(info->epoch, 0u);
+}
+
+TEST(ConnectionFile, ConductorsAreCheckedNamingTheEntry) {
+  json j = TwoConductors();
+  j["conductors"][1]["active"] = true;  // two active: the second is not the master
+  ExpectRefused(j, "conductors[1] (rank 1) is marked active");
+  j = TwoConductors();
+  j["conductors"][0]["active"] = false;
+  ExpectRefused(j, "conductors marks 0");
+  j = TwoConductors();
+  j["master"]["rank"] = 1;  // the file's master is not the conductor marked active
+  ExpectRefused(j, "conductors[0]");
+  j = TwoConductors();
+  j["conductors"][1]["rank"] = 4;
+  ExpectRefused(j, "conductors[1].rank");
+  j = TwoConductors();
+  j["conductors"][1]["rank"] = 0;
+  ExpectRefused(j, "conductors[1]");
+  j = TwoConductors();
+  j["conductors"][1]["addresses"] = json::array();
+  ExpectRefused(j, "conductors[1].addresses");
+  j = TwoConductors();
+  j["conductors"][1]["addresses"] = {"no-port"};
+  ExpectRefused(j, "conductors[1].addresses");
+  j = TwoConductors();
+  j["conductors"][1]["active"] = "no";
+  ExpectRefused(j, "conductors[1].active");
+  j = TwoConductors();
+  for (size_t i = 2; i <= kMaxConductors; ++i) j["conductors"].push_back(j["conductors"][1]);
+  ExpectRefused(j, "conductors");
+  j = TwoConductors();
+  j["epoch"] = -1;
+  ExpectRefused(j, "epoch");
+}
+
 TEST(ConnectionFile, OversizedFileIsRefusedUnparsed) {
   const std::string text(kMaxConnectionFileBytes + 1, ' ');
   Status s = ParseConnectionFile(text, "/big.json").status();

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -12,88 +13,18 @@
 #include <mutex>
 
 #include "client/attach_addresses.h"
+#include "client/client_impl.h"
 #include "client/connection_file.h"
 #include "common/log.h"
 #include "common/units.h"
 #include "store/net/client.h"
 #include "store/net/directory.h"
 #include "store/net/messages.h"
+#include "transport/attach_numbers.h"
 #include "transport/factory/transport_factory.h"
 #include "transport/rpc.h"
 
 namespace mooncake::client {
-
-class Client::Impl {
- public:
-  ~Impl() { (void)Close(); }
-
-  // One call of the API in flight, from its start to its return: Close waits until none is left
-  // before it frees anything, and refuses new ones from its start on.
-  class Call {
-   public:
-    explicit Call(Impl& impl) : impl_(impl), status_(impl.Enter()) {}
-    ~Call() {
-      if (status_.ok()) impl_.Leave();
-    }
-    Call(const Call&) = delete;
-    Call& operator=(const Call&) = delete;
-    const Status& status() const { return status_; }
-
-   private:
-    Impl& impl_;
-    Status status_;
-  };
-
-  // Attaches to the master, reads the directory, attaches to every store rank.
-  Status Open(const ConnectionInfo& connection, const ClientOptions& options);
-  // Refuses new calls, waits for those in flight (each ends within its deadline), then frees.
-  Status Close();
-  store::ReplicateConfig Replication(const PutOptions& options) const;
-  // Calls `f(first, count)` for each part of at most kMaxBatchKeys of `n` keys; once Close has
-  // begun, calls `closed(first, count)` for the parts not started yet instead.
-  template <typename F, typename G>
-  void InParts(size_t n, F&& f, G&& closed) {
-    for (size_t first = 0; first < n; first += store::kMaxBatchKeys) {
-      const size_t count = std::min<size_t>(store::kMaxBatchKeys, n - first);
-      if (closing()) {
-        closed(first, count);
-      } else {
-        f(first, count);
-      }
-    }
-  }
-  bool closing() {
-    std::lock_guard<std::mutex> lock(calls_mutex_);
-    return closed_;
-  }
-  static Status ClosedDuringCall() {
-    return InvalidArgument("the client was closed during the call");
-  }
-
-  ClientOptions options;
-  StoreInfo info;
-  std::unique_ptr<transport::Transport> transport;
-  std::unique_ptr<transport::Rpc> rpc;
-  std::unique_ptr<store::StoreClient> store;
-  std::mutex regions_mutex;
-  std::map<void*, transport::MemoryRegion> regions;  // RegisterBuffer, by address
-
- private:
-  Status AttachTo(Rank rank, const std::vector<std::string>& addresses,
-                  const std::vector<std::byte>& credential, bool* nothing_listens = nullptr);
-  // A store rank that joined the job after Open (the master placed a replica there): asks the
-  // master's directory for it, attaches and imports its segment (GrowingTopology's resolver).
-  Result<store::StoreSegment> AttachJoined(Rank rank, Rank master,
-                                           const std::vector<std::byte>& credential);
-  Status Enter();
-  void Leave();
-
-  std::mutex calls_mutex_;
-  std::condition_variable calls_done_;
-  int calls_in_flight_ = 0;  // guarded by calls_mutex_
-  bool closed_ = false;      // no new call starts (guarded by calls_mutex_)
-  bool freed_ = false;       // the store, the Rpc and the transport are gone
-};
 
 Status Client::Impl::Enter() {
   std::lock_guard<std::mutex> lock(calls_mutex_);
@@ -113,7 +44,8 @@ Status Client::Impl::AttachTo(Rank rank, const std::vector<std::string>& address
                             nothing_listens);
 }
 
-Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions& opts) {
+Status Client::Impl::Open(const ConnectionInfo& connection, const std::string& connection_file,
+                          const ClientOptions& opts) {
   options = opts;
   transport::TransportConfig tc;
   tc.ucx.tls = opts.transport_tls;
@@ -123,25 +55,26 @@ Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions&
   rpc = std::make_unique<transport::Rpc>(*transport);
   rpc->SetJobToken(connection.token);
   const std::vector<std::byte> credential = TokenBytes(connection.token);
-  const Rank master{connection.master_rank};
-  bool nothing_listens = false;
-  Status attached = AttachTo(master, connection.master_addresses, credential, &nothing_listens);
-  if (nothing_listens) {
+  // A directory call to a live conductor takes milliseconds; a stopped one costs this much of
+  // each round, so it is kept short when following.
+  FollowerConfig fc{opts.connect_timeout, std::min<Nanos>(opts.timeout, std::chrono::seconds(1)),
+                    std::chrono::milliseconds(100)};
+  follower_ = std::make_unique<MasterFollower>(*transport, *rpc, fc, connection_file, connection);
+  // With a standby listed, a takeover may be under way: look as long as a follow would. With one
+  // conductor, one try.
+  SteadyClock clock;
+  const Nanos look = follower_->conductors().size() > 1 ? opts.failover_timeout : Nanos(0);
+  auto found = follower_->Find(Rank{-1}, clock.Now() + look, [] { return false; });
+  if (!found.ok() && follower_->nothing_listens()) {
     return PeerFailure(
         "no store job listens at the connection file's addresses (it has "
         "stopped, or the file is stale): " +
-        attached.message());
+        found.status().message());
   }
-  MC_RETURN_IF_ERROR(attached.WithContext("attaching to the store's master"));
-  auto reply =
-      rpc->Call(master, static_cast<uint16_t>(store::StoreMsg::kDirectory), {}, options.timeout);
-  if (!reply.ok()) return reply.status().WithContext("asking the master for the store's layout");
-  auto directory = store::StoreDirectory::Decode(*reply);
-  if (!directory.ok()) return directory.status();
-  if (directory->world_size != connection.world_size || directory->master != master) {
-    return ProtocolError("the master's directory disagrees with the connection file");
-  }
-  for (const auto& entry : directory->store_ranks) {
+  if (!found.ok()) return found.status().WithContext("attaching to the store's master");
+  const Rank master = found->master;
+  const store::StoreDirectory& directory = found->directory;
+  for (const auto& entry : directory.store_ranks) {
     std::vector<std::string> addresses;
     for (const auto& h : entry.hosts) addresses.push_back(h + ":" + std::to_string(entry.port));
     MC_RETURN_IF_ERROR(
@@ -152,20 +85,21 @@ Status Client::Impl::Open(const ConnectionInfo& connection, const ClientOptions&
     MC_RETURN_IF_ERROR(transport->Import(entry.rank, *d));
     info.store_ranks.push_back(entry.rank.value);
   }
-  auto topology = directory->Topology();
+  auto topology = directory.Topology();
   if (!topology.ok()) return topology.status();
   store::StoreClientConfig sc;
   sc.timeout = options.timeout;
   sc.verify_checksum = options.verify_checksum;
   sc.copy_threads = std::max(1, options.copy_threads);
   store = std::make_unique<store::StoreClient>(*transport, *rpc, master, std::move(*topology), sc);
+  // A joined store rank is looked up at the master of the moment.
   store->SetRankResolver(
-      [this, master, credential](Rank r) { return AttachJoined(r, master, credential); });
-  info.world_size = directory->world_size;
+      [this, credential](Rank r) { return AttachJoined(r, store->master(), credential); });
+  info.world_size = directory.world_size;
   info.master_rank = master.value;
-  info.default_replicas = directory->default_replicas;
-  info.ssd = directory->ssd;
-  info.attached_as = static_cast<uint64_t>(transport->self().value);
+  info.default_replicas = directory.default_replicas;
+  info.ssd = directory.ssd;
+  info.attached_as = AttachedAs(master);
   return Status::Ok();
 }
 
@@ -196,9 +130,10 @@ Status Client::Impl::Close() {
     std::unique_lock<std::mutex> lock(calls_mutex_);
     closed_ = true;
     // A call in flight ends within about two of its deadlines (store/net/client.h: a transfer
-    // that timed out gets one more to stop using the caller's buffer); a batch stops between its
+    // that timed out gets one more to stop using the caller's buffer) and a search for a new
+    // master (which stops between its tries once closed_ is set); a batch stops between its
     // parts once closed_ is set.
-    const Nanos wait = 2 * options.timeout + std::chrono::seconds(5);
+    const Nanos wait = 2 * options.timeout + options.failover_timeout + std::chrono::seconds(5);
     if (!calls_done_.wait_for(lock, wait, [&] { return calls_in_flight_ == 0; })) {
       return Status(ErrorCode::kBusy, std::to_string(calls_in_flight_) +
                                           " call(s) still in flight " + FormatDuration(wait) +
@@ -246,9 +181,10 @@ Client::~Client() {
 namespace {
 
 Result<std::unique_ptr<Client::Impl>> OpenImpl(const ConnectionInfo& connection,
+                                               const std::string& connection_file,
                                                const ClientOptions& options) {
   auto impl = std::make_unique<Client::Impl>();
-  Status s = impl->Open(connection, options);
+  Status s = impl->Open(connection, connection_file, options);
   if (!s.ok()) return s;
   return impl;
 }
@@ -259,7 +195,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& connection_fi
                                                 const ClientOptions& options) {
   auto connection = ReadConnectionFile(connection_file);
   if (!connection.ok()) return connection.status();
-  auto impl = OpenImpl(*connection, options);
+  auto impl = OpenImpl(*connection, connection_file, options);
   if (!impl.ok()) return impl.status();
   return std::unique_ptr<Client>(new Client(std::move(*impl)));
 }
@@ -292,7 +228,7 @@ Result<std::unique_ptr<Client>> Client::ConnectTo(const std::string& address,
   }
   if (s.code() == ErrorCode::kPermissionDenied) return s;
   connection.world_size = job_size;
-  auto impl = OpenImpl(connection, options);
+  auto impl = OpenImpl(connection, "", options);
   if (!impl.ok()) return impl.status();
   return std::unique_ptr<Client>(new Client(std::move(*impl)));
 }
@@ -301,13 +237,14 @@ Status Client::Put(const std::string& key, std::span<const std::byte> value,
                    const PutOptions& options) {
   Impl::Call call(*impl_);
   MC_RETURN_IF_ERROR(call.status());
-  return impl_->store->Put(key, value, impl_->Replication(options));
+  std::span<const std::byte> values[] = {value};
+  return impl_->PutPart(std::span(&key, 1), values, impl_->Replication(options))[0];
 }
 
 Result<std::vector<std::byte>> Client::Get(const std::string& key) {
   Impl::Call call(*impl_);
   MC_RETURN_IF_ERROR(call.status());
-  return impl_->store->GetValue(key);
+  return impl_->Reading([&] { return impl_->store->GetValue(key); });
 }
 
 Status Client::PutFrom(const std::string& key, const void* data, size_t size,
@@ -318,7 +255,9 @@ Status Client::PutFrom(const std::string& key, const void* data, size_t size,
 Result<size_t> Client::GetInto(const std::string& key, void* out, size_t capacity) {
   Impl::Call call(*impl_);
   MC_RETURN_IF_ERROR(call.status());
-  return impl_->store->Get(key, std::span<std::byte>(static_cast<std::byte*>(out), capacity));
+  return impl_->Reading([&] {
+    return impl_->store->Get(key, std::span<std::byte>(static_cast<std::byte*>(out), capacity));
+  });
 }
 
 std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
@@ -335,8 +274,7 @@ std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
   impl_->InParts(
       keys.size(),
       [&](size_t first, size_t n) {
-        auto part =
-            impl_->store->BatchPut(keys.subspan(first, n), values.subspan(first, n), config);
+        auto part = impl_->PutPart(keys.subspan(first, n), values.subspan(first, n), config);
         out.insert(out.end(), part.begin(), part.end());
       },
       [&](size_t, size_t n) { out.insert(out.end(), n, Impl::ClosedDuringCall()); });
@@ -351,7 +289,8 @@ std::vector<Result<std::vector<std::byte>>> Client::BatchGet(std::span<const std
   impl_->InParts(
       keys.size(),
       [&](size_t first, size_t n) {
-        auto part = impl_->store->BatchGetValues(keys.subspan(first, n));
+        auto part =
+            impl_->Reading([&] { return impl_->store->BatchGetValues(keys.subspan(first, n)); });
         for (auto& r : part) out.push_back(std::move(r));
       },
       [&](size_t, size_t n) {
@@ -371,7 +310,8 @@ std::vector<Result<size_t>> Client::BatchGetInto(std::span<const std::string> ke
   impl_->InParts(
       keys.size(),
       [&](size_t first, size_t n) {
-        auto part = impl_->store->BatchGet(keys.subspan(first, n), outs.subspan(first, n));
+        auto part = impl_->Reading(
+            [&] { return impl_->store->BatchGet(keys.subspan(first, n), outs.subspan(first, n)); });
         for (auto& r : part) out.push_back(std::move(r));
       },
       [&](size_t, size_t n) {
@@ -383,7 +323,7 @@ std::vector<Result<size_t>> Client::BatchGetInto(std::span<const std::string> ke
 Status Client::Exists(const std::string& key) {
   Impl::Call call(*impl_);
   MC_RETURN_IF_ERROR(call.status());
-  return impl_->store->Exists(key);
+  return impl_->Reading([&] { return impl_->store->Exists(key); });
 }
 
 Result<std::vector<uint8_t>> Client::BatchExists(std::span<const std::string> keys) {
@@ -396,7 +336,8 @@ Result<std::vector<uint8_t>> Client::BatchExists(std::span<const std::string> ke
       keys.size(),
       [&](size_t first, size_t n) {
         if (!failed.ok()) return;
-        auto part = impl_->store->BatchExists(keys.subspan(first, n));
+        auto part =
+            impl_->Reading([&] { return impl_->store->BatchExists(keys.subspan(first, n)); });
         if (!part.ok()) {
           failed = part.status();
           return;
@@ -411,7 +352,7 @@ Result<std::vector<uint8_t>> Client::BatchExists(std::span<const std::string> ke
 Status Client::Remove(const std::string& key) {
   Impl::Call call(*impl_);
   MC_RETURN_IF_ERROR(call.status());
-  return impl_->store->Remove(key);
+  return impl_->RemovePart(std::span(&key, 1))[0];
 }
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys) {
@@ -422,7 +363,7 @@ std::vector<Status> Client::BatchRemove(std::span<const std::string> keys) {
   impl_->InParts(
       keys.size(),
       [&](size_t first, size_t n) {
-        auto part = impl_->store->BatchRemove(keys.subspan(first, n));
+        auto part = impl_->RemovePart(keys.subspan(first, n));
         out.insert(out.end(), part.begin(), part.end());
       },
       [&](size_t, size_t n) { out.insert(out.end(), n, Impl::ClosedDuringCall()); });
@@ -432,7 +373,7 @@ std::vector<Status> Client::BatchRemove(std::span<const std::string> keys) {
 Result<uint64_t> Client::GetSize(const std::string& key) {
   Impl::Call call(*impl_);
   MC_RETURN_IF_ERROR(call.status());
-  return impl_->store->GetSize(key);
+  return impl_->Reading([&] { return impl_->store->GetSize(key); });
 }
 
 namespace {
@@ -504,7 +445,7 @@ Status Client::UnregisterBuffer(void* addr) {
   return s;
 }
 
-const StoreInfo& Client::info() const { return impl_->info; }
+StoreInfo Client::info() const { return impl_->info_now(); }
 
 Status Client::Close() { return impl_->Close(); }
 

@@ -14,6 +14,16 @@
 // after its timeout and frees the space). Every call has a deadline (ClientOptions::timeout): a
 // store that died or cannot be reached fails the call with a Status that names it, never a hang.
 //
+// A master that changes (a store job with a standby conductor, docs/FAULTS.md): a call whose
+// master stops answering looks for the conductor that took over (the connection file lists
+// every conductor; the new one rewrites it) for up to ClientOptions::failover_timeout, moves
+// there, and every later call goes there. The call itself is retried there when that is safe:
+// gets, exists and sizes (they change nothing), and a put whose put-start went unanswered
+// (nothing of it could become visible: the new master never saw it). A put whose put-end went
+// unanswered may or may not be stored: it fails with PeerFailure naming the master change and is
+// not put again (exists tells); a remove in flight fails the same way. docs/CLIENT.md, "When the
+// master changes".
+//
 // Zero copy: PutFrom / GetInto (and their batch forms) move bytes straight from / into the
 // caller's memory; registering that memory first (RegisterBuffer) lets RDMA use it directly.
 //
@@ -43,6 +53,11 @@ struct ClientOptions {
   int copy_threads = 1;         // threads that copy one large (>= 4 MiB) call on shared memory
   // UCX transports this process may use: auto | shm | tcp | rdma | a raw UCX_TLS list.
   std::string transport_tls = "auto";
+  // How long a call whose master stopped answering looks for the conductor that took over
+  // before it fails (on top of its own timeout); 0: never looks (the call fails as it came).
+  // Longer than the store job's cluster.failure_timeout (10 s in a store job), which a takeover
+  // waits out first.
+  std::chrono::nanoseconds failover_timeout = std::chrono::seconds(30);
 };
 
 // How a put is replicated and protected (Mooncake Store's ReplicateConfig).
@@ -60,7 +75,10 @@ struct StoreInfo {
   std::vector<int> store_ranks;
   uint32_t default_replicas = 1;
   bool ssd = false;
-  uint64_t attached_as = 0;  // this process's number at the master (>= world_size)
+  // This process's number at its master now (>= world_size): distinct for every process attached
+  // to that master, and never one that another conductor of the job gives out.
+  uint64_t attached_as = 0;
+  uint64_t master_changes = 0;  // times this client moved to a conductor that took over
 };
 
 class Client {
@@ -112,9 +130,10 @@ class Client {
   // otherwise. What bindings that take raw integer addresses check before they use one.
   Status CheckRegistered(const void* addr, size_t size);
 
-  const StoreInfo& info() const;
+  // A copy: master_rank, attached_as and master_changes change when the master does.
+  StoreInfo info() const;
   // Detaches from the store once the calls in flight have returned (Busy, nothing freed, when
-  // some are still running after 2 x timeout + 5 s); every later call fails with
+  // some are still running after 2 x timeout + failover_timeout + 5 s); every later call fails with
   // InvalidArgument "the client is closed". Idempotent; the destructor calls it.
   Status Close();
 

@@ -60,7 +60,8 @@ mooncake_status_t mooncake_client_connect(const char* connection_file,
                                           const mooncake_client_options_t* options,
                                           mooncake_client_t** client);
 /* Detaches and frees the handle (NULL is allowed), once the calls in flight on other threads
- * have returned. If some are still running after 2 x timeout + 5 s, the handle is left
+ * have returned. If some are still running after 2 x timeout + 35 s (a call may look for a new
+ * master for 30 s, docs/CLIENT.md "When the master changes"), the handle is left
  * allocated, not freed under them (mooncake_last_error() says so). */
 void mooncake_client_close(mooncake_client_t* client);
 

@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,8 +87,8 @@ Region ToRegion(const py::object& obj, std::optional<size_t> size, bool writable
 class Store {
  public:
   int setup(const std::string& connection_file, double timeout, bool verify_checksum,
-            const std::string& transport_tls) {
-    ClientOptions o = Options(timeout, verify_checksum, transport_tls);
+            const std::string& transport_tls, double failover_timeout) {
+    ClientOptions o = Options(timeout, verify_checksum, transport_tls, failover_timeout);
     // The file holds the job token: a Python warning (the client also logs a line) when group
     // or others may read it.
     const std::string warning = ReadableByOthersWarning(connection_file);
@@ -103,8 +104,9 @@ class Store {
   }
 
   int setup_address(const std::string& address, const std::string& token, double timeout,
-                    bool verify_checksum, const std::string& transport_tls) {
-    ClientOptions o = Options(timeout, verify_checksum, transport_tls);
+                    bool verify_checksum, const std::string& transport_tls,
+                    double failover_timeout) {
+    ClientOptions o = Options(timeout, verify_checksum, transport_tls, failover_timeout);
     Result<std::unique_ptr<Client>> c = InvalidArgument("not connected");
     {
       py::gil_scoped_release release;
@@ -353,6 +355,17 @@ class Store {
     return s.ok() ? 0 : Fail(s);
   }
 
+  py::dict master_info() {
+    std::shared_ptr<Client> c = client_;
+    if (c == nullptr) throw py::value_error("not set up: call setup(connection_file)");
+    const mooncake::client::StoreInfo info = c->info();
+    py::dict d;
+    d["master_rank"] = info.master_rank;
+    d["attached_as"] = info.attached_as;
+    d["master_changes"] = info.master_changes;
+    return d;
+  }
+
   // Keys are byte strings, and a message quotes its key: bytes that are not UTF-8 come back
   // escaped (\xff), never as a UnicodeDecodeError.
   py::str last_error() const {
@@ -363,12 +376,15 @@ class Store {
   }
 
  private:
-  static ClientOptions Options(double timeout, bool verify, const std::string& tls) {
+  static ClientOptions Options(double timeout, bool verify, const std::string& tls,
+                               double failover_timeout) {
     ClientOptions o;
     if (timeout > 0) {
       o.timeout = std::chrono::nanoseconds(static_cast<int64_t>(timeout * 1e9));
       o.connect_timeout = o.timeout;
     }
+    o.failover_timeout =
+        std::chrono::nanoseconds(static_cast<int64_t>(std::max(0.0, failover_timeout) * 1e9));
     o.verify_checksum = verify;
     o.transport_tls = tls;
     return o;
@@ -491,11 +507,17 @@ PYBIND11_MODULE(mooncake_store, m) {
       .def(py::init<>())
       .def("setup", &Store::setup, py::arg("connection_file"), py::arg("timeout") = 10.0,
            py::arg("verify_checksum") = true, py::arg("transport_tls") = "auto",
-           "Attach with the store job's connection file. 0 or a negative error code.")
+           py::arg("failover_timeout") = 30.0,
+           "Attach with the store job's connection file. 0 or a negative error code. "
+           "failover_timeout: seconds a call whose master stopped answering looks for the "
+           "conductor that took over (0: never).")
       .def("setup_address", &Store::setup_address, py::arg("address"), py::arg("token"),
            py::arg("timeout") = 10.0, py::arg("verify_checksum") = true,
-           py::arg("transport_tls") = "auto",
+           py::arg("transport_tls") = "auto", py::arg("failover_timeout") = 30.0,
            "Attach with the master's 'host:port' and the job token (32 hex digits).")
+      .def("master_info", &Store::master_info,
+           "{'master_rank', 'attached_as', 'master_changes'}: the master this client uses now, "
+           "its number there, and how often it moved to a conductor that took over.")
       .def("put", &Store::put, py::arg("key"), py::arg("value"), py::arg("config") = none)
       .def("get", &Store::get, py::arg("key"), "The value, or b'' when missing or on error.")
       .def("put_batch", &Store::put_batch, py::arg("keys"), py::arg("values"),

@@ -4,12 +4,17 @@
 #include <algorithm>
 
 namespace mooncake::store {
+namespace {
+
+thread_local uint64_t master_unanswered_here = 0;  // StoreClient::MasterUnansweredOnThisThread
+
+}  // namespace
 
 StoreClient::StoreClient(transport::Transport& transport, transport::Rpc& rpc, Rank master,
                          StoreTopology topology, StoreClientConfig cfg)
     : transport_(transport),
       rpc_(rpc),
-      master_(master),
+      master_(std::make_shared<std::atomic<int32_t>>(master.value)),
       topology_(std::make_shared<GrowingTopology>(std::move(topology))),
       cfg_(cfg) {}
 
@@ -18,10 +23,16 @@ Result<std::vector<std::byte>> StoreClient::Call(StoreMsg type, std::span<const 
   Nanos left = d.Remaining(clock_);
   if (left <= Nanos(0)) return Timeout("store call's deadline passed before its rpc");
   master_calls_->fetch_add(1, std::memory_order_relaxed);
-  auto r = rpc_.Call(master_, static_cast<uint16_t>(type), request, left);
-  if (!r.ok()) return r.status().WithContext("store master");
+  const Rank master = this->master();
+  auto r = rpc_.Call(master, static_cast<uint16_t>(type), request, left);
+  if (!r.ok()) {
+    if (MasterUnanswered(r.status())) ++master_unanswered_here;
+    return r.status().WithContext("store master (rank " + std::to_string(master.value) + ")");
+  }
   return r;
 }
+
+uint64_t StoreClient::MasterUnansweredOnThisThread() { return master_unanswered_here; }
 
 std::vector<Status> StoreClient::KeysCall(StoreMsg type, std::span<const std::string> keys,
                                           const Deadline& d) {
@@ -60,9 +71,11 @@ Status StoreClient::Put(const std::string& key, std::span<const std::byte> value
 
 std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
                                           std::span<const std::span<const std::byte>> values,
-                                          const ReplicateConfig& cfg, bool* abandoned) {
+                                          const ReplicateConfig& cfg, bool* abandoned,
+                                          std::vector<PutUnanswered>* unanswered) {
   const Deadline d = Start();
   const size_t n = keys.size();
+  if (unanswered != nullptr) unanswered->assign(n, PutUnanswered::kNo);
   if (values.size() != n || n > kMaxBatchKeys) {
     return std::vector<Status>(n,
                                InvalidArgument("batch put: " + std::to_string(n) + " keys, " +
@@ -87,14 +100,20 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
       gv.push_back(values[i]);
     }
     if (!gk.empty()) {
-      std::vector<Status> part = BatchPut(gk, gv, cfg, abandoned);
-      for (size_t j = 0; j < good.size(); ++j) refused[good[j]] = std::move(part[j]);
+      std::vector<PutUnanswered> part_unanswered;
+      std::vector<Status> part = BatchPut(gk, gv, cfg, abandoned, &part_unanswered);
+      for (size_t j = 0; j < good.size(); ++j) {
+        refused[good[j]] = std::move(part[j]);
+        if (unanswered != nullptr) (*unanswered)[good[j]] = part_unanswered[j];
+      }
     }
     return refused;
   }
   std::vector<char> retry;
   std::vector<Rank> failing;
-  std::vector<Status> out = PutOnce(keys, values, cfg, d, &retry, &failing, abandoned);
+  std::vector<PutUnanswered> open;
+  std::vector<Status> out = PutOnce(keys, values, cfg, d, &retry, &failing, abandoned, &open);
+  if (unanswered != nullptr) *unanswered = open;
   // Keys whose store rank failed their write go again, to the other ranks: until the failure
   // detector declares a dead rank dead, the master would otherwise keep choosing it (the
   // emptiest rank, as it takes nothing new) and every put would fail for the failure timeout.
@@ -113,11 +132,12 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
     }
     failing.clear();
     std::vector<Status> second =
-        PutOnce(again_keys, again_values, cfg, d, &retry, &failing, abandoned);
+        PutOnce(again_keys, again_values, cfg, d, &retry, &failing, abandoned, &open);
     std::vector<char> next(n, 0);
     for (size_t k = 0; k < again.size(); ++k) {
       out[again[k]] = second[k];
       next[again[k]] = retry[k];
+      if (unanswered != nullptr) (*unanswered)[again[k]] = open[k];
     }
     retry = std::move(next);
   }
@@ -128,9 +148,10 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
                                          std::span<const std::span<const std::byte>> values,
                                          const ReplicateConfig& cfg, const Deadline& d,
                                          std::vector<char>* retry, std::vector<Rank>* failing,
-                                         bool* abandoned) {
+                                         bool* abandoned, std::vector<PutUnanswered>* unanswered) {
   const size_t n = keys.size();
   retry->assign(n, 0);
+  unanswered->assign(n, PutUnanswered::kNo);
   std::vector<uint64_t> sizes;
   sizes.reserve(n);
   for (const auto& v : values) sizes.push_back(v.size());
@@ -140,6 +161,9 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
   PutStartResponse& resp = scratch;
   Status s = reply.ok() ? DecodeInto(*reply, &resp) : reply.status();
   if (s.ok() && resp.entries.size() != n) s = ProtocolError("put-start answer has wrong length");
+  if (!reply.ok() && MasterUnanswered(reply.status())) {
+    unanswered->assign(n, PutUnanswered::kStart);
+  }
   if (!s.ok()) return std::vector<Status>(n, s);
   // Every replica of every started key becomes one WRITE; owner[j] is request j's key.
   std::vector<Status> out(n);
@@ -193,7 +217,7 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
       }
     }
   }
-  EndOrRevoke(keys, sums, resp, d, &out);
+  EndOrRevoke(keys, sums, resp, d, &out, unanswered);
   return out;
 }
 
@@ -201,7 +225,7 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
 // failed are revoked. `out` holds each key's status so far and receives PutEnd's verdict.
 void StoreClient::EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
                               const PutStartResponse& started, const Deadline& d,
-                              std::vector<Status>* out) {
+                              std::vector<Status>* out, std::vector<PutUnanswered>* unanswered) {
   std::vector<const std::string*> end_keys;
   std::vector<uint64_t> end_sums;
   std::vector<std::string> revoke;
@@ -220,8 +244,10 @@ void StoreClient::EndOrRevoke(std::span<const std::string> keys, std::span<const
     StatusResponse ends;
     Status e = r.ok() ? Decode(*r, &ends) : r.status();
     if (e.ok() && ends.entries.size() != ended.size()) e = ProtocolError("put-end answer length");
+    const bool open = !r.ok() && MasterUnanswered(r.status());
     for (size_t k = 0; k < ended.size(); ++k) {
       (*out)[ended[k]] = e.ok() ? FromEntry(ends.entries[k]) : e;
+      if (open) (*unanswered)[ended[k]] = PutUnanswered::kEnd;
     }
   }
   if (!revoke.empty()) {

@@ -54,6 +54,18 @@ namespace mooncake::store {
 // Placements a put tries when its store rank fails its write (see Put above).
 inline constexpr int kPutAttempts = 3;
 
+// Which of a put's calls to the master went unanswered (BatchPut's `unanswered`, per key): the
+// call failed with PeerFailure or Timeout, so the master may have died or stopped. kStart: its
+// put-start (nothing of this put can become visible: a put is visible only after its put-end).
+// kEnd: its put-end (it may or may not have become visible).
+enum class PutUnanswered : uint8_t { kNo = 0, kStart = 1, kEnd = 2 };
+
+// A call to the master that failed this way may mean the master is gone (store clients outside
+// the job then look for the conductor that took over, src/client).
+inline bool MasterUnanswered(const Status& s) {
+  return s.code() == ErrorCode::kPeerFailure || s.code() == ErrorCode::kTimeout;
+}
+
 struct StoreClientConfig {
   Nanos timeout = std::chrono::seconds(10);  // deadline of every call
   bool verify_checksum = true;
@@ -86,9 +98,11 @@ class StoreClient {
   // (it timed out or its store rank failed, even if the key was then placed again elsewhere
   // and succeeded): UCX may still read that value's bytes until the transport closes, so the
   // caller must not free or reuse `values` past this call (Transport::RetainUntilClosed).
+  // `unanswered` (optional) gets one entry per key (PutUnanswered above).
   std::vector<Status> BatchPut(std::span<const std::string> keys,
                                std::span<const std::span<const std::byte>> values,
-                               const ReplicateConfig& cfg = {}, bool* abandoned = nullptr);
+                               const ReplicateConfig& cfg = {}, bool* abandoned = nullptr,
+                               std::vector<PutUnanswered>* unanswered = nullptr);
   // `abandoned` (optional) is set when a read was given up while it may still be in flight (it
   // timed out, or its store rank failed, possibly before a retry from another replica
   // succeeded): the transport may write into that buffer later, until it closes, so the caller
@@ -105,6 +119,15 @@ class StoreClient {
 
   // The master's counters (objects, evictions, time spent serving exists and get).
   Result<StatsResponse> MasterStats();
+
+  // The rank serving MasterService. SetMaster moves every later call to another rank (a store
+  // client outside the job follows the conductor that took over); any thread.
+  Rank master() const { return Rank{master_->load(std::memory_order_acquire)}; }
+  void SetMaster(Rank master) { master_->store(master.value, std::memory_order_release); }
+  // Calls to the master made by the calling thread that went unanswered (MasterUnanswered), by
+  // any StoreClient: a caller compares it before and after a call to tell whether the master
+  // failed it (not a store rank).
+  static uint64_t MasterUnansweredOnThisThread();
 
   const StoreTopology& topology() const { return topology_->Now(); }
   // Store ranks that joined the job after the client started: `resolver` attaches to one the
@@ -183,17 +206,20 @@ class StoreClient {
   std::vector<Status> PutOnce(std::span<const std::string> keys,
                               std::span<const std::span<const std::byte>> values,
                               const ReplicateConfig& cfg, const Deadline& d,
-                              std::vector<char>* retry, std::vector<Rank>* failing,
-                              bool* abandoned);
+                              std::vector<char>* retry, std::vector<Rank>* failing, bool* abandoned,
+                              std::vector<PutUnanswered>* unanswered);
   // The last step of a put: ends the keys whose writes all succeeded, revokes the others.
+  // Keys whose put-end went unanswered get (*unanswered)[i] = kEnd.
   void EndOrRevoke(std::span<const std::string> keys, std::span<const uint64_t> sums,
-                   const PutStartResponse& started, const Deadline& d, std::vector<Status>* out);
+                   const PutStartResponse& started, const Deadline& d, std::vector<Status>* out,
+                   std::vector<PutUnanswered>* unanswered);
   // Waits for `batch` and returns each request's status (Timeout for those still running).
   std::vector<Status> Finish(transport::TransferBatch& batch, const Deadline& d);
 
   transport::Transport& transport_;
   transport::Rpc& rpc_;
-  Rank master_;
+  // Shared: the client stays movable.
+  std::shared_ptr<std::atomic<int32_t>> master_;
   std::shared_ptr<GrowingTopology> topology_;  // shared: the client stays movable
   StoreClientConfig cfg_;
   SteadyClock clock_;

@@ -1,4 +1,5 @@
-"""A standby conductor takes over the store service (docs/FAULTS.md, "A standby conductor").
+"""A standby conductor takes over the store service (docs/FAULTS.md, "A standby conductor"), and
+the client follows it on its own (docs/CLIENT.md, "When the master changes").
 
 A store service of 4 ranks, `roles = conductor:2 store:2` (rank 0 the active conductor, rank 1 its
 standby), cluster.failure_timeout = 2 s, launched as docs/CLIENT.md shows. This process puts
@@ -11,12 +12,15 @@ objects through the Python client in a loop and reads earlier ones back, while
   stop:          rank 0 is SIGSTOPped for 3 x the failure timeout, then resumed (SIGCONT): a
                  stopped process is slow, not dead, so the takeover waits the failure timeout.
 
-When its master stops answering, the loop attaches again with the connection file, which the new
-conductor rewrote with its own address (the client library does not follow on its own yet), and
-goes on. Asserts: the standby took over (summary.json's failover block, with the takeover time);
-every object acknowledged before and after the change reads back intact; in `stop`, the resumed
-old conductor is fenced (it says so) and exits, leaving exactly one conductor; the job stops with
-`mooncake store stop` and exits 0. Prints the longest pause the loop saw.
+The loop never attaches again itself: the client finds the conductor that took over (the
+connection file lists both) and its calls go on. A put may fail only when its put-end was in
+flight at the change (the client says so, naming the change); it is then not counted as
+acknowledged. Asserts: the standby took over (summary.json's failover block, with the takeover
+time); the client moved to rank 1 exactly once; every object acknowledged before and after the
+change reads back intact; its number at rank 1 (attached_as) is one rank 0 never gives out; in
+`stop`, the resumed old conductor is fenced (it says so) and exits,
+leaving exactly one conductor; the job stops with `mooncake store stop` and exits 0. Prints the
+longest pause the loop saw.
 
 Usage: failover_store_service.py SOURCE_DIR MOONCAKE kill|kill_default|stop
 """
@@ -77,28 +81,16 @@ def master_rank(run):
 
 
 class Loop:
-    """Puts and reads back, attaching again when the master stops answering."""
+    """Puts and reads back through one client, which follows the master on its own."""
 
     def __init__(self, run, log):
         self.run, self.log = run, log
-        self.acked, self.i = [], 0
+        self.acked, self.unsure, self.i = [], [], 0
         self.last_ok = time.monotonic()
         self.longest_pause = 0.0
-        self.reattached = 0
-        self.attached_to = None  # the master's rank as the file named it at the attach
-        self.store = self.attach(expect_rank=None)
-
-    def attach(self, expect_rank):
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            rank = master_rank(self.run)
-            if rank is not None and (expect_rank is None or rank != expect_rank):
-                store = mooncake_store.MooncakeDistributedStore()
-                if store.setup(str(self.run / "connect.json"), timeout=1.0) == 0:
-                    self.attached_to = rank
-                    return store
-            time.sleep(0.05)
-        fail("no conductor to attach to within 60 s", self.log)
+        self.store = mooncake_store.MooncakeDistributedStore()
+        if self.store.setup(str(run / "connect.json"), timeout=1.0, failover_timeout=30.0) != 0:
+            fail(f"setup: {self.store.last_error()}", log)
 
     def ok(self):
         now = time.monotonic()
@@ -110,27 +102,23 @@ class Loop:
         self.i += 1
         data = values.value(key, SIZES[self.i % len(SIZES)]).tobytes()
         if self.store.put(key, data) != 0:
-            # Its put-end may or may not have committed: the key is not counted as acknowledged
-            # (and never put again). Attach to the conductor the file names now.
-            self.store.close()
-            # Only once the file names another conductor: attaching to a stopped master fails
-            # at its deadline, and the client library then aborts in UCX's endpoint teardown
-            # (a pending wireup request; noted in docs/FAULTS.md).
-            # The rank it was attached to, not the file's at the put: a standby that sees the
-            # active die takes over within milliseconds, so the file may name the new conductor
-            # before this client's call to the old one has failed.
-            self.store = self.attach(expect_rank=self.attached_to)
-            self.reattached += 1
+            # Only a put whose put-end was in flight when the master changed may fail: it may
+            # or may not be stored, so it is not counted as acknowledged (nor put again).
+            error = self.store.last_error()
+            if "master changed" not in error:
+                fail(f"put {key}: {error}", self.log)
+            self.unsure.append(key)
             return
         self.acked.append((key, len(data)))
         probe, size = self.acked[(self.i * 7919) % len(self.acked)]
         got = self.store.get(probe)
         if len(got) != size or not values.matches(probe, got):
-            fail(f"acknowledged {probe} read back wrong ({len(got)} B)", self.log)
+            fail(f"acknowledged {probe} read back wrong ({len(got)} B): "
+                 f"{self.store.last_error()}", self.log)
         self.ok()
 
-    def changed(self):
-        return "took over as the conductor" in self.log.read_text()
+    def moved(self):
+        return self.store.master_info()["master_changes"]
 
 
 def main():
@@ -172,6 +160,7 @@ def exercise(job, run, log_path):
     while time.monotonic() - start < 2:
         loop.step()
     before = len(loop.acked)
+    attached_before = loop.store.master_info()["attached_as"]
     victim = rank_pid(run, 0)
     if victim is None:
         fail("no process for rank 0", log_path)
@@ -182,7 +171,7 @@ def exercise(job, run, log_path):
     after_change = 0
     while after_change < 100 or not resumed:
         loop.step()
-        if loop.changed() and loop.store is not None and loop.reattached > 0:
+        if loop.moved() > 0:
             after_change += 1
         if not resumed and time.monotonic() - hit_at > 3 * FAILURE_TIMEOUT:
             os.kill(victim, signal.SIGCONT)
@@ -191,7 +180,16 @@ def exercise(job, run, log_path):
             fail(f"the loop did not go on after the conductor's {MODE} ({after_change} ops)",
                  log_path)
     print(f"{MODE}: {before} objects acknowledged before, {len(loop.acked) - before} after; "
-          f"attached again {loop.reattached} time(s); longest pause {loop.longest_pause:.2f} s")
+          f"{len(loop.unsure)} put(s) in flight at the change; client moved "
+          f"{loop.moved()} time(s), to rank {loop.store.master_info()['master_rank']}; "
+          f"longest pause {loop.longest_pause:.2f} s")
+    info = loop.store.master_info()
+    if info["master_changes"] != 1 or info["master_rank"] != 1:
+        fail(f"the client's master: {info}", log_path)
+    # The standby numbers its clients from 2^30: never a number the old master gave out.
+    if info["attached_as"] < 1 << 30 or info["attached_as"] == attached_before:
+        fail(f"attached_as {info['attached_as']} at the new master (before: {attached_before})",
+             log_path)
 
     if MODE == "stop":
         # The old active, resumed, must learn it was fenced and end; it acknowledges nothing.
@@ -199,9 +197,14 @@ def exercise(job, run, log_path):
         while rank_pid(run, 0) is not None and time.monotonic() < end:
             loop.step()
             time.sleep(0.01)
-        text = log_path.read_text()
         if rank_pid(run, 0) is not None:
             fail("the resumed old conductor (rank 0) still runs", log_path)
+        # mpirun forwards a rank's last lines after the rank is gone: wait for them.
+        end = time.monotonic() + 10
+        text = log_path.read_text()
+        while "rank 0 ends" not in text and time.monotonic() < end:
+            time.sleep(0.1)
+            text = log_path.read_text()
         if "rank 0 ends: it is no longer the conductor" not in text or "fenced by epoch" not in text:
             fail("the old conductor did not say that it was fenced", log_path)
         print("rank 0 resumed, fenced, ended:",

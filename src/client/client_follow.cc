@@ -11,6 +11,7 @@ Result<bool> Client::Impl::Follow(uint64_t seen) {
   if (generation() != seen) return true;  // another call moved the client meanwhile
   if (options.failover_timeout <= Nanos(0)) return false;
   const Rank failed = store->master();
+  if (!follower_->OtherThan(failed)) return false;
   SteadyClock clock;
   auto found =
       follower_->Find(failed, clock.Now() + options.failover_timeout, [this] { return closing(); });

@@ -36,6 +36,14 @@ void MasterFollower::Reread() {
   epoch_ = info->epoch;
 }
 
+bool MasterFollower::OtherThan(Rank failed) {
+  Reread();
+  for (const ConductorAddress& c : conductors_) {
+    if (c.rank != failed.value) return true;
+  }
+  return false;
+}
+
 std::vector<ConductorAddress> MasterFollower::Candidates(Rank failed) const {
   std::vector<ConductorAddress> out;
   for (const ConductorAddress& c : conductors_) {

@@ -51,6 +51,9 @@ class MasterFollower {
   // PermissionDenied / InvalidArgument from an attach (wrong token, another job) end it at once.
   Result<Found> Find(Rank failed, Nanos deadline, const std::function<bool()>& stop);
 
+  // Whether a conductor other than `failed` is known (the connection file is read again first):
+  // a job with one conductor has nowhere to move, and its failed call returns as it came.
+  bool OtherThan(Rank failed);
   // Every attach found nothing listening at any conductor's address (after a Find that failed):
   // the job has stopped, or the file is stale.
   bool nothing_listens() const { return nothing_listens_; }

@@ -155,13 +155,15 @@ std::vector<Status> StoreClient::PutOnce(std::span<const std::string> keys,
   std::vector<uint64_t> sizes;
   sizes.reserve(n);
   for (const auto& v : values) sizes.push_back(v.size());
+  // Only a call that went out can have been left unanswered (the deadline may have passed).
+  const bool start_sent = d.Remaining(clock_) > Nanos(0);
   auto reply = Call(StoreMsg::kPutStart, EncodePutStart(cfg, keys, sizes), d);
   // Decoded into this thread's reused answer: no replica vector allocated per key once warm.
   thread_local PutStartResponse scratch;
   PutStartResponse& resp = scratch;
   Status s = reply.ok() ? DecodeInto(*reply, &resp) : reply.status();
   if (s.ok() && resp.entries.size() != n) s = ProtocolError("put-start answer has wrong length");
-  if (!reply.ok() && MasterUnanswered(reply.status())) {
+  if (start_sent && !reply.ok() && MasterUnanswered(reply.status())) {
     unanswered->assign(n, PutUnanswered::kStart);
   }
   if (!s.ok()) return std::vector<Status>(n, s);
@@ -240,11 +242,12 @@ void StoreClient::EndOrRevoke(std::span<const std::string> keys, std::span<const
     }
   }
   if (!end_keys.empty()) {
+    const bool end_sent = d.Remaining(clock_) > Nanos(0);  // else nothing can have committed
     auto r = Call(StoreMsg::kPutEnd, EncodePutEnd(end_keys, end_sums), d);
     StatusResponse ends;
     Status e = r.ok() ? Decode(*r, &ends) : r.status();
     if (e.ok() && ends.entries.size() != ended.size()) e = ProtocolError("put-end answer length");
-    const bool open = !r.ok() && MasterUnanswered(r.status());
+    const bool open = end_sent && !r.ok() && MasterUnanswered(r.status());
     for (size_t k = 0; k < ended.size(); ++k) {
       (*out)[ended[k]] = e.ok() ? FromEntry(ends.entries[k]) : e;
       if (open) (*unanswered)[ended[k]] = PutUnanswered::kEnd;

@@ -145,7 +145,7 @@ def main():
     with open(log_path, "w") as log:
         job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE,
                                 "--roles", "conductor:2 store:2", "--",
-                                "--job.mode", "store", "--store.dram", "128MiB",
+                                "--job.mode", "store", "--store.dram", "256MiB",
                                 "--out", str(run)] +
                                ([] if MODE == "kill_default" else
                                 ["--cluster.failure_timeout", f"{FAILURE_TIMEOUT}s"]),
@@ -213,7 +213,7 @@ def exercise(job, run, log_path):
         end = time.monotonic() + 30
         while rank_pid(run, 0) is not None and time.monotonic() < end:
             loop.step()
-            time.sleep(0.01)
+            time.sleep(0.05)  # the store (2 x 256 MiB) must not fill while rank 0 takes its time
         if rank_pid(run, 0) is not None:
             fail("the resumed old conductor (rank 0) still runs", log_path)
         # mpirun forwards a rank's last lines after the rank is gone: wait for them.

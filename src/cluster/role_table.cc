@@ -26,9 +26,13 @@ std::vector<std::string_view> SplitOn(std::string_view s, std::string_view seps)
 std::string Quote(std::string_view spec) { return "roles = '" + std::string(spec) + "'"; }
 
 Status CheckLayout(const std::vector<Role>& roles, std::string_view spec) {
+  // A second conductor, at rank 1, is the standby (docs/FAULTS.md, "A standby conductor").
   int conductors = static_cast<int>(std::count(roles.begin(), roles.end(), Role::kConductor));
-  if (conductors != 1 || roles.front() != Role::kConductor) {
-    return InvalidArgument(Quote(spec) + ": exactly one conductor is needed, at rank 0");
+  if (conductors < 1 || conductors > 2 || roles.front() != Role::kConductor ||
+      (conductors == 2 && roles[1] != Role::kConductor)) {
+    return InvalidArgument(Quote(spec) +
+                           ": one conductor is needed, at rank 0 (or two, at ranks 0 and 1: the "
+                           "second is the standby)");
   }
   for (Role r : {Role::kStore, Role::kPrefill, Role::kDecode}) {
     if (std::find(roles.begin(), roles.end(), r) == roles.end()) {

@@ -6,7 +6,8 @@
 //   rank 0 is the conductor; of the other r = N-1 ranks, store = max(1, r/4),
 //   decode = max(1, (r-store)/2), prefill = the rest (N = 4: 1/1/1/1; N = 6: 1/2/2; N = 64:
 //   15/24/24).
-// Every layout needs exactly one conductor and at least one rank of each other role. Layouts put
+// Every layout needs one conductor (or two: the second, at rank 1, is the standby that takes
+// over when the first dies) and at least one rank of each other role. Layouts put
 // the conductor at rank 0 (the launch's choice, checked here); the code asks conductor() and
 // Membership() instead of assuming it.
 //
@@ -38,7 +39,7 @@ class RoleTable {
   Role role(int rank) const { return roles_[rank]; }
   // The rank that conducts (the first conductor of the layout).
   Rank conductor() const;
-  // The store service's standby conductor (the layout's second conductor), Rank{-1} when none.
+  // The standby conductor (the layout's second conductor, rank 1), Rank{-1} when none.
   Rank standby() const;
   // The job's membership at start: every rank live in its role.
   Membership InitialMembership() const;

@@ -63,7 +63,6 @@ TEST(RoleTableTest, MisfitsNameTheSpecAndTheJobSize) {
 }
 
 // The store service may have a standby conductor (issue 33): the second conductor, at rank 1.
-// The serving job still takes exactly one.
 TEST(RoleTableTest, TheStoreServiceTakesAStandbyConductorAtRankOne) {
   auto one = RoleTable::BuildStoreService("conductor:1 store:2", 3);
   ASSERT_TRUE(one.ok());
@@ -76,7 +75,18 @@ TEST(RoleTableTest, TheStoreServiceTakesAStandbyConductorAtRankOne) {
   EXPECT_FALSE(RoleTable::BuildStoreService("conductor:3 store:1", 4).ok());
   EXPECT_FALSE(RoleTable::BuildStoreService("conductor,store,conductor,store", 4).ok());
   EXPECT_FALSE(RoleTable::BuildStoreService("conductor:2", 2).ok());  // no store rank
-  EXPECT_FALSE(RoleTable::Build("conductor:2 store:1 prefill:1 decode:1", 5).ok());
+}
+
+// The serving job may have one too (issue 33, item 1): rank 1, before the other roles.
+TEST(RoleTableTest, TheServingJobTakesAStandbyConductorAtRankOne) {
+  auto two = RoleTable::Build("conductor:2 store:2 prefill:2 decode:2", 8);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->conductor(), Rank{0});
+  EXPECT_EQ(two->standby(), Rank{1});
+  EXPECT_EQ(two->RanksOf(Role::kStore), (std::vector<int>{2, 3}));
+  EXPECT_EQ(RoleTable::Build("conductor:1 store:1 prefill:1 decode:1", 4)->standby(), Rank{-1});
+  EXPECT_FALSE(RoleTable::Build("conductor:3 store:1 prefill:1 decode:1", 6).ok());
+  EXPECT_FALSE(RoleTable::Build("conductor,store,conductor,prefill,decode", 5).ok());
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ void HeartbeatSender::Apply(const MembershipView& view) {
   std::vector<Rank> newly_dead;
   {
     std::lock_guard<std::mutex> lock(membership_mutex_);
+    const Rank before = membership_.conductor();
     auto applied = membership_.Apply(view, clock_.Now());
     if (!applied.ok()) {
       if (applied.status().code() == ErrorCode::kOutOfRange) ++stale_views_;
@@ -51,6 +52,7 @@ void HeartbeatSender::Apply(const MembershipView& view) {
     }
     newly_dead = std::move(*applied);
     epoch_ = membership_.epoch();
+    if (membership_.conductor() != before) named_changed_ = true;
     if (conductor_.exchange(membership_.conductor().value) != membership_.conductor().value) {
       conductor_changed_ = true;  // the loop's silence clock starts again for the new one
       log::Warn("following the conductor rank {} (membership epoch {})",
@@ -139,6 +141,11 @@ void HeartbeatSender::Loop() {
     if (lost.ok() && inbox_->died >= 0 && inbox_->died == conductor_.load()) {
       lost = PeerFailure("the conductor (rank " + std::to_string(inbox_->died) +
                          ") died: " + inbox_->died_why);
+    }
+    if (named_changed_.exchange(false) && on_changed_) {
+      lock.unlock();
+      on_changed_(Rank{conductor_.load()});
+      lock.lock();
     }
     const Nanos silent = clock_.Now() - last_reply;
     const int32_t standby = standby_.load();

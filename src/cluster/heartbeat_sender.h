@@ -51,6 +51,11 @@ class HeartbeatSender {
   // silent): when it is the conductor followed, it counts as lost now instead of after the
   // failure timeout. Any thread.
   void ConductorDied(Rank conductor, const std::string& why);
+  // Runs (on the sender's thread) when a membership view names another conductor than the one
+  // before (a standby took over): the serving ranks send their reports there. Set before Start.
+  void OnConductorChanged(std::function<void(Rank)> on_changed) {
+    on_changed_ = std::move(on_changed);
+  }
   // When the conductor last answered, on this sender's steady clock (the takeover's start).
   Nanos last_reply_at() const { return Nanos(last_reply_ns_.load()); }
   // True once a reply said this rank was fenced (declared dead by the conductor).
@@ -82,6 +87,7 @@ class HeartbeatSender {
   transport::Rpc& rpc_;
   MembershipConfig config_;
   LostHandler on_lost_;
+  std::function<void(Rank)> on_changed_;
   SteadyClock clock_;
   mutable std::mutex membership_mutex_;
   Membership membership_;
@@ -90,6 +96,7 @@ class HeartbeatSender {
   std::atomic<int64_t> last_reply_ns_{0};
   std::atomic<bool> fenced_{false};
   std::atomic<bool> conductor_changed_{false};  // Apply: a view named another conductor
+  std::atomic<bool> named_changed_{false};      // ... than the membership held before (on_changed_)
   std::atomic<uint64_t> epoch_{0};
   std::atomic<uint64_t> stale_views_{0};
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();

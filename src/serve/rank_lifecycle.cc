@@ -38,12 +38,14 @@ void RankLifecycle::Stop() {
 
 void RankLifecycle::Start() {
   RegisterEndHandlers();
-  if (part_ == ServePart::kConductor) {
+  // A standby conductor (not the one the membership names) heartbeats it like the others.
+  if (part_ == ServePart::kConductor && self_ == conductor_) {
     StartDetector();
     return;
   }
   heartbeats_ = std::make_unique<HeartbeatSender>(rpc_, initial_, config_.membership);
   heartbeats_->OnConductorLost(on_lost_);
+  if (on_changed_) heartbeats_->OnConductorChanged(on_changed_);
   if (follow_standby_.value >= 0) heartbeats_->FollowStandby(follow_standby_);
   heartbeats_->Start();
 }

@@ -57,12 +57,17 @@ class RankLifecycle {
   // Clears the transport's failure handler and stops the heartbeats or the detector.
   void Stop();
 
-  // The store service's standby conductor (docs/FAULTS.md). Others: follow `standby` when the
+  // A standby conductor (docs/FAULTS.md). Others: follow `standby` when the
   // conductor falls silent (HeartbeatSender::FollowStandby). Set before Start.
   void FollowStandby(Rank standby) { follow_standby_ = standby; }
   // Others: evidence that `conductor` died (HeartbeatSender::ConductorDied). Any thread, after
   // Start.
   void ConductorDied(Rank conductor, const std::string& why);
+  // Others: `on_changed` runs (heartbeat thread) when a view names a new conductor (a standby
+  // took over). Set before Start.
+  void OnConductorChanged(std::function<void(Rank)> on_changed) {
+    on_changed_ = std::move(on_changed);
+  }
   // The standby takes over: its heartbeats stop and it conducts `membership` (in which it is
   // the conductor and the old one dead) from now on: the failure detector starts, watching every
   // live rank, and tells them the new view.
@@ -125,6 +130,7 @@ class RankLifecycle {
   RankReport report_;
   FailureDetector::DeathHandler on_dead_;
   HeartbeatSender::LostHandler on_lost_;
+  std::function<void(Rank)> on_changed_;
   std::mutex reports_mutex_;
   std::condition_variable reports_cv_;
   std::map<int, RankReport> reports_;            // conductor: by rank

@@ -47,4 +47,11 @@ Status StandbyTable::RestoreInto(MetadataMaster& master) const {
   return master.Restore(std::move(records));
 }
 
+std::vector<std::string> StandbyTable::keys() const {
+  std::vector<std::string> out;
+  out.reserve(objects_.size());
+  for (const auto& [key, record] : objects_) out.push_back(key);
+  return out;
+}
+
 }  // namespace mooncake::store

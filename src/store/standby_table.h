@@ -32,6 +32,8 @@ class StandbyTable {
   uint64_t next_seq() const { return next_seq_; }
   size_t objects() const { return objects_.size(); }
   const std::map<Rank, uint64_t>& segments() const { return segments_; }
+  // The committed objects' keys, in no order (a serving standby indexes its prefixes by them).
+  std::vector<std::string> keys() const;
 
   // Adds the segments and the objects to `master` (fresh: no segments, no objects).
   Status RestoreInto(MetadataMaster& master) const;

@@ -37,7 +37,9 @@ void DecodeRole::Start() {
     }
     auto a = slots_.Allocate(offer->bytes);
     if (!a.ok()) return r.Fail(Status(ErrorCode::kBusy, "receive buffer full, retry"));
-    slot_of_[offer->request] = *a;
+    // By offset, not by request: after a standby's takeover two attempts of one request may
+    // each hold a slot (the old one's KvDone must free its own).
+    slot_of_[a->offset] = *a;
     (void)from;
     KvOfferReply reply{{}, base + a->offset};
     r.Reply(reply.Encode());
@@ -121,7 +123,7 @@ void DecodeRole::Arrive(const KvDone& kv) {
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = slot_of_.find(kv.request);
+    auto it = kv.remote_addr >= base ? slot_of_.find(kv.remote_addr - base) : slot_of_.end();
     if (it != slot_of_.end()) {
       (void)slots_.Free(it->second);
       slot_of_.erase(it);
@@ -133,8 +135,7 @@ void DecodeRole::Arrive(const KvDone& kv) {
   // request (lost, kv_checksum) instead of waiting for it until the job deadline.
   if (!started) corrupt = std::max<int>(corrupt, static_cast<int>(kv.hash_ids.size()));
   KvArrived arrived{{}, kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
-  auto reply =
-      ctx_.rpc.Call(ctx_.peers.conductor, kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
+  auto reply = ctx_.CallConductor(kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
   auto r = reply.ok() ? KvArrivedReply::Decode(*reply) : Result<KvArrivedReply>(reply.status());
   if (!r.ok() || !r->admitted) ctx_.engine->EndDecode(kv.request);  // it never joins the batch
   if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));
@@ -204,13 +205,13 @@ void DecodeRole::Step() {
                    a.tbt.Tbt(),
                    (now + ctx_.clock_offset).count(),
                    std::move(a.output_ids)};
-    Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeDone, msg.Encode());
+    Status s = ctx_.NotifyConductor(kMsgDecodeDone, msg.Encode());
     if (!s.ok()) Fail(s.WithContext("DecodeDone"));
     ++finished;
   });
   if (!report.requests.empty()) {
     next_report_ = now + ctx_.config.stream_interval;
-    Status s = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgDecodeTokens, report.Encode());
+    Status s = ctx_.rpc.Notify(ctx_.Conductor(), kMsgDecodeTokens, report.Encode());
     if (!s.ok()) Fail(s.WithContext("DecodeTokens"));
   }
   std::lock_guard<std::mutex> lock(mutex_);

@@ -63,7 +63,7 @@ class DecodeRole {
   ServeContext& ctx_;
   std::span<std::byte> buffer_;
   store::SegmentAllocator slots_;
-  std::unordered_map<uint64_t, store::Allocation> slot_of_;  // request -> slot (under mutex_)
+  std::unordered_map<uint64_t, store::Allocation> slot_of_;  // offset -> slot (under mutex_)
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -458,7 +458,7 @@ void PrefillRole::ReportFailed(const PrefillTask& task) {
   failed.attempt = task.attempt;
   failed.prefill_rank = ctx_.peers.self.value;
   failed.failed = 1;
-  Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, failed.Encode());
+  Status sent = ctx_.NotifyConductor(kMsgPrefillDone, failed.Encode());
   if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
 }
 
@@ -479,7 +479,7 @@ int64_t PrefillRole::SendPrefillDone(const Run& run, const Loaded& loaded, Nanos
   done.bytes_stored = static_cast<uint64_t>(run.blocks - loaded.present) * bb;
   done.bytes_to_decode = task.output_length > 1 ? static_cast<uint64_t>(run.blocks) * bb : 0;
   done.first_token = run.first_token;
-  Status sent = ctx_.rpc.Notify(ctx_.peers.conductor, kMsgPrefillDone, done.Encode());
+  Status sent = ctx_.NotifyConductor(kMsgPrefillDone, done.Encode());
   if (!sent.ok()) Fail(sent.WithContext("PrefillDone"));
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.tasks;

@@ -14,6 +14,7 @@
 #include "engine/cost_model.h"
 #include "engine/engine.h"
 #include "engine/kv_layout.h"
+#include "serve/conductor_link.h"
 #include "serve/serve_config.h"
 #include "store/net/client.h"
 #include "transport/rpc.h"
@@ -39,6 +40,20 @@ struct ServeContext {
   engine::Engine* engine = nullptr;     // prefill and decode ranks
   store::StoreClient* store = nullptr;  // prefill and decode ranks
   Nanos clock_offset{0};
+  // Prefill and decode ranks: reports and calls to the conductor, which a standby may replace
+  // (conductor_link.h). Null: straight to peers.conductor.
+  ConductorLink* link = nullptr;
+
+  Rank Conductor() const { return link != nullptr ? link->conductor() : peers.conductor; }
+  Status NotifyConductor(uint16_t type, std::vector<std::byte> bytes) const {
+    return link != nullptr ? link->Notify(type, std::move(bytes))
+                           : rpc.Notify(peers.conductor, type, bytes);
+  }
+  Result<std::vector<std::byte>> CallConductor(uint16_t type, std::span<const std::byte> request,
+                                               Nanos timeout) const {
+    return link != nullptr ? link->Call(type, request, timeout)
+                           : rpc.Call(peers.conductor, type, request, timeout);
+  }
 
   double time_scale() const { return config.time_scale; }
   Nanos LocalNow() const { return SteadyClock().Now(); }

@@ -13,6 +13,33 @@ namespace mooncake::serve {
 
 using conductor::RejectReason;
 
+namespace {
+
+// ConductorTotals as the journal's counters (serve_journal.h), in declaration order.
+template <typename Totals, typename Visit>
+void VisitTotals(Totals& t, Visit&& visit) {
+  visit(t.blocks_verified, t.blocks_corrupt, t.blocks_loaded, t.blocks_missing, t.bytes_loaded,
+        t.bytes_stored, t.bytes_to_decode, t.dispatch_failures, t.redispatched,
+        t.takeover_redispatched, t.stale_reports, t.scheduler_fetches, t.scheduler_fetched_blocks,
+        t.open_requests, t.open_requests_high_water);
+}
+
+std::vector<uint64_t> TotalsToCounters(const ConductorTotals& t) {
+  std::vector<uint64_t> out;
+  VisitTotals(t, [&](const auto&... v) { (out.push_back(v), ...); });
+  return out;
+}
+
+void TotalsFromCounters(const std::vector<uint64_t>& in, ConductorTotals* t) {
+  size_t k = 0;
+  VisitTotals(*t, [&](auto&... v) { ((v = k < in.size() ? in[k] : 0, ++k), ...); });
+}
+
+// A takeover's attempt numbers start here: the old conductor used 0 and 1.
+constexpr uint32_t kTakeoverAttempts = 16;
+
+}  // namespace
+
 ConductorRole::ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRequest>& requests,
                              conductor::Scheduler& scheduler)
     : ctx_(ctx),
@@ -36,7 +63,7 @@ ConductorRole::ConductorRole(ServeContext& ctx, const std::vector<trace::TraceRe
 }
 
 Nanos ConductorRole::ModelNow() const {
-  Nanos wall = ctx_.LocalNow() - start_wall_;
+  Nanos wall = ctx_.ConductorNow() - start_wall_;
   return Nanos(static_cast<int64_t>(static_cast<double>(wall.count()) * ctx_.time_scale()));
 }
 
@@ -87,6 +114,7 @@ void ConductorRole::Resolve(uint64_t id, trace::Outcome outcome, const std::stri
   Pending& p = pending_[id];
   if (p.resolved) return;
   p.resolved = true;
+  MarkDirty(id);
   if (p.decision.accepted && totals_.open_requests > 0) --totals_.open_requests;
   records_[id].outcome = outcome;
   records_[id].reject_reason = reason;
@@ -131,6 +159,10 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
   auto d = PrefillDone::Decode(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!CurrentReport(d, from)) return;
+  // Sent again to a standby that took over, which has it already from the journal.
+  if (pending_[d->request].resolved || records_[d->request].prefilled) return;
+  MarkDirty(d->request);
+  FlushOnExit flush{this};
   if (d->failed) {
     // The prefill's engine could not compute it (the rank logged why).
     scheduler_.OnPrefillDone(requests_[d->request].id, pending_[d->request].decision.prefill,
@@ -184,27 +216,39 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
     responder.Fail(ProtocolError("bad KvArrived from rank " + std::to_string(from.value)));
     return;
   }
-  totals_.blocks_verified += a->blocks_verified;
-  totals_.blocks_corrupt += a->blocks_corrupt;
   if (!Current(a->request, a->attempt)) {
     responder.Reply(KvArrivedReply{}.Encode());  // admitted = 0
     return;
   }
   Pending& p = pending_[a->request];
+  if (p.kv_arrived) {
+    // Asked again (the decode rank got no answer from a conductor that died since): the same
+    // answer, counted once.
+    KvArrivedReply again;
+    again.admitted = p.admitted && !p.resolved ? 1 : 0;
+    responder.Reply(again.Encode());
+    return;
+  }
+  totals_.blocks_verified += a->blocks_verified;
+  totals_.blocks_corrupt += a->blocks_corrupt;
   p.kv_arrived = true;
-  // A re-dispatched request (attempt 1) was admitted at its arrival: it joins without a second
-  // check, as docs/FAULTS.md says, so a fault never shows up as a rejection.
-  RejectReason reason = a->blocks_corrupt > 0
-                            ? RejectReason::kDecodeOverload
-                            : scheduler_.AdmitToDecode(RequestAt(a->request).id, p.decision.decode,
-                                                       ModelNow(), /*admission=*/p.attempt == 0);
+  MarkDirty(a->request);
+  // A re-dispatched request was admitted at its arrival: it joins without a second check, as
+  // docs/FAULTS.md says, so a fault never shows up as a rejection.
+  RejectReason reason =
+      a->blocks_corrupt > 0
+          ? RejectReason::kDecodeOverload
+          : scheduler_.AdmitToDecode(RequestAt(a->request).id, p.decision.decode, ModelNow(),
+                                     /*admission=*/p.redispatches == 0);
   KvArrivedReply reply;
   reply.admitted = reason == RejectReason::kNone ? 1 : 0;
+  p.admitted = reply.admitted != 0;
   if (a->blocks_corrupt > 0) {
     Resolve(a->request, trace::Outcome::kLost, "kv_checksum");
   } else if (reason != RejectReason::kNone) {
     Resolve(a->request, trace::Outcome::kRejected, conductor::RejectReasonName(reason));
   }
+  FlushJournal();
   responder.Reply(reply.Encode());
 }
 
@@ -213,6 +257,8 @@ void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!CurrentReport(d, from)) return;
   Pending& p = pending_[d->request];
+  if (p.resolved) return;  // sent again to a standby that took over
+  FlushOnExit flush{this};
   trace::RequestRecord& r = records_[d->request];
   scheduler_.OnDecodeDone(RequestAt(d->request).id, p.decision.decode, ModelNow());
   r.tbt_s = d->tbt_model_s;
@@ -283,8 +329,9 @@ void ConductorRole::PrintProgress(Nanos wall_elapsed) {
 }
 
 void ConductorRole::Run() {
-  start_wall_ = ctx_.LocalNow() + Nanos(50'000'000);  // a little lead so request 0 is on time
-  next_progress_ = start_wall_ + ctx_.config.progress_interval;
+  // A standby that took over goes on with the active's replay (Restore), on its clock.
+  if (!restored_) start_wall_ = ctx_.ConductorNow() + Nanos(50'000'000);  // request 0 on time
+  next_progress_ = std::max(start_wall_, ctx_.ConductorNow()) + ctx_.config.progress_interval;
   // Requests still open at the job deadline stay "lost", those arriving after it too: the
   // replay stops there rather than dispatching the rest of the trace first.
   const Nanos deadline = start_wall_ + ctx_.config.job_deadline;
@@ -294,18 +341,23 @@ void ConductorRole::Run() {
     accepting_ = !stop_requested_;
     cv_.notify_all();  // a Submit that came before the replay began
   }
-  for (size_t i = 0; i < requests_.size(); ++i) {
+  size_t first = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    first = replay_next_;
+  }
+  for (size_t i = first; i < requests_.size(); ++i) {
     const Nanos arrival_model = std::chrono::milliseconds(requests_[i].timestamp_ms);
     const Nanos due = start_wall_ + ctx_.ModelToWall(arrival_model);
     if (due >= deadline) break;
     {
       // Sleeps until the arrival, woken early by a stop.
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait_until(lock, std::chrono::steady_clock::now() + (due - ctx_.LocalNow()),
+      cv_.wait_until(lock, std::chrono::steady_clock::now() + (due - ctx_.ConductorNow()),
                      [&] { return stop_requested_; });
       if (stop_requested_) break;
     }
-    SleepUntil(due);
+    SleepUntil(ctx_.ToLocal(due));
     std::optional<PrefillTask> task = Decide(i, arrival_model);
     if (task) {
       int prefill = 0;
@@ -318,7 +370,7 @@ void ConductorRole::Run() {
   }
   std::unique_lock<std::mutex> lock(mutex_);
   // Serving: the replay's requests still open, or (serve until stopped) no stop asked for yet.
-  while (ctx_.LocalNow() < deadline && !stop_requested_ &&
+  while (ctx_.ConductorNow() < deadline && !stop_requested_ &&
          (until_stopped_ || resolved_ < requests_.size())) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     MaybePrintProgress();
@@ -326,9 +378,10 @@ void ConductorRole::Run() {
   // Draining: nothing new is taken; what was admitted is waited for.
   accepting_ = false;
   serving_over_ = true;
-  const Nanos drain_end =
-      stop_requested_ || until_stopped_ ? std::min(deadline, ctx_.LocalNow() + drain_) : deadline;
-  while (Open() && ctx_.LocalNow() < drain_end) {
+  const Nanos drain_end = stop_requested_ || until_stopped_
+                              ? std::min(deadline, ctx_.ConductorNow() + drain_)
+                              : deadline;
+  while (Open() && ctx_.ConductorNow() < drain_end) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     MaybePrintProgress();
   }
@@ -436,8 +489,8 @@ ConductorRole::OnlineResult ConductorRole::AwaitTokens(uint64_t id, size_t have,
 
 // Caller holds mutex_.
 void ConductorRole::MaybePrintProgress() {
-  if (ctx_.LocalNow() < next_progress_) return;
-  PrintProgress(ctx_.LocalNow() - start_wall_);
+  if (ctx_.ConductorNow() < next_progress_) return;
+  PrintProgress(ctx_.ConductorNow() - start_wall_);
   WritePartialSummary();
   next_progress_ += ctx_.config.progress_interval;
 }
@@ -450,6 +503,10 @@ std::optional<PrefillTask> ConductorRole::Decide(size_t i, Nanos arrival_model) 
 std::optional<PrefillTask> ConductorRole::DecideLocked(size_t i, Nanos arrival_model) {
   const trace::TraceRequest& t = RequestAt(i);
   MaybePrintProgress();
+  NoteDecision();
+  if (i < requests_.size()) replay_next_ = std::max(replay_next_, i + 1);
+  MarkDirty(i);
+  FlushOnExit flush{this};
   pending_[i].arrival_model = arrival_model;
   conductor::Request req{t.id, arrival_model, t.input_length, t.output_length, t.hash_ids};
   // Decide at the request's arrival in model time, as the simulator does.
@@ -476,9 +533,12 @@ std::optional<PrefillTask> ConductorRole::DecideLocked(size_t i, Nanos arrival_m
 PrefillTask ConductorRole::TaskFor(size_t i, const conductor::Decision& d) {
   const trace::TraceRequest& t = RequestAt(i);
   Pending& p = pending_[i];
+  if (p.attempt < attempt_floor_) p.attempt += attempt_floor_;
   p.decision = d;
   p.dispatched = true;
   p.kv_arrived = false;
+  p.admitted = false;
+  MarkDirty(i);
   records_[i].prefill_instance = d.prefill;
   records_[i].decode_instance = d.decode;
   PrefillTask task;
@@ -516,6 +576,7 @@ void ConductorRole::OnRankDead(Rank rank, const std::string& why) {
   std::vector<std::pair<PrefillTask, int>> tasks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    FlushOnExit flush{this};
     if (prefill >= 0) scheduler_.MarkPrefillDead(prefill);
     if (decode >= 0) scheduler_.MarkDecodeDead(decode);
     for (size_t i = 0; i < pending_.size(); ++i) {
@@ -542,11 +603,13 @@ std::optional<PrefillTask> ConductorRole::Redispatch(size_t i, const std::string
   Pending& p = pending_[i];
   const trace::TraceRequest& t = RequestAt(i);
   scheduler_.Abandon(t.id);
-  if (p.attempt >= 1) {
+  if (p.redispatches >= 1) {
     Resolve(i, trace::Outcome::kFailed, reason + "_twice");
     return std::nullopt;
   }
+  ++p.redispatches;
   ++p.attempt;
+  NoteDecision();
   records_[i].prefilled = false;
   conductor::Request req{t.id, p.arrival_model, t.input_length, t.output_length, t.hash_ids};
   // Admitted already at its arrival: served late rather than turned away now.
@@ -575,6 +638,129 @@ void ConductorRole::Dispatch(const PrefillTask& task, int prefill) {
              s.ToString());
   std::lock_guard<std::mutex> lock(mutex_);
   ++totals_.dispatch_failures;
+}
+
+}  // namespace mooncake::serve
+
+namespace mooncake::serve {
+
+void ConductorRole::MarkDirty(size_t i) {
+  if (journal_ && i < requests_.size()) dirty_.push_back(i);
+}
+
+void ConductorRole::FlushJournal() {
+  if (!journal_ || dirty_.empty()) return;
+  std::sort(dirty_.begin(), dirty_.end());
+  dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
+  ServeJournalBatch b;
+  b.seq = ++journal_seq_;
+  b.replay_next = replay_next_;
+  b.start_wall_ns = start_wall_.count();
+  b.run_dir = journal_run_dir_;
+  b.totals = TotalsToCounters(totals_);
+  for (size_t i : dirty_) {
+    const Pending& p = pending_[i];
+    RequestState r;
+    r.id = i;
+    r.attempt = p.attempt;
+    r.redispatches = p.redispatches;
+    r.dispatched = p.dispatched;
+    r.kv_arrived = p.kv_arrived;
+    r.admitted = p.admitted;
+    r.resolved = p.resolved;
+    r.prefill = p.decision.prefill;
+    r.decode = p.decision.decode;
+    r.arrival_model_ns = p.arrival_model.count();
+    r.first_token_wall_ns = p.first_token_wall.count();
+    r.FromRecord(records_[i]);
+    if (p.resolved) r.output_ids = output_ids_[i];
+    b.requests.push_back(std::move(r));
+  }
+  dirty_.clear();
+  journal_(b.Encode());
+}
+
+void ConductorRole::NoteDecision() {
+  if (restored_ && first_decision_at_ == Nanos(0)) first_decision_at_ = ctx_.LocalNow();
+}
+
+Nanos ConductorRole::first_decision_at() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return first_decision_at_;
+}
+
+void ConductorRole::Restore(const ServeState& state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  restored_ = true;
+  attempt_floor_ = kTakeoverAttempts;
+  start_wall_ = Nanos(state.start_wall_ns);
+  replay_next_ = std::min<size_t>(state.replay_next, requests_.size());
+  TotalsFromCounters(state.totals, &totals_);
+  for (const auto& [id, r] : state.requests) {
+    if (id >= requests_.size()) continue;
+    Pending& p = pending_[id];
+    p.attempt = r.attempt;
+    p.redispatches = r.redispatches;
+    p.dispatched = r.dispatched != 0;
+    p.kv_arrived = r.kv_arrived != 0;
+    p.admitted = r.admitted != 0;
+    p.decision.accepted = p.dispatched;
+    p.decision.prefill = r.prefill;
+    p.decision.decode = r.decode;
+    p.arrival_model = Nanos(r.arrival_model_ns);
+    p.first_token_wall = Nanos(r.first_token_wall_ns);
+    r.ToRecord(&records_[id]);
+    if (r.resolved) {
+      output_ids_[id] = r.output_ids;
+      // Counted (completed, SLO) and logged to requests.csv as when it resolved.
+      Resolve(id, records_[id].outcome, records_[id].reject_reason);
+    }
+  }
+  totals_.open_requests = 0;
+  for (const Pending& p : pending_) {
+    if (p.dispatched && !p.resolved) ++totals_.open_requests;
+  }
+}
+
+size_t ConductorRole::ResolveInFlight(const std::vector<Rank>& dead) {
+  auto dead_index = [&](const std::vector<int>& ranks, int instance) {
+    if (instance < 0 || instance >= static_cast<int>(ranks.size())) return false;
+    return std::find(dead.begin(), dead.end(), Rank{ranks[instance]}) != dead.end();
+  };
+  std::vector<std::pair<PrefillTask, int>> tasks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t k = 0; k < prefill_ranks_.size(); ++k) {
+      if (dead_index(prefill_ranks_, static_cast<int>(k)))
+        scheduler_.MarkPrefillDead(static_cast<int>(k));
+    }
+    for (size_t k = 0; k < decode_ranks_.size(); ++k) {
+      if (dead_index(decode_ranks_, static_cast<int>(k)))
+        scheduler_.MarkDecodeDead(static_cast<int>(k));
+    }
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      Pending& p = pending_[i];
+      if (!p.dispatched || p.resolved) continue;
+      const bool lost_rank = (dead_index(prefill_ranks_, p.decision.prefill) && !p.kv_arrived) ||
+                             dead_index(decode_ranks_, p.decision.decode);
+      if (records_[i].prefilled && !lost_rank) continue;  // it finishes: reported here
+      const trace::TraceRequest& t = requests_[i];
+      conductor::Request req{t.id, p.arrival_model, t.input_length, t.output_length, t.hash_ids};
+      NoteDecision();
+      // Admitted at its arrival by the old conductor: served late rather than turned away.
+      conductor::Decision d = scheduler_.Decide(req, ModelNow(), /*admission=*/false);
+      if (!d.accepted) {
+        Resolve(i, trace::Outcome::kFailed,
+                std::string("takeover_then_") + conductor::RejectReasonName(d.reason));
+        continue;
+      }
+      records_[i].prefilled = false;
+      ++totals_.takeover_redispatched;
+      tasks.emplace_back(TaskFor(i, d), d.prefill);
+    }
+  }
+  for (const auto& [task, to] : tasks) Dispatch(task, to);
+  return tasks.size();
 }
 
 }  // namespace mooncake::serve

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "conductor/scheduler.h"
 #include "serve/messages.h"
 #include "serve/serve_context.h"
+#include "serve/serve_standby.h"
 #include "trace/metrics.h"
 #include "trace/run_report.h"
 #include "trace/trace_request.h"
@@ -30,8 +32,9 @@ struct ConductorTotals {
   uint64_t blocks_loaded = 0, blocks_missing = 0;
   uint64_t bytes_loaded = 0, bytes_stored = 0, bytes_to_decode = 0;
   uint64_t dispatch_failures = 0;
-  uint64_t redispatched = 0;   // requests re-dispatched after their prefill or decode rank died
-  uint64_t stale_reports = 0;  // reports of an attempt that was superseded (ignored)
+  uint64_t redispatched = 0;  // requests re-dispatched after their prefill or decode rank died
+  uint64_t takeover_redispatched = 0;  // re-dispatched by a standby that took over
+  uint64_t stale_reports = 0;          // reports of an attempt that was superseded (ignored)
   // kvcache_centric: prefixes fetched from another instance's cache, and their blocks (the
   // scheduler's counts, as in the simulator's summary).
   uint64_t scheduler_fetches = 0, scheduler_fetched_blocks = 0;
@@ -46,6 +49,27 @@ class ConductorRole {
   void Start();  // registers the report handlers
   // Streams each request's row to `log` as it resolves (null: none). Call before Run.
   void SetRequestLog(trace::RequestLog* log) { log_ = log; }
+  // A standby conductor follows this one (docs/FAULTS.md): every change of a request's state,
+  // with the replay position, the replay's start, `run_dir` and the totals, goes to `send` as
+  // one encoded ServeJournalBatch (serve_journal.h), under the role's lock and in order.
+  // Workload requests only (online ones are not followed). Call before Run.
+  void SetJournal(std::function<void(std::vector<std::byte>)> send, std::string run_dir) {
+    journal_ = std::move(send);
+    journal_run_dir_ = std::move(run_dir);
+  }
+  // A standby that took over: the state the active journaled (its records, decisions, replay
+  // position and start, totals). Resolved requests are logged again (SetRequestLog first); Run
+  // goes on with the replay where the active left it. Call before Start.
+  void Restore(const ServeState& state);
+  // After Restore, with the ranks the membership names dead: requests in flight whose prefill
+  // was not reported done (the task may never have reached its rank, or the report went to the
+  // old conductor only) or whose prefill or decode rank is dead are re-dispatched; the others
+  // finish, their ranks reporting here. Every dispatch from now on carries an attempt number
+  // the old conductor never used, so a report of its unjournaled dispatches is stale (ignored)
+  // and nothing is counted twice. Returns how many were re-dispatched.
+  size_t ResolveInFlight(const std::vector<Rank>& dead);
+  // After Restore: when this conductor made its first decision (local steady clock; 0: none).
+  Nanos first_decision_at() const;
   // Writes summary.json (marked partial) into `run_dir` at every progress line, so a job that
   // ends abnormally keeps a summary of what it measured. Empty: never. Call before Run.
   void SetPartialSummaryDir(std::string run_dir) { partial_dir_ = std::move(run_dir); }
@@ -119,8 +143,10 @@ class ConductorRole {
     Nanos first_token_wall{0};
     Nanos arrival_model{0};
     uint32_t attempt = 0;
+    uint32_t redispatches = 0;  // after a rank died (at most once); a takeover's do not count
     bool dispatched = false;
     bool kv_arrived = false;
+    bool admitted = false;  // the decode rank's join was admitted (asked again: same answer)
     bool resolved = false;
     bool stream = false;            // an online request whose client streams
     std::vector<int32_t> streamed;  // its tokens generated so far (stream only)
@@ -153,6 +179,17 @@ class ConductorRole {
   template <typename Report>
   bool CurrentReport(const Result<Report>& report, Rank from);
   void WritePartialSummary();  // caller holds mutex_
+  // Caller holds mutex_. Request i changed: the next FlushJournal sends it.
+  void MarkDirty(size_t i);
+  // Caller holds mutex_. The changed requests to the standby (no-op without one).
+  void FlushJournal();
+  // Caller holds mutex_. Sends what changed when the scope ends (before the lock is released).
+  struct FlushOnExit {
+    ConductorRole* role;
+    ~FlushOnExit() { role->FlushJournal(); }
+  };
+  // Caller holds mutex_. After Restore: the first decision's time is noted.
+  void NoteDecision();
   void Dispatch(const PrefillTask& task, int prefill);
 
   ServeContext& ctx_;
@@ -178,6 +215,16 @@ class ConductorRole {
   Nanos next_progress_{0};
   trace::RequestLog* log_ = nullptr;
   std::string partial_dir_;
+  // The standby's journal (SetJournal) and the takeover (Restore), guarded by mutex_.
+  std::function<void(std::vector<std::byte>)> journal_;
+  std::string journal_run_dir_;
+  std::vector<uint64_t> dirty_;
+  uint64_t journal_seq_ = 0;
+  size_t replay_next_ = 0;  // trace requests [0, replay_next_) were decided
+  bool restored_ = false;
+  // After a takeover, every attempt number is at least this (the old conductor's are below).
+  uint32_t attempt_floor_ = 0;
+  Nanos first_decision_at_{0};
 };
 
 }  // namespace mooncake::serve

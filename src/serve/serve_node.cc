@@ -4,9 +4,13 @@
 #include <cstdlib>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "common/log.h"
+#include "common/units.h"
 #include "serve/clock_sync.h"
 #include "serve/messages.h"
+#include "serve/serve_journal.h"
 
 namespace mooncake::serve {
 
@@ -22,6 +26,8 @@ ServeNode::ServeNode(ServePart part, ServeNodeDeps deps, const ServeConfig& conf
 
 ServeNode::~ServeNode() {
   lifecycle_.Stop();
+  if (master_) master_->service().SetJournal(nullptr);
+  if (store_journal_) store_journal_->Stop();
   if (prefill_) prefill_->Stop();
   if (decode_) decode_->Stop();
   if (master_) master_->Stop();
@@ -29,6 +35,18 @@ ServeNode::~ServeNode() {
 
 Status ServeNode::Start() {
   lifecycle_.OnRankDead([this](const DeadRank& d) { OnRankDead(d); });
+  {
+    std::lock_guard<std::mutex> lock(failover_mutex_);
+    failover_.standby = has_standby();
+  }
+  if (part_ == ServePart::kConductor && is_standby()) {
+    StartStandby();
+    return Status::Ok();
+  }
+  if (has_standby() && part_ != ServePart::kConductor) {
+    lifecycle_.FollowStandby(deps_.standby);
+    lifecycle_.OnConductorChanged([this](Rank c) { OnConductorChanged(c); });
+  }
   lifecycle_.Start();
   if (part_ == ServePart::kConductor) {
     store::MasterNodeConfig mc = setup_.master;
@@ -37,6 +55,7 @@ Status ServeNode::Start() {
     Status s = master_->Start();
     if (!s.ok()) return s;
     StartConductor();
+    if (has_standby()) StartJournals();
   } else if (part_ == ServePart::kStore) {
     store_rank_.emplace(store_rank_config_, ctx_.peers.self, ctx_.peers.conductor, deps_.transport,
                         deps_.rpc, deps_.local_buffer);
@@ -57,6 +76,8 @@ cluster::Membership ServeNode::InitialMembership() const {
   for (int r : ctx_.peers.decode_ranks) others.push_back({Rank{r}, cluster::Role::kDecode});
   for (const auto& seg : deps_.topology.segments)
     others.push_back({seg.rank, cluster::Role::kStore});
+  // The standby heartbeats the active like any rank (and is watched like one).
+  if (deps_.standby.value >= 0) others.push_back({deps_.standby, cluster::Role::kConductor});
   return cluster::Membership(ctx_.peers.conductor, others);
 }
 
@@ -78,8 +99,8 @@ void ServeNode::OnRankDead(const DeadRank& dead) {
   if (conductor_) conductor_->OnRankDead(dead.rank, dead.why);
 }
 
-void ServeNode::StartConductor() {
-  ServeClock(deps_.rpc);
+void ServeNode::StartConductor(const ServeState* restored) {
+  if (restored == nullptr) ServeClock(deps_.rpc);
   conductor::SchedulerConfig sc = setup_.scheduler;
   // In the live job, instances are ranks: the role layout decides their number.
   sc.prefill_instances = static_cast<int>(ctx_.peers.prefill_ranks.size());
@@ -88,17 +109,145 @@ void ServeNode::StartConductor() {
   scheduler_.emplace(sc, &ctx_.cost);
   static const std::vector<trace::TraceRequest> kNone;
   conductor_.emplace(ctx_, setup_.requests ? *setup_.requests : kNone, *scheduler_);
-  if (!ctx_.config.run_dir.empty()) {
-    auto log = trace::RequestLog::Open(ctx_.config.run_dir + "/requests.csv");
+  const std::string dir = run_dir();
+  if (!dir.empty()) {
+    auto log = trace::RequestLog::Open(dir + "/requests.csv");
     if (log.ok()) {
       request_log_ = std::move(*log);
       conductor_->SetRequestLog(request_log_.get());
     } else {
       log::Warn("{}", log.status().ToString());
     }
-    conductor_->SetPartialSummaryDir(ctx_.config.run_dir);
+    conductor_->SetPartialSummaryDir(dir);
   }
+  if (restored != nullptr) conductor_->Restore(*restored);
   conductor_->Start();
+}
+
+std::string ServeNode::run_dir() const {
+  if (!is_standby()) return ctx_.config.run_dir;
+  std::lock_guard<std::mutex> lock(failover_mutex_);
+  return restored_run_dir_;
+}
+
+void ServeNode::StartJournals() {
+  store::JournalConfig jc;
+  jc.standby = deps_.standby;
+  jc.send_timeout = ctx_.config.membership.failure_timeout;
+  jc.keepalive = ctx_.config.membership.heartbeat_interval;
+  store_journal_ = std::make_unique<store::JournalSender>(deps_.rpc, jc);
+  store_journal_->OnFenced([this](const Status& why) {
+    if (on_fenced_) on_fenced_(why);
+  });
+  // A standby that heartbeats but does not take the journal would stall every put-end: fence
+  // it (the sender then goes on alone), so that it can never take over with a stale table.
+  store_journal_->OnUnresponsive([this](const std::string& why) {
+    lifecycle_.DeclareDead(deps_.standby, "the standby conductor: " + why);
+  });
+  master_->service().SetJournal(store_journal_.get());
+  store_journal_->Start();
+  conductor_->SetJournal(
+      [this](std::vector<std::byte> batch) {
+        // One-way: a standby that died is declared dead and skipped (PeerFailure at once).
+        (void)deps_.rpc.Notify(deps_.standby, kMsgServeJournal, batch);
+      },
+      ctx_.config.run_dir);
+}
+
+void ServeNode::StartStandby() {
+  store_standby_.emplace(deps_.rpc, ctx_.peers.conductor, deps_.topology);
+  store_standby_->Start();
+  follower_.emplace(deps_.rpc, ctx_.peers.conductor);
+  follower_->Start();
+  lifecycle_.OnConductorLost([this](const Status& why) { OnActiveLost(why); });
+  lifecycle_.Start();
+}
+
+void ServeNode::OnActiveLost(const Status& why) {
+  if (lifecycle_.stop_requested()) {
+    log::Info("the conductor left after the stop: no takeover ({})", why.ToString());
+    return;
+  }
+  if (lifecycle_.fenced_by_conductor()) {
+    // The active declared this standby dead: its tables may be stale, so it never takes over.
+    if (on_fenced_) on_fenced_(why.WithContext("the standby conductor was fenced by the active"));
+    return;
+  }
+  Status s = TakeOver();
+  if (!s.ok() && on_fenced_) on_fenced_(s.WithContext("the standby's takeover failed"));
+}
+
+Status ServeNode::TakeOver() {
+  SteadyClock clock;
+  const Nanos last = lifecycle_.last_conductor_reply();
+  cluster::Membership m = lifecycle_.membership();
+  const Rank old = m.conductor();
+  m.Die(old, clock.Now(),
+        "no heartbeat for " + FormatSeconds(clock.Now() - last) + " (the standby took over)");
+  MC_RETURN_IF_ERROR(m.SetConductor(ctx_.peers.self));
+  const std::string fence = fmt::format("fenced by epoch {}: rank {} took over as the conductor",
+                                        m.epoch(), ctx_.peers.self.value);
+  // From here nothing of the old active is obeyed: its journal sends and keepalives are answered
+  // PeerFailure naming the epoch, which is how a woken one learns to stop.
+  deps_.rpc.MarkDead(old, fence);
+  const uint64_t applied = store_standby_->entries_applied();
+  const store::StandbyTable table = store_standby_->Promote(PeerFailure(fence));
+  const ServeState state = follower_->Promote();
+  {
+    std::lock_guard<std::mutex> lock(failover_mutex_);
+    restored_run_dir_ = state.run_dir;
+  }
+  store::MasterNodeConfig mc = setup_.master;
+  mc.copy_timeout = ctx_.config.phase_timeout;
+  master_.emplace(std::move(mc), deps_.transport, deps_.rpc, deps_.topology);
+  MC_RETURN_IF_ERROR(master_->Start(&table));
+  StartConductor(&state);
+  // The prefix index starts from what the store holds (the old one's was not journaled).
+  IndexRecoveredBlocks(*scheduler_, table.keys(), ctx_.layout.model_name(),
+                       static_cast<int>(ctx_.peers.prefill_ranks.size()));
+  std::vector<Rank> dead;
+  for (const DeadRank& d : m.dead()) dead.push_back(d.rank);
+  const uint64_t epoch = m.epoch();
+  lifecycle_.Promote(std::move(m));  // watches every live rank and tells them
+  const Nanos ready = clock.Now();
+  const size_t again = conductor_->ResolveInFlight(dead);
+  {
+    std::lock_guard<std::mutex> lock(failover_mutex_);
+    failover_.took_over = true;
+    failover_.old_conductor = old.value;
+    failover_.epoch = epoch;
+    failover_.journal_entries = applied;
+    failover_.objects_restored = table.objects();
+    failover_.serve_batches = state.batches;
+    failover_.requests_restored = state.requests.size();
+    failover_.requests_redispatched = again;
+    failover_.ready_ms = static_cast<double>((ready - last).count()) / 1e6;
+    old_active_last_heard_ = last;
+  }
+  log::Warn(
+      "rank {} took over as the conductor (membership epoch {}): {} store object(s) from {} "
+      "journal entries, {} request(s) from {} serving batches ({} re-dispatched), replay from "
+      "request {}, conducting {:.0f} ms after the last heartbeat of rank {}",
+      ctx_.peers.self.value, epoch, table.objects(), applied, state.requests.size(), state.batches,
+      again, state.replay_next, static_cast<double>((ready - last).count()) / 1e6, old.value);
+  return Status::Ok();
+}
+
+ServeNode::Failover ServeNode::failover() const {
+  std::lock_guard<std::mutex> lock(failover_mutex_);
+  Failover f = failover_;
+  if (f.took_over && conductor_) {
+    const Nanos first = conductor_->first_decision_at();
+    if (first > Nanos(0))
+      f.takeover_ms = static_cast<double>((first - old_active_last_heard_).count()) / 1e6;
+  }
+  return f;
+}
+
+void ServeNode::OnConductorChanged(Rank conductor) {
+  log::Warn("rank {}: the conductor is rank {} now", ctx_.peers.self.value, conductor.value);
+  if (client_) client_->SetMaster(conductor);
+  if (link_) link_->SwitchTo(conductor);
 }
 
 void ServeNode::StartClient() {
@@ -106,6 +255,13 @@ void ServeNode::StartClient() {
   cc.timeout = ctx_.config.phase_timeout;
   client_.emplace(deps_.transport, deps_.rpc, ctx_.peers.conductor, deps_.topology, cc);
   ctx_.store = &*client_;
+  // Reports are kept for a takeover's length: the standby notices after the failure timeout,
+  // the ranks follow its view a moment later.
+  const Nanos ft = ctx_.config.membership.failure_timeout;
+  link_.emplace(deps_.rpc, ConductorLinkConfig{ctx_.peers.conductor, has_standby(),
+                                               3 * ft + ctx_.config.rpc_timeout,
+                                               3 * ft + ctx_.config.rpc_timeout});
+  ctx_.link = &*link_;
   if (part_ == ServePart::kPrefill) {
     prefill_.emplace(ctx_);
     prefill_->Start();
@@ -116,7 +272,10 @@ void ServeNode::StartClient() {
 }
 
 Status ServeNode::SyncClock() {
-  if (part_ != ServePart::kPrefill && part_ != ServePart::kDecode) return Status::Ok();
+  // A standby conductor keeps the active's clock: the replay it may take over runs on it.
+  if (part_ != ServePart::kPrefill && part_ != ServePart::kDecode && !is_standby()) {
+    return Status::Ok();
+  }
   auto offset = serve::SyncClock(deps_.rpc, ctx_.peers.conductor, 8, ctx_.config.rpc_timeout);
   if (!offset.ok()) return offset.status();
   ctx_.clock_offset = *offset;

@@ -12,7 +12,10 @@
 // parts are store/node's MasterNode (conductor) and StoreRankNode (store ranks).
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "conductor/scheduler.h"
 #include "engine/cost_model.h"
 #include "engine/kv_layout.h"
+#include "serve/conductor_link.h"
 #include "serve/conductor_role.h"
 #include "serve/decode_role.h"
 #include "serve/prefill_role.h"
@@ -27,10 +31,13 @@
 #include "serve/rank_report.h"
 #include "serve/serve_config.h"
 #include "serve/serve_context.h"
+#include "serve/serve_standby.h"
 #include "store/net/client.h"
+#include "store/net/journal_sender.h"
 #include "store/net/master_service.h"
 #include "store/net/topology.h"
 #include "store/node/master_node.h"
+#include "store/node/standby_node.h"
 #include "store/node/store_rank_node.h"
 
 namespace mooncake::serve {
@@ -42,6 +49,9 @@ struct ServeNodeDeps {
   store::StoreTopology topology;      // every store rank's DRAM segment
   std::span<std::byte> local_buffer;  // decode: its registered KV receive buffer
   engine::Engine* engine = nullptr;   // prefill and decode: the compute (outlives the node)
+  // The standby conductor (docs/FAULTS.md, "A standby conductor (the serving job)"): it follows
+  // the active's journals and takes over when the active falls silent. Rank{-1}: none.
+  Rank standby = Rank{-1};
 };
 
 // What only the conductor needs.
@@ -74,6 +84,7 @@ class ServeNode {
   void StopOthers() { lifecycle_.StopOthers(); }
   // Other ranks: wait for the conductor's stop (bounded by the job deadline + phase timeout).
   void WaitForStop() { lifecycle_.WaitForStop(); }
+  bool stop_requested() const { return lifecycle_.stop_requested(); }
   // Stops the roles and returns this rank's counters.
   RankReport Finish();
   // Other ranks: send this rank's report to the conductor.
@@ -85,6 +96,32 @@ class ServeNode {
   void ShutdownOthers() { lifecycle_.ShutdownOthers(); }
   // Other ranks: wait for the conductor's shutdown (bounded by the phase timeout).
   void WaitForShutdown() { lifecycle_.WaitForShutdown(); }
+
+  // With a standby conductor. The standby: true once it took over (it conducts from then on:
+  // RunConductor, CollectReports, ShutdownOthers; the run folder is run_dir()). The active: true.
+  bool conducts() const { return lifecycle_.conducts(); }
+  // This rank is the standby conductor (whether or not it took over).
+  bool is_standby() const { return deps_.standby == ctx_.peers.self; }
+  // The conductor's run folder: the job's, or the one the active journaled to its standby.
+  std::string run_dir() const;
+  // The active: runs when its standby answered that it took over (this rank must end at once:
+  // it acknowledges nothing more), or the standby when the active fenced it. Set before Start.
+  void OnFenced(std::function<void(const Status&)> on_fenced) { on_fenced_ = std::move(on_fenced); }
+  // summary.json's failover block (`standby` false without one).
+  struct Failover {
+    bool standby = false;    // the job has one
+    bool took_over = false;  // this rank took over
+    int old_conductor = -1;
+    uint64_t epoch = 0;                  // the membership epoch the takeover made
+    uint64_t journal_entries = 0;        // store master entries applied before the takeover
+    uint64_t objects_restored = 0;       // store objects the new master started with
+    uint64_t serve_batches = 0;          // serving journal batches applied before the takeover
+    uint64_t requests_restored = 0;      // requests the journal named (decided by the old active)
+    uint64_t requests_redispatched = 0;  // in flight at the takeover and dispatched again
+    double ready_ms = 0;                 // last heartbeat of the old active -> this rank conducts
+    double takeover_ms = -1;             // ... -> its first decision (-1: none yet)
+  };
+  Failover failover() const;
 
   // Others: `on_lost` runs (heartbeat thread) when the conductor is unreachable or fenced this
   // rank; the live job ends the process there. Set before Start.
@@ -105,8 +142,18 @@ class ServeNode {
   ConductorRole* conductor_role() { return conductor_ ? &*conductor_ : nullptr; }
 
  private:
-  void StartConductor();
+  // `restored`: a standby that took over (the state the active journaled).
+  void StartConductor(const ServeState* restored = nullptr);
   void StartClient();
+  bool has_standby() const { return deps_.standby.value >= 0; }
+  // The active: the store master's journal and the serving state's, to the standby.
+  void StartJournals();
+  // The standby: follows both journals, heartbeats the active, takes over when it falls silent.
+  void StartStandby();
+  void OnActiveLost(const Status& why);
+  Status TakeOver();
+  // Prefill, decode and store ranks: a view named a new conductor (the standby took over).
+  void OnConductorChanged(Rank conductor);
   void OnRankDead(const DeadRank& dead);
   // The job's ranks with their roles, at start.
   cluster::Membership InitialMembership() const;
@@ -125,6 +172,16 @@ class ServeNode {
   std::optional<ConductorRole> conductor_;
   std::optional<PrefillRole> prefill_;
   std::optional<DecodeRole> decode_;
+  std::optional<ConductorLink> link_;  // prefill and decode
+  // The standby conductor (deps_.standby) and the active's side of it.
+  std::optional<store::StandbyNode> store_standby_;
+  std::optional<ServeFollower> follower_;
+  std::unique_ptr<store::JournalSender> store_journal_;
+  std::function<void(const Status&)> on_fenced_;
+  mutable std::mutex failover_mutex_;
+  Failover failover_;               // guarded by failover_mutex_
+  std::string restored_run_dir_;    // guarded by failover_mutex_
+  Nanos old_active_last_heard_{0};  // guarded by failover_mutex_ (steady clock)
 };
 
 // After a restart, blocks recovered from the SSD tier enter the conductor's prefix index so

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include <atomic>
 #include <chrono>
@@ -205,7 +206,9 @@ int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workl
 // Otherwise only the conductor needs it, from the start: requests.csv grows as requests end.
 std::string ServeRunDir(JobContext& ctx) {
   std::string run_dir = ctx.options.store.ssd ? CollectiveRunDir(ctx) : "";
-  if (ctx.role() == Role::kConductor && run_dir.empty()) {
+  // A standby conductor writes into the active's folder, should it take over (it is journaled).
+  if (ctx.role() == Role::kConductor && ctx.rank() != ctx.roles.standby().value &&
+      run_dir.empty()) {
     auto folder = RunFolder::Create(ctx.options.out_dir);
     if (folder.ok()) {
       run_dir = folder->path();
@@ -228,6 +231,28 @@ int EndOtherRank(serve::ServeNode& node) {
   return report.errors == 0 && sent.ok() ? 0 : 1;
 }
 
+// A standby conductor (docs/FAULTS.md) does not yet follow the SSD tier's spills and recovery
+// reports, nor the HTTP endpoint's online requests: such a job is refused (exit 2) on every
+// rank; rank 0 says why.
+bool RefusesStandby(JobContext& ctx) {
+  const JobOptions& o = ctx.options;
+  if (ctx.roles.standby().value < 0 || (!o.store.ssd && o.serve.http < 0)) return false;
+  if (ctx.rank() == 0) {
+    log::Error("roles = '{}': a standby conductor does not work with {} yet", ctx.roles.Summary(),
+               o.store.ssd ? "store.ssd = on" : "serve.http");
+  }
+  return true;
+}
+
+// The standby conductor: waits until it takes over (it then conducts: true) or the active
+// conductor stops the job (false).
+bool WaitToConduct(serve::ServeNode& node) {
+  while (!node.conducts() && !node.stop_requested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return node.conducts();
+}
+
 }  // namespace
 
 store::StoreTopology StoreTopologyOf(JobContext& ctx) {
@@ -241,8 +266,10 @@ store::StoreTopology StoreTopologyOf(JobContext& ctx) {
 serve::ServeNodeDeps NodeDeps(JobContext& ctx) {
   serve::ServePeers peers{Rank{ctx.rank()}, ctx.roles.conductor(),
                           ctx.roles.RanksOf(Role::kPrefill), ctx.roles.RanksOf(Role::kDecode)};
-  return serve::ServeNodeDeps{ctx.transport, ctx.rpc, std::move(peers), StoreTopologyOf(ctx),
-                              std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)};
+  serve::ServeNodeDeps deps{ctx.transport, ctx.rpc, std::move(peers), StoreTopologyOf(ctx),
+                            std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size)};
+  deps.standby = ctx.roles.standby();
+  return deps;
 }
 
 void PrintSurvivalHint(const JobOptions& o) {
@@ -292,6 +319,7 @@ serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
 
 int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lost) {
   const JobOptions& o = ctx.options;
+  if (RefusesStandby(ctx)) return 2;
   serve::ServeConfig config = ServeConfigFrom(o);
   const engine::CostModel cost(o.sched.model, o.sched.hardware);
   // The compute of prefill and decode ranks (engine.kind): the cost model, engine.model_error x
@@ -305,8 +333,8 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     ctx.mpi.Abort(2);
   }
   const engine::KvLayout& layout = *(*job_engine)->layout;
-  const std::string run_dir = ServeRunDir(ctx);
-  if (ctx.role() == Role::kConductor) config.run_dir = run_dir;
+  const std::string run_dir_at_start = ServeRunDir(ctx);
+  if (ctx.role() == Role::kConductor) config.run_dir = run_dir_at_start;
   serve::ServeNodeDeps deps = NodeDeps(ctx);
   deps.engine = (*job_engine)->engine.get();
 
@@ -315,17 +343,32 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   const bool reference = o.engine.reference;
   serve::ServeNode node(
       PartOf(ctx.role()), std::move(deps), config, cost, layout, ConductorSetupOf(o, workload),
-      StoreRankConfigFrom(o, run_dir, ctx.rank(), reference ? layout.model_name() : "",
+      StoreRankConfigFrom(o, run_dir_at_start, ctx.rank(), reference ? layout.model_name() : "",
                           reference ? (*job_engine)->kv_layout_text : ""));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {
     log::Error("rank {} ends: {}", rank, why.ToString());
     std::fflush(nullptr);
     std::_Exit(4);
   });
+  // A former active conductor that the standby replaced (or a standby the active fenced): it
+  // must decide and acknowledge nothing more, so it ends at once.
+  node.OnFenced([rank = ctx.rank()](const Status& why) {
+    log::Error("rank {} ends: it is no longer the conductor: {}", rank, why.ToString());
+    std::fflush(nullptr);
+    std::_Exit(5);
+  });
   StartNode(ctx, node);
   cluster::ArmFaults(o.fault_kill, o.fault_stop, ctx.rank(), o.cluster.failure_timeout);
   int code = 0;
-  if (ctx.role() == Role::kConductor) {
+  const bool conducts =
+      ctx.role() == Role::kConductor && (!node.is_standby() || WaitToConduct(node));
+  if (conducts && node.is_standby()) {
+    std::printf("rank %d conducts now (the standby took over); run folder %s\n", ctx.rank(),
+                node.run_dir().c_str());
+    std::fflush(stdout);
+  }
+  if (conducts) {
+    const std::string run_dir = node.is_standby() ? node.run_dir() : run_dir_at_start;
     PrintSurvivalHint(o);
     // The reference tokens are computed while the job replays (token_check.h).
     std::unique_ptr<serve::ReferenceTokens> reference;
@@ -346,6 +389,9 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     const serve::RankReport all = node.CollectReports(node.Finish());
     DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
     code = ConductorSummary(ctx, node, workload, all, run_dir, reference.get());
+    // Rank 0 writes the status file when it ends (run.cc); a standby that took over writes it
+    // itself, before the shutdown, for a launcher that ends the ranks soon after.
+    if (node.is_standby() && !o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
     node.ShutdownOthers();
     if (endpoint) {
       // serve.http_linger: a scraper gets the final numbers (they equal summary.json's).

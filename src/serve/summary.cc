@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/log.h"
 #include "common/units.h"
@@ -50,6 +53,7 @@ void AddCounters(const ServeContext& ctx, const ConductorTotals& totals, const R
   e["rank_errors"] = static_cast<double>(all.errors);
   e["dispatch_failures"] = static_cast<double>(totals.dispatch_failures);
   e["requests_redispatched"] = static_cast<double>(totals.redispatched);
+  e["requests_redispatched_at_takeover"] = static_cast<double>(totals.takeover_redispatched);
   e["stale_reports"] = static_cast<double>(totals.stale_reports);
   e["peer_loss_aborts"] = static_cast<double>(all.peer_loss_aborts);
   e["rpc_refused_frames"] = static_cast<double>(all.rpc_refused_frames);
@@ -141,6 +145,36 @@ void PrintTable(const ServeContext& ctx, const ConductorTotals& totals, const Ra
   }
 }
 
+// summary.json's `failover` block (a job with a standby conductor; docs/FAULTS.md): added to
+// the file trace::WriteRunFolder wrote. takeover_ms: the old active's last heartbeat heard by
+// the standby -> the new conductor's first decision (null when it made none).
+void AddFailoverBlock(const ServeNode::Failover& fo, const std::string& run_dir) {
+  const std::string path = run_dir + "/summary.json";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded()) {
+    log::Warn("{}: cannot add the failover block (not JSON)", path);
+    return;
+  }
+  nlohmann::json f = {{"standby", true}, {"took_over", fo.took_over}};
+  if (fo.took_over) {
+    f["old_conductor"] = fo.old_conductor;
+    f["epoch"] = fo.epoch;
+    f["journal_entries"] = fo.journal_entries;
+    f["objects_restored"] = fo.objects_restored;
+    f["serve_journal_batches"] = fo.serve_batches;
+    f["requests_restored"] = fo.requests_restored;
+    f["requests_redispatched"] = fo.requests_redispatched;
+    f["ready_ms"] = fo.ready_ms;
+    f["takeover_ms"] =
+        fo.takeover_ms >= 0 ? nlohmann::json(fo.takeover_ms) : nlohmann::json(nullptr);
+  }
+  j["failover"] = f;
+  std::ofstream(path) << j.dump(2) << "\n";
+}
+
 }  // namespace
 
 int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInputs& in) {
@@ -159,6 +193,9 @@ int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInput
   if (!in.run_dir.empty()) {
     Status s = trace::WriteRunFolder(in.run_dir, records, summary);
     if (!s.ok()) log::Error("{}", s.ToString());
+    if (const ServeNode::Failover fo = node.failover(); s.ok() && fo.standby) {
+      AddFailoverBlock(fo, in.run_dir);
+    }
   }
   PrintTable(ctx, totals, all, in, summary);
   const auto lost = conductor.LostRequests();
@@ -167,6 +204,13 @@ int WriteServeSummary(ServeNode& node, const RankReport& all, const SummaryInput
   if (all.errors > 0) {
     std::printf("%-28s %llu, first: %s\n", "errors", static_cast<ull>(all.errors),
                 all.first_error.c_str());
+  }
+  if (const ServeNode::Failover fo = node.failover(); fo.took_over) {
+    std::printf(
+        "%-28s rank %d took over from rank %d: first decision %.0f ms after its last heartbeat, "
+        "%llu requests re-dispatched\n",
+        "failover", node.context().peers.self.value, fo.old_conductor, fo.takeover_ms,
+        static_cast<ull>(fo.requests_redispatched));
   }
   if (!in.run_dir.empty()) std::printf("%-28s %s\n", "run folder", in.run_dir.c_str());
   const bool ok = lost.empty() && summary.failed == 0 && totals.blocks_corrupt == 0 &&

@@ -8,11 +8,15 @@
 # failed 0, every KV block verified at decode (no checksum failure), rank 0 the only dead rank,
 # and carries the failover block with takeover_ms (the old active's last heartbeat to the new
 # conductor's first decision); requests.csv names each of the 200 requests once.
-# Usage: failover_serving_test.sh MOONCAKE CONFIG TRACE LAUNCHER MPIRUN [extra mpirun args...]
+# MODE stop (mpi_failover_serving_stopped): rank 0 is SIGSTOPped instead, and resumed once the
+# standby took over: the woken former active must learn that it was fenced and end (exit 5),
+# leaving exactly one conductor, and the job ends as above.
+# Usage: failover_serving_test.sh MODE MOONCAKE CONFIG TRACE LAUNCHER MPIRUN [mpirun args...]
 # Exit 77 (a CTest skip) when TRACE is missing.
 set -u
-mooncake=$1 config=$2 trace=$3 launcher_script=$4 mpirun=$5
-shift 5
+mode=$1 mooncake=$2 config=$3 trace=$4 launcher_script=$5 mpirun=$6
+shift 6
+[[ $mode == kill || $mode == stop ]] || { echo "FAIL: unknown mode '$mode' (kill or stop)"; exit 1; }
 if [[ ! -r $trace ]]; then
   echo "SKIP: $trace not found (the real Mooncake traces are read from ../shared/traces)"
   exit 77
@@ -59,8 +63,21 @@ grep -q "^serving " "$dir/log" || fail "the replay did not start within 60 s"
 sleep "$kill_after"
 victim=$(rank_pid 0)
 [[ -n $victim ]] || fail "no process of rank 0 found"
-kill -KILL "$victim"
-echo "rank 0 (the active conductor, pid $victim) killed ${kill_after} s into the replay"
+if [[ $mode == kill ]]; then
+  kill -KILL "$victim"
+  echo "rank 0 (the active conductor, pid $victim) killed ${kill_after} s into the replay"
+else
+  kill -STOP "$victim"
+  echo "rank 0 (the active conductor, pid $victim) stopped ${kill_after} s into the replay"
+  for _ in $(seq 1 300); do
+    grep -q "took over as the conductor" "$dir/log" && break
+    sleep 0.1
+  done
+  grep -q "took over as the conductor" "$dir/log" || fail "no takeover within 30 s of the stop"
+  sleep 1
+  kill -CONT "$victim"
+  echo "rank 0 resumed after the takeover"
+fi
 # The replay's rest and the drain take about 20 s; 180 s means the job hangs.
 for _ in $(seq 1 1800); do
   kill -0 "$launcher" 2>/dev/null || break
@@ -100,5 +117,9 @@ print(f"failover: completed {r['completed']} rejected {r['rejected']}, takeover_
       f"restored, {f['requests_redispatched']} re-dispatched, verified "
       f"{e['kv_blocks_verified_at_decode']:.0f} blocks")
 PY
+if [[ $mode == stop ]]; then
+  grep -q "rank 0 ends: it is no longer the conductor: .*fenced" "$dir/log" ||
+    fail "the woken rank 0 was not told it was fenced"
+fi
 ((rc == 0)) || fail "launch/mooncake-mpirun exited $rc (expected 0: nothing lost or failed)"
-echo "PASS"
+echo "PASS ($mode)"

@@ -536,6 +536,7 @@ PrefillTask ConductorRole::TaskFor(size_t i, const conductor::Decision& d) {
   if (p.attempt < attempt_floor_) p.attempt += attempt_floor_;
   p.decision = d;
   p.dispatched = true;
+  p.sent = false;
   p.kv_arrived = false;
   p.admitted = false;
   MarkDirty(i);
@@ -633,7 +634,17 @@ void ConductorRole::WritePartialSummary() {
 void ConductorRole::Dispatch(const PrefillTask& task, int prefill) {
   const Rank to{prefill_ranks_[prefill]};
   Status s = ctx_.rpc.Notify(to, kMsgPrefillTask, task.Encode());
-  if (s.ok()) return;
+  if (s.ok()) {
+    // Journaled only now: a standby that takes over knows the task reached its rank.
+    std::lock_guard<std::mutex> lock(mutex_);
+    Pending& p = pending_[task.request];
+    if (p.attempt == task.attempt) {
+      p.sent = true;
+      MarkDirty(task.request);
+      FlushJournal();
+    }
+    return;
+  }
   log::Error("request {}: dispatch to prefill rank {} failed: {}", task.request, to.value,
              s.ToString());
   std::lock_guard<std::mutex> lock(mutex_);
@@ -664,7 +675,7 @@ void ConductorRole::FlushJournal() {
     r.id = i;
     r.attempt = p.attempt;
     r.redispatches = p.redispatches;
-    r.dispatched = p.dispatched;
+    r.dispatched = p.sent;
     r.kv_arrived = p.kv_arrived;
     r.admitted = p.admitted;
     r.resolved = p.resolved;
@@ -701,7 +712,7 @@ void ConductorRole::Restore(const ServeState& state) {
     Pending& p = pending_[id];
     p.attempt = r.attempt;
     p.redispatches = r.redispatches;
-    p.dispatched = r.dispatched != 0;
+    p.dispatched = p.sent = r.dispatched != 0;
     p.kv_arrived = r.kv_arrived != 0;
     p.admitted = r.admitted != 0;
     p.decision.accepted = p.dispatched;
@@ -738,13 +749,16 @@ size_t ConductorRole::ResolveInFlight(const std::vector<Rank>& dead) {
       if (dead_index(decode_ranks_, static_cast<int>(k)))
         scheduler_.MarkDecodeDead(static_cast<int>(k));
     }
-    for (size_t i = 0; i < requests_.size(); ++i) {
+    for (size_t i = 0; i < replay_next_; ++i) {
       Pending& p = pending_[i];
-      if (!p.dispatched || p.resolved) continue;
+      if (p.resolved) continue;
       const bool lost_rank = (dead_index(prefill_ranks_, p.decision.prefill) && !p.kv_arrived) ||
                              dead_index(decode_ranks_, p.decision.decode);
-      if (records_[i].prefilled && !lost_rank) continue;  // it finishes: reported here
+      if (p.sent && !lost_rank) continue;  // it finishes: its ranks report here
+      // Decided by the old conductor, its task perhaps never sent (or not journaled at all).
       const trace::TraceRequest& t = requests_[i];
+      p.arrival_model = std::chrono::milliseconds(t.timestamp_ms);
+      p.decision.accepted = true;
       conductor::Request req{t.id, p.arrival_model, t.input_length, t.output_length, t.hash_ids};
       NoteDecision();
       // Admitted at its arrival by the old conductor: served late rather than turned away.
@@ -755,6 +769,7 @@ size_t ConductorRole::ResolveInFlight(const std::vector<Rank>& dead) {
         continue;
       }
       records_[i].prefilled = false;
+      if (!p.dispatched) ++totals_.open_requests;
       ++totals_.takeover_redispatched;
       tasks.emplace_back(TaskFor(i, d), d.prefill);
     }

@@ -61,12 +61,12 @@ class ConductorRole {
   // position and start, totals). Resolved requests are logged again (SetRequestLog first); Run
   // goes on with the replay where the active left it. Call before Start.
   void Restore(const ServeState& state);
-  // After Restore, with the ranks the membership names dead: requests in flight whose prefill
-  // was not reported done (the task may never have reached its rank, or the report went to the
-  // old conductor only) or whose prefill or decode rank is dead are re-dispatched; the others
-  // finish, their ranks reporting here. Every dispatch from now on carries an attempt number
-  // the old conductor never used, so a report of its unjournaled dispatches is stale (ignored)
-  // and nothing is counted twice. Returns how many were re-dispatched.
+  // After Restore, with the ranks the membership names dead: requests the old conductor decided
+  // and whose task it had not sent yet (as journaled), and those held by a dead rank, are
+  // dispatched again; the others finish, their ranks reporting here. Every dispatch from now on
+  // carries an attempt number the old conductor never used, so a report of its unjournaled
+  // dispatches is stale (ignored) and nothing is counted twice. Returns how many were
+  // re-dispatched.
   size_t ResolveInFlight(const std::vector<Rank>& dead);
   // After Restore: when this conductor made its first decision (local steady clock; 0: none).
   Nanos first_decision_at() const;
@@ -145,6 +145,9 @@ class ConductorRole {
     uint32_t attempt = 0;
     uint32_t redispatches = 0;  // after a rank died (at most once); a takeover's do not count
     bool dispatched = false;
+    // The current attempt's task left for its prefill rank (journaled as `dispatched`: a standby
+    // that takes over lets such a request finish, and decides again one that was not sent).
+    bool sent = false;
     bool kv_arrived = false;
     bool admitted = false;  // the decode rank's join was admitted (asked again: same answer)
     bool resolved = false;

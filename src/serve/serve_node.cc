@@ -208,8 +208,9 @@ Status ServeNode::TakeOver() {
   std::vector<Rank> dead;
   for (const DeadRank& d : m.dead()) dead.push_back(d.rank);
   const uint64_t epoch = m.epoch();
-  lifecycle_.Promote(std::move(m));  // watches every live rank and tells them
+  // Ready before it conducts: from Promote on, the replay (another thread) may decide.
   const Nanos ready = clock.Now();
+  lifecycle_.Promote(std::move(m));  // watches every live rank and tells them
   const size_t again = conductor_->ResolveInFlight(dead);
   {
     std::lock_guard<std::mutex> lock(failover_mutex_);

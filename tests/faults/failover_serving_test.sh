@@ -11,6 +11,7 @@
 # MODE stop (mpi_failover_serving_stopped): rank 0 is SIGSTOPped instead, and resumed once the
 # standby took over: the woken former active must learn that it was fenced and end (exit 5),
 # leaving exactly one conductor, and the job ends as above.
+# FAILOVER_FAILURE_TIMEOUT (default 2s): cluster.failure_timeout (benchmarks/failover_serving.sh).
 # Usage: failover_serving_test.sh MODE MOONCAKE CONFIG TRACE LAUNCHER MPIRUN [mpirun args...]
 # Exit 77 (a CTest skip) when TRACE is missing.
 set -u
@@ -39,7 +40,8 @@ print(f"{(ts[-1] - ts[0]) / 1000 / float(sys.argv[3]) / 3:.1f}")
 PY
 )
 args=(--trace "$trace" --trace.limit "$requests" --time_scale "$scale" --roles "$roles"
-      --cluster.failure_timeout 2s --out "$dir/run")
+      --cluster.failure_timeout "${FAILOVER_FAILURE_TIMEOUT:-2s}" --out "$dir/run")
+: >"$dir/log"  # before the job's shell opens it: the waits below read it at once
 MOONCAKE_MPIRUN_ARGS="$*" "$launcher_script" --mpirun "$mpirun" --bin "$mooncake" \
   --config "$config" --spread none --roles "$roles" -- "${args[@]}" >"$dir/log" 2>&1 &
 launcher=$!

@@ -5,11 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "conductor/scheduler.h"
+#include "engine/kv_layout.h"
+#include "serve/conductor_role.h"
+#include "serve/messages.h"
 #include "serve/serve_journal.h"
 #include "serve/serve_standby.h"
+#include "support/paper_cost_model.h"
 #include "transport/loopback/loopback_transport.h"
 
 namespace mooncake::serve {
@@ -107,6 +113,91 @@ TEST_F(ServeFollowerTest, TheNewestStateOfEachRequestIsKeptFromTheActiveOnly) {
   Send(0, Batch(4, 8, {Request(6, 0, false)}));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(follower_->batches(), 3u);
+}
+
+// A standby that took over (ConductorRole::Restore, then ResolveInFlight): a request the old
+// conductor resolved is counted; one whose task was sent to live ranks is left to finish; one it
+// decided and had not sent (here: never journaled) and one held by a dead decode rank are
+// dispatched again with an attempt number the old conductor never used, so the old attempt's
+// report is stale.
+TEST(ConductorTakeover, RequestsNotSentOrHeldByADeadRankAreDispatchedAgainUnderANewAttempt) {
+  std::shared_ptr<transport::LoopbackHub> hub;
+  auto transports = transport::CreateLoopbackCluster(4, &hub);
+  std::vector<std::unique_ptr<transport::Rpc>> rpcs;
+  for (auto& t : transports) rpcs.push_back(std::make_unique<transport::Rpc>(*t));
+  std::mutex mu;
+  std::vector<PrefillTask> tasks;  // what rank 1 (the prefill instance) was given
+  rpcs[1]->Register(kMsgPrefillTask,
+                    [&](Rank, std::span<const std::byte> bytes, transport::Responder) {
+                      auto t = PrefillTask::Decode(bytes);
+                      std::lock_guard<std::mutex> lock(mu);
+                      if (t.ok()) tasks.push_back(*t);
+                    });
+  const engine::CostModel cost = testing::Llama70bA800();
+  const engine::KvLayout layout(cost, 1.0 / 8192, "llama3-70b");
+  ServeConfig config;
+  config.time_scale = 4;
+  // Ranks: 0 conductor, 1 prefill, 2 and 3 decode (3 is dead).
+  ServeContext ctx{*transports[0], *rpcs[0], ServePeers{Rank{0}, Rank{0}, {1}, {2, 3}},
+                   config,         cost,     layout};
+  std::vector<trace::TraceRequest> requests(4);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].id = RequestId{i};
+    requests[i].timestamp_ms = static_cast<int64_t>(i) * 100;
+    requests[i].input_length = 1024;
+    requests[i].output_length = 8;
+    requests[i].hash_ids = {BlockHash{10 * i + 1}, BlockHash{10 * i + 2}};
+  }
+  conductor::SchedulerConfig sc;
+  sc.prefill_instances = 1;
+  sc.decode_instances = 2;
+  conductor::Scheduler scheduler(sc, &cost);
+  ConductorRole role(ctx, requests, scheduler);
+
+  ServeState state;
+  state.replay_next = 4;  // requests 0-3 were decided by the old conductor
+  RequestState done = Request(0, 0, true);
+  done.outcome = static_cast<uint8_t>(trace::Outcome::kCompleted);
+  RequestState sent = Request(1, 0, false);
+  RequestState on_dead_decode = Request(3, 1, false);  // re-dispatched once already
+  on_dead_decode.redispatches = 1;
+  on_dead_decode.decode = 1;
+  state.requests = {{0, done}, {1, sent}, {3, on_dead_decode}};  // 2: never journaled
+  role.Restore(state);
+  role.Start();
+  EXPECT_EQ(role.records()[0].outcome, trace::Outcome::kCompleted);
+  EXPECT_EQ(role.ResolveInFlight({Rank{3}}), 2u);
+  EXPECT_GT(role.first_decision_at(), Nanos(0));
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (tasks.size() >= 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(tasks.size(), 2u);
+    EXPECT_EQ(tasks[0].request, 2u);
+    EXPECT_EQ(tasks[0].attempt, 16u);
+    EXPECT_EQ(tasks[0].decode_rank, 2);  // never the dead decode rank
+    EXPECT_EQ(tasks[1].request, 3u);
+    EXPECT_EQ(tasks[1].attempt, 17u);
+    EXPECT_EQ(tasks[1].decode_rank, 2);
+  }
+  EXPECT_EQ(role.totals().takeover_redispatched, 2u);
+  // The old conductor's attempt of request 2 reports: stale, ignored.
+  PrefillDone old;
+  old.request = 2;
+  old.attempt = 0;
+  ASSERT_TRUE(rpcs[1]->Notify(Rank{0}, kMsgPrefillDone, old.Encode()).ok());
+  for (int i = 0; i < 500 && role.totals().stale_reports == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(role.totals().stale_reports, 1u);
+  EXPECT_FALSE(role.records()[2].prefilled);
+  EXPECT_EQ(role.LostRequests(), (std::vector<uint64_t>{1, 2, 3}));  // still open
+  for (auto& r : rpcs) r->Stop();
 }
 
 }  // namespace

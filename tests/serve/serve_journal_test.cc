@@ -1,7 +1,8 @@
 // The serving state's journal (serve/serve_journal.h) and the standby's copy of it
 // (serve/serve_standby.h): a batch makes the round trip and truncated input is refused; the
 // standby takes only the active's batches, keeps the newest state of each request whatever the
-// order batches arrive in, and nothing after its promotion.
+// order batches arrive in, and nothing after its promotion; the conductor it becomes resolves
+// what was in flight (ConductorRole::Restore, ResolveInFlight).
 #include <gtest/gtest.h>
 
 #include <memory>

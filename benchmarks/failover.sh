@@ -124,8 +124,8 @@ fi
 if [[ $job == serving || $job == all ]]; then
   if serving_available; then
     [[ -d $traces ]] || { echo "failover: traces folder not found: $traces" >&2; exit 2; }
-    echo "failover: this build accepts a serving job with a standby, but this script has no" \
-      "serving half yet" >&2
+    echo "failover: the serving job's takeover is measured by benchmarks/failover_serving.sh;" \
+      "this script does not run it yet" >&2
     [[ $job == serving ]] && exit 1
   else
     echo "failover: the serving job has no standby conductor in this build (roles =" \

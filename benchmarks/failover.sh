@@ -118,15 +118,39 @@ serving_available() {
     --roles "conductor:2 store:2 prefill:2 decode:2" >/dev/null 2>&1
 }
 
+# serving_run N: one serving-job failover, mpi_failover_serving's scenario with the serving job's
+# default failure timeout (tests/faults/failover_serving_test.sh: 8 ranks, 200 conversation
+# requests, rank 0 SIGKILLed a third in, every check of the test applied; shared memory). The
+# serving job has no client: its pause is the replay's, until the new conductor's first decision
+# (takeover_ms); `acked` counts the completed requests. Appends its JSON line to $results.
+serving_run() {
+  # Not `out`: the script's own folder (its EXIT trap removes "$out").
+  local log line
+  log=$(FAILOVER_FAILURE_TIMEOUT=1s "$root/tests/faults/failover_serving_test.sh" kill \
+    "$build/mooncake" "$root/configs/serve/faults.ini" "$traces/conversation_trace.jsonl" \
+    "$root/launch/mooncake-mpirun" "$(command -v mpirun)" -x UCX_TLS=posix,cma,self) || {
+    echo "$log" | tail -20 >&2
+    echo "failover: serving run $1 failed" >&2
+    exit 1
+  }
+  line=$(grep '^failover: completed' <<<"$log")
+  /usr/bin/python3 - "$line" >>"$results" <<'PY'
+import json, re, sys
+line = sys.argv[1]
+num = lambda key: float(re.search(key + r" ([0-9.]+)", line).group(1))
+print(json.dumps({"job": "serving", "ready_ms": num("ready_ms"), "takeover_ms": num("takeover_ms"),
+                  "pause_ms": num("takeover_ms"), "acked": int(num("completed")), "lost": 0}))
+PY
+  tail -1 "$results" | sed "s/^/failover: serving run $1: /" >&2
+}
+
 if [[ $job == store || $job == all ]]; then
   for ((n = 1; n <= runs; ++n)); do store_run "$n"; done
 fi
 if [[ $job == serving || $job == all ]]; then
   if serving_available; then
     [[ -d $traces ]] || { echo "failover: traces folder not found: $traces" >&2; exit 2; }
-    echo "failover: the serving job's takeover is measured by benchmarks/failover_serving.sh;" \
-      "this script does not run it yet" >&2
-    [[ $job == serving ]] && exit 1
+    for ((n = 1; n <= runs; ++n)); do serving_run "$n"; done
   else
     echo "failover: the serving job has no standby conductor in this build (roles =" \
       "conductor:2 is the store service's): serving half not available"

@@ -37,41 +37,12 @@ from pathlib import Path
 
 import mooncake_store
 import values
+from jobs import fail, job_pids, rank_pid
 
 SRC, MOONCAKE, MODE = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 # kill_default leaves cluster.failure_timeout at the store service's default.
 FAILURE_TIMEOUT = 10.0 if MODE == "kill_default" else 2.0
 SIZES = [4096, 65543, 256 << 10]
-
-
-def fail(what, log=None):
-    print(f"FAIL: {what}")
-    if log is not None:
-        print(log.read_text()[-4000:])
-    sys.exit(1)
-
-
-def job_pids(run):
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmd[0] == MOONCAKE.encode() and str(run).encode() in cmd:
-            pids.append(int(pid))
-    return pids
-
-
-def rank_pid(run, rank):
-    for pid in job_pids(run):
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
-            return pid
-    return None
 
 
 def master_rank(run):

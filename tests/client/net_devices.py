@@ -19,13 +19,14 @@ Usage: net_devices.py SOURCE_DIR MOONCAKE   (PYTHONPATH: the mooncake_store modu
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import jobs
+from jobs import fail, job_pids
 
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
 
@@ -43,25 +44,6 @@ if s.put(key, value) != 0 or s.get(key) != value:
 s.close()
 print("OK")
 """
-
-
-def fail(what, log=None):
-    print(f"FAIL: {what}")
-    if log is not None:
-        print(Path(log).read_text()[-3000:])
-    sys.exit(1)
-
-
-def job_pids(run):
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmd[0] == MOONCAKE.encode() and str(run).encode() in cmd:
-            pids.append(int(pid))
-    return pids
 
 
 def env_with(devices):
@@ -82,29 +64,15 @@ def client(connect_file, name, devices):
 class StoreJob:
     def __init__(self, work, devices):
         self.run, self.log = work / f"run-{devices or 'all'}", work / f"job-{devices or 'all'}.log"
-        env = env_with(devices)
-        env["MOONCAKE_MPIRUN_ARGS"] = ("--mca btl self,vader,tcp --mca btl_tcp_if_include lo "
-                                       "--mca oob_tcp_if_include lo")
-        with open(self.log, "w") as log:
-            self.job = subprocess.Popen(
-                [str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np", "3", "--",
-                 "--job.mode", "store", "--store.dram", "64MiB", "--out", str(self.run)],
-                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        deadline = time.monotonic() + 90
-        while not (self.run / "connect.json").exists():
-            if self.job.poll() is not None or time.monotonic() > deadline:
-                fail("the store job did not start", self.log)
-            time.sleep(0.05)
         self.connect = self.run / "connect.json"
+        self.job = jobs.launch(SRC, MOONCAKE, ["--np", "3"],
+                               ["--job.mode", "store", "--store.dram", "64MiB", "--out",
+                                str(self.run)], self.log, env=jobs.mpirun_env(env_with(devices)))
+        jobs.wait_for_start(self.job, self.connect, self.log, timeout=90)
         self.info = json.loads(self.connect.read_text())
 
     def stop(self):
-        subprocess.run([MOONCAKE, "store", "stop", str(self.connect)], timeout=90,
-                       capture_output=True, env=env_with(""))
-        try:
-            code = self.job.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            fail("the store job did not end within 60 s of its stop", self.log)
+        code = jobs.stop(MOONCAKE, self.connect, self.job, self.log, env=env_with(""))
         time.sleep(0.5)
         if code != 0:
             fail(f"launch/mooncake-mpirun exited {code}", self.log)
@@ -112,10 +80,7 @@ class StoreJob:
             fail(f"processes left behind: {job_pids(self.run)}")
 
     def kill(self):
-        if self.job.poll() is None:
-            os.killpg(self.job.pid, signal.SIGKILL)
-        for pid in job_pids(self.run):
-            os.kill(pid, signal.SIGKILL)
+        jobs.kill(self.run, self.job)
 
 
 def external_address():

@@ -23,40 +23,23 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import jobs
 import mooncake_store
+from jobs import fail, wait_for
 
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
 MODE = sys.argv[3] if len(sys.argv) > 3 else "store"
 PROMETHEUS = "/usr/bin/prometheus"
 
 
-def fail(what, *logs):
-    print(f"FAIL: {what}")
-    for log in logs:
-        if log.exists():
-            print(f"--- {log}\n" + log.read_text()[-3000:])
-    sys.exit(1)
-
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def wait_for(what, check, deadline_s, *logs):
-    end = time.time() + deadline_s
-    while time.time() < end:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    fail(f"{what} within {deadline_s} s", *logs)
 
 
 def query(port, expr):
@@ -96,13 +79,10 @@ def serve_mode(work, env):
     # gives; the 10 s linger leaves it time to scrape the final numbers.
     prometheus = job = None
     try:
-        with open(job_log, "w") as log:
-            job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np",
-                                    "4", "--", "--synthetic.requests", "120", "--serve.http", "0",
-                                    "--serve.http_linger", "10s", "--job.plots", "off", "--out",
-                                    str(run)],
-                                   stdout=log, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True)
+        job = jobs.launch(SRC, MOONCAKE, ["--np", "4"],
+                          ["--synthetic.requests", "120", "--serve.http", "0",
+                           "--serve.http_linger", "10s", "--job.plots", "off", "--out", str(run)],
+                          job_log, env)
         wait_for("the job's endpoint.json", lambda: (run / "endpoint.json").exists(), 90, job_log)
         http_port = json.loads((run / "endpoint.json").read_text())["port"]
         prometheus, prom_port = start_prometheus(work, f"127.0.0.1:{http_port}", prom_log)
@@ -134,20 +114,15 @@ def main():
         return 77
     work = Path(tempfile.mkdtemp(prefix="mooncake-prometheus."))
     run, job_log, prom_log = work / "run", work / "job.log", work / "prometheus.log"
-    env = dict(os.environ, MOONCAKE_MPIRUN_ARGS="--mca btl self,vader,tcp --mca btl_tcp_if_include "
-               "lo --mca oob_tcp_if_include lo")
+    env = jobs.mpirun_env()
     if MODE == "serve":  # before the store job starts: serve mode runs no store job
         try:
             return serve_mode(work, env)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    with open(job_log, "w") as log:
-        job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np", "3",
-                                "--", "--job.mode", "store", "--store.dram", "64MiB",
-                                "--store.listen", "127.0.0.1", "--store.metrics_port", "0",
-                                "--out", str(run)],
-                               stdout=log, stderr=subprocess.STDOUT, env=env,
-                               start_new_session=True)
+    job = jobs.launch(SRC, MOONCAKE, ["--np", "3"],
+                      ["--job.mode", "store", "--store.dram", "64MiB", "--store.listen",
+                       "127.0.0.1", "--store.metrics_port", "0", "--out", str(run)], job_log, env)
     prometheus = None
     try:
         wait_for("the job's connect.json and metrics.json",

@@ -15,46 +15,22 @@ Each rank runs under a small wrapper that records its own exit status.
 
 Usage: store_join_drain.py SOURCE_DIR MOONCAKE   (PYTHONPATH: the mooncake_store module, values.py)
 """
-import json
-import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
+import jobs
 import mooncake_store
 import values
+from jobs import fail, job_pids, wait_for
 
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
 DRAM = 64 << 20
 SIZES = [256 << 10, 65543, 300001]
 PUT_SIZE, PUTS = 32 << 10, 1000
-MPI_ARGS = "--mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo"
-
-
-def fail(what, *logs):
-    print(f"FAIL: {what}")
-    for log in logs:
-        print(f"--- {log.name}:\n" + log.read_text()[-4000:])
-    sys.exit(1)
-
-
-def job_pids(work):
-    """PIDs of every mooncake process of this test (their command line names the work folder)."""
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmd[0] == MOONCAKE.encode() and any(str(work).encode() in c for c in cmd):
-            pids.append(int(pid))
-    return pids
 
 
 def wrapper(work, prefix):
@@ -84,23 +60,6 @@ def expect_refusal(connect, rank, code, text, log):
         fail(f"drain of rank {rank}: exit {rc}, expected {code} naming '{text}':\n{out}", log)
 
 
-def used_by_rank(run):
-    url = json.loads((run / "metrics.json").read_text())["url"]
-    text = urllib.request.urlopen(url, timeout=10).read().decode()
-    used = {}
-    for m in re.finditer(r'mooncake_store_dram_used_bytes\{rank="(\d+)"\} (\S+)', text):
-        used[int(m.group(1))] = float(m.group(2))
-    return used
-
-
-def wait_for(what, predicate, timeout, *logs):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            fail(f"{what} within {timeout} s", *logs)
-        time.sleep(0.1)
-
-
 def put(store, key, size, log):
     rc = store.put(key, values.value(key, size).tobytes())
     if rc != 0:
@@ -122,12 +81,12 @@ def fill(store, log):
 
 def spread(store, run, log):
     """PUTS puts after the join; asserts each rank's share against its share of the free bytes."""
-    before = used_by_rank(run)
+    before = jobs.dram_used_by_rank(run)
     free = {r: DRAM - u for r, u in before.items()}
     keys = [(f"spread/{i}", PUT_SIZE) for i in range(PUTS)]
     for key, size in keys:
         put(store, key, size, log)
-    after = used_by_rank(run)
+    after = jobs.dram_used_by_rank(run)
     placed = {r: after.get(r, 0) - before[r] for r in before}
     total, total_free = sum(placed.values()), sum(free.values())
     print(f"{PUTS} puts of {PUT_SIZE >> 10} KiB after the join, by store rank "
@@ -141,20 +100,16 @@ def spread(store, run, log):
 
 
 def start_job(work, run, log_path):
-    env = dict(os.environ, MOONCAKE_MPIRUN_ARGS=MPI_ARGS)
-    with open(log_path, "w") as log:
-        return subprocess.Popen(
-            [str(SRC / "launch/mooncake-mpirun"), "--bin", str(wrapper(work, "rank")),
-             "--np", "4", "--", "--job.mode", "store", "--store.dram", "64MiB",
-             "--store.replicas", "1", "--store.metrics_port", "0", "--out", str(run)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    return jobs.launch(SRC, wrapper(work, "rank"), ["--np", "4"],
+                       ["--job.mode", "store", "--store.dram", "64MiB", "--store.replicas", "1",
+                        "--store.metrics_port", "0", "--out", str(run)], log_path)
 
 
 def start_joiners(work, connect, log_path):
     mpirun = shutil.which("mpirun") or "mpirun"
     with open(log_path, "w") as log:
         return subprocess.Popen(
-            [mpirun, "--oversubscribe", "--allow-run-as-root", *MPI_ARGS.split(), "-np", "2",
+            [mpirun, "--oversubscribe", "--allow-run-as-root", *jobs.MPI_ARGS.split(), "-np", "2",
              str(wrapper(work, "join")), "store", "join", str(connect), "--store.dram", "64MiB"],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -169,11 +124,7 @@ def main():
         joiners = exercise(job, work, run, job_log, join_log)
         return 0
     finally:
-        for p in (job, joiners):
-            if p is not None and p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-        for pid in job_pids(work):
-            os.kill(pid, signal.SIGKILL)
+        jobs.kill(work, job, joiners)
         shutil.rmtree(work, ignore_errors=True)
 
 

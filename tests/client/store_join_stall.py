@@ -8,7 +8,6 @@ and then resumed. Asserts: the master declares it dead; on waking, its heartbeat
 
 Usage: store_join_stall.py SOURCE_DIR MOONCAKE
 """
-import os
 import shutil
 import signal
 import subprocess
@@ -17,48 +16,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import jobs
+from jobs import fail, wait_for
+
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
-MPI_ARGS = "--mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo"
-
-
-def fail(what, *logs):
-    print(f"FAIL: {what}")
-    for log in logs:
-        print(f"--- {log.name}:\n" + log.read_text()[-3000:])
-    sys.exit(1)
-
-
-def job_pids(work):
-    """PIDs of every mooncake process of this test (their command line names the work folder)."""
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmd[0] == MOONCAKE.encode() and any(str(work).encode() in c for c in cmd):
-            pids.append(int(pid))
-    return pids
-
-
-def wait_for(what, predicate, timeout, *logs):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            fail(f"{what} within {timeout} s", *logs)
-        time.sleep(0.1)
 
 
 def main():
     work = Path(tempfile.mkdtemp(prefix="mooncake-join-stall."))
     run, job_log, join_log = work / "run", work / "job.log", work / "join.log"
-    env = dict(os.environ, MOONCAKE_MPIRUN_ARGS=MPI_ARGS)
-    with open(job_log, "w") as log:
-        job = subprocess.Popen(
-            [str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np", "3", "--",
-             "--job.mode", "store", "--store.dram", "32MiB", "--cluster.failure_timeout", "2s",
-             "--out", str(run)], stdout=log, stderr=subprocess.STDOUT, env=env,
-            start_new_session=True)
+    job = jobs.launch(SRC, MOONCAKE, ["--np", "3"],
+                      ["--job.mode", "store", "--store.dram", "32MiB",
+                       "--cluster.failure_timeout", "2s", "--out", str(run)], job_log)
     joiner = None
     try:
         connect = run / "connect.json"
@@ -82,24 +51,12 @@ def main():
         print(said.strip().splitlines()[-1])
         if code != 4 or "fenced rank 3" not in said:
             fail(f"the woken rank exited {code}, expected 4 naming 'fenced rank 3'", join_log)
-        stop = subprocess.run([MOONCAKE, "store", "stop", str(connect)], timeout=90,
-                              capture_output=True, text=True)
-        if stop.returncode != 0:
-            fail(f"store stop: exit {stop.returncode}: {stop.stdout}{stop.stderr}", job_log)
-        if job.wait(timeout=60) != 0:
+        if jobs.stop(MOONCAKE, connect, job, job_log) != 0:
             fail(f"the store job exited {job.returncode}", job_log)
         print("PASS")
         return 0
     finally:
-        for p in (job, joiner):
-            if p is not None and p.poll() is None:
-                if p is job:
-                    os.killpg(p.pid, signal.SIGKILL)
-                else:
-                    p.send_signal(signal.SIGCONT)
-                    p.kill()
-        for pid in job_pids(work):  # mpirun's ranks are not in the launcher's process group
-            os.kill(pid, signal.SIGKILL)
+        jobs.kill(work, job)  # the joiner is one of the job's processes (its connection file)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -13,78 +13,36 @@ Usage: store_rank_loss.py SOURCE_DIR MOONCAKE   (PYTHONPATH: the mooncake_store 
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import jobs
 import mooncake_store
 import values
+from jobs import fail, job_pids, rank_pid
 
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
 SIZES = [4096, 16 << 10, 65543, 256 << 10]  # about 1,500 puts x 85 KiB x 2 replicas: no eviction
 VICTIM = 1
 
 
-def fail(what, log=None):
-    print(f"FAIL: {what}")
-    if log is not None:
-        print(log.read_text()[-3000:])
-    sys.exit(1)
-
-
-def job_pids(run):
-    """PIDs of this job's mooncake ranks (their command line names the run folder)."""
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmd[0] == MOONCAKE.encode() and str(run).encode() in cmd:
-            pids.append(int(pid))
-    return pids
-
-
-def rank_pid(run, rank):
-    for pid in job_pids(run):
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
-            return pid
-    return None
-
-
 def main():
     work = Path(tempfile.mkdtemp(prefix="mooncake-rank-loss."))
     run, log_path = work / "run", work / "job.log"
-    env = dict(os.environ, MOONCAKE_MPIRUN_ARGS="--mca btl self,vader,tcp --mca btl_tcp_if_include "
-               "lo --mca oob_tcp_if_include lo")
-    with open(log_path, "w") as log:
-        job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE, "--np", "4",
-                                "--", "--job.mode", "store", "--store.dram", "256MiB",
-                                "--store.replicas", "2", "--out", str(run)],
-                               stdout=log, stderr=subprocess.STDOUT, env=env,
-                               start_new_session=True)
+    job = jobs.launch(SRC, MOONCAKE, ["--np", "4"],
+                      ["--job.mode", "store", "--store.dram", "256MiB", "--store.replicas", "2",
+                       "--out", str(run)], log_path)
     try:
         return exercise(job, run, log_path)
     finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-        for pid in job_pids(run):
-            os.kill(pid, signal.SIGKILL)
+        jobs.kill(run, job)
         shutil.rmtree(work, ignore_errors=True)
 
 
 def exercise(job, run, log_path):
-    deadline = time.monotonic() + 60
-    while not (run / "connect.json").exists():
-        if job.poll() is not None or time.monotonic() > deadline:
-            fail("the store job did not start", log_path)
-        time.sleep(0.05)
+    jobs.wait_for_start(job, run / "connect.json", log_path)
     store = mooncake_store.MooncakeDistributedStore()
     if store.setup(str(run / "connect.json")) != 0:
         fail(f"setup: {store.last_error()}", log_path)
@@ -142,12 +100,7 @@ def exercise(job, run, log_path):
     if lost:
         fail(f"{len(lost)} acknowledged objects lost or wrong, e.g. {lost[:5]}")
     store.close()
-    subprocess.run([MOONCAKE, "store", "stop", str(run / "connect.json")], timeout=90,
-                   capture_output=True)
-    try:
-        code = job.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        fail("the store job did not end within 60 s of its stop", log_path)
+    code = jobs.stop(MOONCAKE, run / "connect.json", job, log_path)
     time.sleep(1)
     if code != 0:
         fail(f"launch/mooncake-mpirun exited {code}", log_path)

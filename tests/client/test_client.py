@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import jobs
 import mooncake_store
 import values
 
@@ -30,9 +31,8 @@ CLIENT_PEER = os.environ["MOONCAKE_CLIENT_PEER"]
 C_CLIENT = os.environ["MOONCAKE_C_CLIENT"]
 MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
 HERE = Path(__file__).resolve().parent
-MPI_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca", "btl",
-             "self,vader,tcp", "--mca", "btl_tcp_if_include", "lo", "--mca",
-             "oob_tcp_if_include", "lo", "-x", "UCX_WARN_UNUSED_ENV_VARS=n"]
+MPI_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", *jobs.MPI_ARGS.split(),
+             "-x", "UCX_WARN_UNUSED_ENV_VARS=n"]
 # Errors as the module returns them (-ErrorCode, mooncake_store.ERRORS).
 INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED = -1, -3, -4, -6
 TIMEOUT, BUSY, PEER_FAILURE = -11, -12, -20

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+import jobs
 import mooncake_store
 import values
 from test_client import StoreJob, attach
@@ -151,21 +152,6 @@ def full_disk(j):
     assert result_line(j) == "OK", j.log()
 
 
-def rank_pid(job, rank):
-    """The PID of `job`'s rank `rank` (Open MPI puts the rank in each process's environment)."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if str(job.run).encode() not in cmdline:
-            continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
-            return int(pid)
-    pytest.fail(f"no process of rank {rank} under {job.run}")
-
-
 def test_an_object_lost_with_its_rank_makes_the_result_not_ok(tmp_path, monkeypatch):
     """A store rank holding the only replica of 20 acknowledged objects is SIGKILLed (the
     survivors keep running: Open MPI's orte_enable_recovery, as launch/mooncake-mpirun sets it).
@@ -182,7 +168,9 @@ def test_an_object_lost_with_its_rank_makes_the_result_not_ok(tmp_path, monkeypa
         keys = [f"doomed/{i}" for i in range(20)]
         for k in keys:
             assert store.put(k, values.value(k, 4096), config) == 0, store.last_error()
-        os.kill(rank_pid(j, 2), signal.SIGKILL)
+        pid = jobs.rank_pid(j.run, 2)
+        assert pid is not None, f"no process of rank 2 under {j.run}"
+        os.kill(pid, signal.SIGKILL)
         j.wait_for_line("rank 2 declared dead")
         assert store.close() == 0
         subprocess.run([os.environ["MOONCAKE_BIN"], "store", "stop", str(j.connect)],

@@ -12,30 +12,20 @@ Asserts, in order:
   * `mooncake store stop` ends both jobs: each COMPLETED with ExitCode 0:0, the store job's
     output has `result OK`.
 
-Usage: store_join_slurm_client.py SOURCE_DIR MOONCAKE   (PYTHONPATH: mooncake_store)
+Usage: store_join_slurm_client.py SOURCE_DIR MOONCAKE   (PYTHONPATH: mooncake_store, tests/client)
 """
-import json
 import os
 import re
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import mooncake_store
+from jobs import dram_used_by_rank, fail, wait_for
 
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
 RUNS = Path(os.environ["MOONCAKE_RUNS"])
 VALUE = 256 << 10
-
-
-def fail(what, *outputs):
-    print(f"FAIL: {what}")
-    for out in outputs:
-        if Path(out).exists():
-            print(f"--- {out}:\n" + Path(out).read_text()[-4000:])
-    sys.exit(1)
 
 
 def sbatch(*args):
@@ -52,23 +42,6 @@ def job_state(job):
     state = re.search(r"JobState=([A-Z_]+)", text)
     code = re.search(r" ExitCode=([0-9:]+)", text)
     return (state.group(1) if state else "?"), (code.group(1) if code else "?")
-
-
-def wait_for(what, ready, seconds, *outputs):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if ready():
-            return
-        time.sleep(0.2)
-    fail(f"{what} within {seconds} s", *outputs)
-
-
-def used_bytes(run):
-    """The master's mooncake_store_dram_used_bytes by store rank (its /metrics)."""
-    url = json.loads((run / "metrics.json").read_text())["url"]
-    text = urllib.request.urlopen(url, timeout=10).read().decode()
-    return {int(m.group(1)): float(m.group(2))
-            for m in re.finditer(r'mooncake_store_dram_used_bytes\{rank="(\d+)"\} (\S+)', text)}
 
 
 def value(i):
@@ -94,17 +67,17 @@ def main():
     if client.setup(str(connect)) != 0:
         fail(f"the client did not attach: {client.last_error()}", store_out)
     put_all(client, 0, 24, store_out)
-    before = used_bytes(run)
+    before = dram_used_by_rank(run)
     print("before the join, used bytes by store rank:", before)
 
     join_job = sbatch("--ntasks=2", str(SRC / "slurm/store-join.slurm"), str(connect),
                       "--store.dram", "16MiB")
     join_out = Path(f"mooncake-store-join-{join_job}.out")
-    wait_for("the master never listed 4 store ranks", lambda: len(used_bytes(run)) == 4, 90,
+    wait_for("the master never listed 4 store ranks", lambda: len(dram_used_by_rank(run)) == 4, 90,
              store_out, join_out)
-    joined = sorted(set(used_bytes(run)) - set(before))
+    joined = sorted(set(dram_used_by_rank(run)) - set(before))
     put_all(client, 24, 48, store_out, join_out)
-    after = used_bytes(run)
+    after = dram_used_by_rank(run)
     print("after 48 more puts, used bytes by store rank:", after)
     on_joined = sum(after[r] for r in joined)
     if on_joined <= 0:

@@ -2,26 +2,21 @@
 
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <mutex>
-#include <nlohmann/json.hpp>
-#include <thread>
-#include <utility>
 
 #include "app/bootstrap_deadline.h"
 #include "app/serve_job.h"
 #include "app/store_wiring.h"
 #include "client/connection_file.h"
+#include "common/data_dir.h"
 #include "common/log.h"
+#include "common/stop_signals.h"
 #include "common/units.h"
+#include "common/utc_time.h"
 #include "common/wire_fields.h"
 #include "serve/master_metrics.h"
+#include "serve/store_service_end.h"
 #include "serve/store_service_node.h"
-#include "serve/store_summary.h"
 #include "store/net/directory.h"
 #include "store/node/client_listener.h"
 #include "transport/attach_numbers.h"
@@ -31,22 +26,6 @@ namespace mooncake::app {
 namespace {
 
 using cluster::Role;
-
-// Set by SIGTERM / SIGINT / SIGUSR1: the service stops in order. SIGUSR1 is the one mpirun
-// passes on to its ranks and leaves them to act on (Open MPI ends the job itself on SIGTERM and
-// SIGINT, with SIGKILL a second later): launch/mooncake-mpirun turns a TERM or INT into it.
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-extern "C" void OnStopSignal(int) { g_stop_signal = 1; }
-
-void InstallStopSignals() {
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGUSR1, &sa, nullptr);
-}
 
 // The first number the standby conductor's listener gives an attached process (the active's
 // start just above the join slots, and never get near this).
@@ -71,13 +50,6 @@ Result<store::ListenerRecord> Listen(JobContext& ctx, const serve::StoreServiceN
   return record;
 }
 
-std::string UtcNow() {
-  char text[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
-
 // The conductor (`master`): the directory clients ask for, from every rank's listener and segment.
 store::StoreDirectory MakeDirectory(JobContext& ctx,
                                     const std::vector<store::ListenerRecord>& listeners,
@@ -96,21 +68,6 @@ store::StoreDirectory MakeDirectory(JobContext& ctx,
     d.store_ranks.push_back(std::move(e));
   }
   return d;
-}
-
-// `path` from the root, so that a client started in another folder (or the stop hint run from
-// wherever the user is) finds it.
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
-// This binary's own path for the printed stop command ("mooncake" when /proc cannot say).
-std::string ThisBinary() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "mooncake" : exe.string();
 }
 
 std::vector<std::string> AddressesOf(const store::ListenerRecord& listener) {
@@ -143,30 +100,12 @@ client::ConnectionInfo MakeConnectionInfo(JobContext& ctx,
   c.dram_per_rank = ctx.options.store.dram;
   c.ssd = ctx.options.store.ssd;
   c.replicas = static_cast<uint32_t>(ctx.options.store.replicas);
-  c.run_dir = Absolute(run_dir);
+  c.run_dir = AbsolutePath(run_dir);
   c.host = ctx.mpi.hostname();
   c.pid = getpid();
-  c.created = UtcNow();
+  c.created = FormatUtcNow("%Y-%m-%dT%H:%M:%SZ");
   return c;
 }
-
-// What the conductor's drain handler (dispatcher thread, must not block) hands to its main
-// thread: drained store ranks to tell to leave (RankLifecycle::Dismiss calls them).
-class PendingLeaves {
- public:
-  void Add(Rank rank) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ranks_.push_back(rank);
-  }
-  std::vector<Rank> Take() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::exchange(ranks_, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<Rank> ranks_;
-};
 
 // The conductor: the directory, the stop, the drains and the joins clients ask for, then the
 // connection file (once the recovered blocks are in the master, so the first client already
@@ -174,7 +113,7 @@ class PendingLeaves {
 Status OpenToClients(JobContext& ctx, serve::StoreServiceNode& node,
                      const std::vector<store::ListenerRecord>& listeners,
                      const std::string& run_dir, std::atomic<bool>* stop_asked,
-                     PendingLeaves* leaves, std::string* connect_file) {
+                     serve::PendingLeaves* leaves, std::string* connect_file) {
   store::MasterNode& master = *node.master_node();
   const Rank self{ctx.rank()};
   master.ServeClients(MakeDirectory(ctx, listeners, self), [stop_asked](Rank from) {
@@ -207,49 +146,8 @@ std::unique_ptr<http::HttpServer> ServeMetrics(JobContext& ctx, serve::StoreServ
     log::Error("store.metrics_port = {}: {}", o.store.metrics_port, server.status().message());
     ctx.mpi.Abort(2);
   }
-  const std::string host = o.store.listen == "0.0.0.0" ? ctx.mpi.hostname() : o.store.listen;
-  const std::string url = "http://" + host + ":" + std::to_string((*server)->port()) + "/metrics";
-  const int port = (*server)->port();
-  const nlohmann::json j = {{"url", url}, {"host", host}, {"port", port}};
-  if (std::FILE* f = std::fopen((run_dir + "/metrics.json").c_str(), "w")) {
-    std::fputs((j.dump() + "\n").c_str(), f);
-    std::fclose(f);
-  }
-  std::printf("metrics: %s (Prometheus text format; /health beside it)\n", url.c_str());
+  serve::AnnounceMasterMetrics(**server, o.store.listen, ctx.mpi.hostname(), run_dir);
   return std::move(*server);
-}
-
-// Rank 0: tells every store rank drained since the last look to leave.
-void DismissDrained(serve::StoreServiceNode& node, PendingLeaves& leaves) {
-  for (Rank rank : leaves.Take()) {
-    Status s = node.Dismiss(rank);
-    if (!s.ok()) log::Warn("{}", s.ToString());
-  }
-}
-
-// Rank 0 waits for a stop: a signal or kServiceStop, telling drained ranks to leave meanwhile.
-// Store ranks wait for the conductor's stop or leave; one that was signalled itself stops alone
-// when none comes within the phase timeout.
-void WaitForStop(JobContext& ctx, serve::StoreServiceNode& node,
-                 const std::atomic<bool>& stop_asked, PendingLeaves& leaves) {
-  SteadyClock clock;
-  Nanos signalled_at{0};
-  for (;;) {
-    // A standby that took over conducts from then on.
-    const bool conducts = node.conducts();
-    if (conducts) DismissDrained(node, leaves);
-    if (conducts && (g_stop_signal || stop_asked)) return;
-    if (!conducts) {
-      if (node.stop_requested() || node.leave_requested()) return;
-      if (g_stop_signal && signalled_at == Nanos(0)) signalled_at = clock.Now();
-      if (signalled_at > Nanos(0) && clock.Now() - signalled_at > ctx.options.phase_timeout) {
-        log::Warn("signalled, and no stop from the conductor within {}: stopping alone",
-                  FormatDuration(ctx.options.phase_timeout));
-        return;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
 }
 
 // Rank 0, once clients may attach: what the service is and how to stop it.
@@ -261,45 +159,9 @@ void PrintReady(JobContext& ctx, const std::string& connect_file) {
       "stop it with: %s store stop %s   (or SIGTERM / Ctrl-C)\n",
       ctx.roles.count(Role::kStore), FormatBytes(o.store.dram).c_str(),
       o.store.ssd ? " + SSD tier" : "", static_cast<unsigned>(o.store.replicas),
-      Absolute(connect_file).c_str(), ThisBinary().c_str(), Absolute(connect_file).c_str());
+      AbsolutePath(connect_file).c_str(), ThisBinary().c_str(), AbsolutePath(connect_file).c_str());
   PrintSurvivalHint(o);
   std::fflush(stdout);
-}
-
-// The stop in order: rank 0 stops spilling, then the store ranks, collects their reports and
-// writes the summary; a store rank reports (when the stop came from rank 0). Returns the exit code.
-int EndService(JobContext& ctx, serve::StoreServiceNode& node, const std::string& run_dir) {
-  const JobOptions& o = ctx.options;
-  int code = 0;
-  if (node.conducts()) {
-    node.master_node()->StopSpilling();
-    node.StopOthers();
-    const serve::RankReport all = node.CollectReports(node.Finish());
-    const bool kept_all = serve::WriteStoreSummary(
-        node, all,
-        serve::StoreSummaryInputs{ctx.roles.size(), ctx.roles.count(Role::kStore), o.store.ssd,
-                                  o.store.keep_when_full, run_dir});
-    // The takeover makes the old active a dead rank; nothing else counts against the job.
-    code = all.errors == 0 && kept_all ? 0 : 1;
-    // The outcome is known: written now, not only when the teardown is done, for a launcher
-    // that kills its ranks a fixed time after a stop (mpirun: a second after SIGTERM).
-    if (!o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
-    node.ShutdownOthers();
-  } else if (node.leave_requested() && !node.stop_requested()) {
-    // Drained: what it held lives on the other ranks now; nothing to report.
-    log::Info("store rank {} drained: leaves the job (exit 0)", ctx.rank());
-    node.StopHeartbeats();
-  } else {
-    serve::RankReport report = node.Finish();
-    if (node.store_rank()) report.ssd = node.store_rank()->SsdCounters();
-    if (node.stop_requested()) {
-      Status sent = node.SendReport(report);
-      if (!sent.ok()) log::Error("report to the conductor: {}", sent.ToString());
-      node.WaitForShutdown();
-    }
-    code = report.errors == 0 ? 0 : 1;
-  }
-  return code;
 }
 
 // The SSD tier's spills, promotions and recovery reports name the master's rank for the job's
@@ -325,7 +187,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   config.job_deadline = std::chrono::hours(24 * 365 * 10);  // a service: the stop ends it
   // Before the node: a standby's takeover (on the node's heartbeat thread) uses them.
   std::atomic<bool> stop_asked{false};
-  PendingLeaves leaves;
+  serve::PendingLeaves leaves;
   std::string connect_file;
   std::vector<store::ListenerRecord> listeners;
   serve::StoreServiceNode node(
@@ -355,7 +217,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
       return;
     }
     std::printf("rank %d conducts now; connection file rewritten: %s\n", ctx.rank(),
-                Absolute(connect_file).c_str());
+                AbsolutePath(connect_file).c_str());
     std::fflush(stdout);
   });
   Status s = node.Start();
@@ -390,8 +252,12 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
   if (conducts && o.store.metrics_port >= 0) metrics = ServeMetrics(ctx, node, run_dir);
   if (o.survive_rank_loss) LeaveMpi(o, ctx.mpi);
   if (conducts) PrintReady(ctx, connect_file);
-  WaitForStop(ctx, node, stop_asked, leaves);
-  const int code = EndService(ctx, node, run_dir);
+  serve::WaitForServiceStop(node, StopSignalled, stop_asked, leaves, o.phase_timeout);
+  const int code = serve::EndStoreService(
+      node,
+      serve::StoreSummaryInputs{ctx.roles.size(), ctx.roles.count(Role::kStore), o.store.ssd,
+                                o.store.keep_when_full, run_dir},
+      o.status_file, Rank{ctx.rank()});
   *peers_lost = node.peers_lost();
   return code;
 }

@@ -19,4 +19,16 @@ std::string DataDir(const std::string& name) {
   return std::string(MOONCAKE_SOURCE_DIR) + "/" + name;
 }
 
+std::string ThisBinary() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "mooncake" : exe.string();
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
 }  // namespace mooncake

@@ -12,4 +12,12 @@ namespace mooncake {
 // exists, else the checkout's (MOONCAKE_SOURCE_DIR/name, fixed when the build was configured).
 std::string DataDir(const std::string& name);
 
+// The running binary's own path ("mooncake" when /proc cannot say), for commands printed to the
+// user (the store service's stop hint).
+std::string ThisBinary();
+
+// `path` from the root, so that a process started in another folder finds it (`path` itself
+// when it cannot be made absolute).
+std::string AbsolutePath(const std::string& path);
+
 }  // namespace mooncake

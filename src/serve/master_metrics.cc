@@ -1,5 +1,7 @@
 #include "serve/master_metrics.h"
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace mooncake::serve {
@@ -81,6 +83,19 @@ Result<std::unique_ptr<http::HttpServer>> ServeMasterMetrics(const std::string& 
   };
   return http::HttpServer::Start(options,
                                  {{"GET", "/metrics", metrics}, {"GET", "/health", health}});
+}
+
+void AnnounceMasterMetrics(const http::HttpServer& server, const std::string& listen,
+                           const std::string& hostname, const std::string& run_dir) {
+  const std::string host = listen == "0.0.0.0" ? hostname : listen;
+  const std::string url = "http://" + host + ":" + std::to_string(server.port()) + "/metrics";
+  const int port = server.port();
+  const nlohmann::json j = {{"url", url}, {"host", host}, {"port", port}};
+  if (std::FILE* f = std::fopen((run_dir + "/metrics.json").c_str(), "w")) {
+    std::fputs((j.dump() + "\n").c_str(), f);
+    std::fclose(f);
+  }
+  std::printf("metrics: %s (Prometheus text format; /health beside it)\n", url.c_str());
 }
 
 }  // namespace mooncake::serve

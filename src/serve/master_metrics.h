@@ -32,4 +32,10 @@ Result<std::unique_ptr<http::HttpServer>> ServeMasterMetrics(const std::string& 
                                                              std::vector<Rank> store_ranks,
                                                              std::function<size_t()> dead_ranks);
 
+// Says where a started metrics server is: http://HOST:PORT/metrics, HOST being `listen` or, when
+// that is 0.0.0.0, `hostname`; printed and written as {url, host, port} to
+// `run_dir`/metrics.json for scrape configs.
+void AnnounceMasterMetrics(const http::HttpServer& server, const std::string& listen,
+                           const std::string& hostname, const std::string& run_dir);
+
 }  // namespace mooncake::serve

@@ -8,7 +8,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
@@ -21,7 +20,6 @@
 #include "cluster/role_table.h"
 #include "common/log.h"
 #include "common/units.h"
-#include "common/wire_fields.h"
 #include "serve/workload.h"
 #include "store/node/host_memory.h"
 #include "transport/factory/transport_factory.h"
@@ -41,17 +39,6 @@ struct AlignedBuffer {
     if (owned) std::free(data);
   }
 };
-
-void PrintRoleTable(const cluster::RoleTable& roles, const std::vector<std::string>& hosts,
-                    const std::vector<std::string>& paths) {
-  std::printf("%-6s %-10s %-24s %s\n", "rank", "role", "host",
-              paths.empty() ? "" : "ucx path from rank 0");
-  for (int r = 0; r < roles.size(); ++r) {
-    std::printf("%-6d %-10s %-24s %s\n", r, std::string(cluster::RoleName(roles.role(r))).c_str(),
-                hosts[r].c_str(), paths.empty() ? "" : paths[r].c_str());
-  }
-  std::fflush(stdout);
-}
 
 }  // namespace
 
@@ -105,52 +92,14 @@ bool LoadWorkloadEarly(const JobOptions& options, serve::Workload* workload) {
 // --dry-run: the role table with every rank's host, then exit 0.
 int DryRun(const JobOptions& options, const cluster::Bootstrap& mpi,
            const cluster::RoleTable& roles) {
-  std::string host = mpi.hostname();
-  auto all =
-      OrEndBootstrap(mpi.AllGather(std::as_bytes(std::span<const char>(host.data(), host.size())),
-                                   "role table (dry run)", options.phase_timeout),
-                     options, mpi);
+  auto hosts = OrEndBootstrap(
+      cluster::AllGatherText(mpi, mpi.hostname(), "role table (dry run)", options.phase_timeout),
+      options, mpi);
   if (mpi.rank() == 0) {
-    std::vector<std::string> hosts;
-    for (auto& h : all) hosts.emplace_back(reinterpret_cast<const char*>(h.data()), h.size());
     std::printf("mooncake dry run: %d ranks (%s)\n", roles.size(), roles.Summary().c_str());
-    PrintRoleTable(roles, hosts, {});
+    cluster::PrintRoleTable(roles, hosts, {});
   }
   return 0;
-}
-
-// Every rank's host, role and available memory (store/node/host_memory.h), gathered before any
-// store segment is allocated.
-std::vector<store::RankMemory> GatherRankMemory(const JobOptions& options,
-                                                const cluster::Bootstrap& mpi, Role role) {
-  store::RankMemory mine{mpi.hostname(), role == Role::kStore, 0, ""};
-  mine.available = store::AvailableMemory(&mine.source);
-  auto all = OrEndBootstrap(mpi.AllGather(WireEncode(mine), "memory check", options.phase_timeout),
-                            options, mpi);
-  std::vector<store::RankMemory> ranks;
-  for (const auto& bytes : all) {
-    auto r = WireDecode<store::RankMemory>(bytes, "store::RankMemory");
-    ranks.push_back(r.ok() ? *r : store::RankMemory{});
-  }
-  return ranks;
-}
-
-// Faults a store segment in, the first store rank of each host saying how far it got every 5 s
-// (8 GiB took about 50 s on a loaded 2-core machine, silent before).
-void TouchSegment(std::byte* data, uint64_t size, const std::vector<store::RankMemory>& ranks,
-                  int rank) {
-  const bool reports = store::FirstStoreRankOnHost(ranks, rank) == rank;
-  int on_host = 0;
-  for (const store::RankMemory& r : ranks) on_host += r.store && r.host == ranks[rank].host ? 1 : 0;
-  store::TouchPages(data, size, std::chrono::seconds(5), [&](uint64_t done, Nanos elapsed) {
-    if (!reports) return;
-    std::printf(
-        "store: touching %s of DRAM on each of the %d store rank(s) on %s: %s (%.0f %%) "
-        "after %s\n",
-        FormatBytes(size).c_str(), on_host, ranks[rank].host.c_str(), FormatBytes(done).c_str(),
-        100.0 * static_cast<double>(done) / size, FormatDuration(elapsed).c_str());
-    std::fflush(stdout);
-  });
 }
 
 // Store ranks register their DRAM segment; prefill and decode ranks a staging buffer. Returns
@@ -177,7 +126,7 @@ std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, R
     if (region.ok()) {
       buffer->data = static_cast<std::byte*>(region->addr);
       buffer->owned = false;
-      TouchSegment(buffer->data, buffer->size, memory, mpi.rank());  // fault pages in now
+      store::TouchSegment(buffer->data, buffer->size, memory, mpi.rank());  // fault pages in now
       return {*region};
     }
   }
@@ -188,7 +137,7 @@ std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, R
     mpi.Abort(1);
   }
   if (role == Role::kStore) {
-    TouchSegment(buffer->data, rounded, memory, mpi.rank());  // fault the pages in now
+    store::TouchSegment(buffer->data, rounded, memory, mpi.rank());  // fault the pages in now
   } else {
     std::fill(buffer->data, buffer->data + rounded, std::byte{0});
   }
@@ -206,17 +155,14 @@ void PrintJobTable(const JobOptions& options, const cluster::Bootstrap& mpi,
                    const std::vector<cluster::PeerInfo>& peers) {
   std::string to_zero = transport.DescribePath(Rank{0});
   if (mpi.rank() == 0 && mpi.size() > 1) to_zero = transport.DescribePath(Rank{1});
-  auto all_paths = OrEndBootstrap(
-      mpi.AllGather(std::as_bytes(std::span<const char>(to_zero.data(), to_zero.size())),
-                    "role table", options.phase_timeout),
-      options, mpi);
+  auto paths = OrEndBootstrap(
+      cluster::AllGatherText(mpi, to_zero, "role table", options.phase_timeout), options, mpi);
   if (mpi.rank() != 0) return;
-  std::vector<std::string> hosts, paths;
+  std::vector<std::string> hosts;
   for (const auto& p : peers) hosts.push_back(p.host);
-  for (auto& p : all_paths) paths.emplace_back(reinterpret_cast<const char*>(p.data()), p.size());
   std::printf("mooncake: %d ranks (%s), transport.tls=%s\n", roles.size(), roles.Summary().c_str(),
               options.transport.ucx.tls.c_str());
-  PrintRoleTable(roles, hosts, paths);
+  cluster::PrintRoleTable(roles, hosts, paths);
 }
 
 // Quiesce before closing: every rank has stopped issuing operations once all pass the first
@@ -250,7 +196,8 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   const Role role = roles.role(mpi.rank());
   // The store's segments must fit their hosts: every rank sees every host's figures, so all
   // of them stop with exit 2 together, before anything is allocated; rank 0 says why.
-  const std::vector<store::RankMemory> memory = GatherRankMemory(options, mpi, role);
+  const std::vector<store::RankMemory> memory = OrEndBootstrap(
+      store::GatherRankMemory(mpi, role == Role::kStore, options.phase_timeout), options, mpi);
   if (Status fits = store::CheckStoreMemory(memory, options.store.dram); !fits.ok()) {
     if (mpi.rank() == 0) std::cerr << "mooncake: " << fits.message() << "\n";
     return 2;

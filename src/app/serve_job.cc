@@ -42,20 +42,6 @@ namespace {
 
 using cluster::Role;
 
-serve::ServePart PartOf(Role role) {
-  switch (role) {
-    case Role::kConductor:
-      return serve::ServePart::kConductor;
-    case Role::kStore:
-      return serve::ServePart::kStore;
-    case Role::kPrefill:
-      return serve::ServePart::kPrefill;
-    case Role::kDecode:
-      return serve::ServePart::kDecode;
-  }
-  return serve::ServePart::kStore;
-}
-
 void AbortUnlessOk(JobContext& ctx, const Status& s, int code) {
   if (s.ok()) return;
   log::Error("{}", s.ToString());
@@ -342,7 +328,8 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
   // What the bucket files of the SSD tier say of the blocks: the reference model's own.
   const bool reference = o.engine.reference;
   serve::ServeNode node(
-      PartOf(ctx.role()), std::move(deps), config, cost, layout, ConductorSetupOf(o, workload),
+      serve::ServePartOf(ctx.role()), std::move(deps), config, cost, layout,
+      ConductorSetupOf(o, workload),
       StoreRankConfigFrom(o, run_dir_at_start, ctx.rank(), reference ? layout.model_name() : "",
                           reference ? (*job_engine)->kv_layout_text : ""));
   node.OnConductorLost([rank = ctx.rank()](const Status& why) {

@@ -16,11 +16,9 @@ std::string CollectiveRunDir(JobContext& ctx) {
     auto folder = RunFolder::Create(ctx.options.out_dir);
     mine = folder.ok() ? folder->path() : ctx.options.out_dir;
   }
-  auto all = OrEndBootstrap(
-      ctx.mpi.AllGather(std::as_bytes(std::span<const char>(mine.data(), mine.size())),
-                        "run folder", ctx.options.phase_timeout),
-      ctx.options, ctx.mpi);
-  return std::string(reinterpret_cast<const char*>(all[conductor].data()), all[conductor].size());
+  return OrEndBootstrap(
+      cluster::AllGatherText(ctx.mpi, mine, "run folder", ctx.options.phase_timeout), ctx.options,
+      ctx.mpi)[conductor];
 }
 
 store::MasterNodeConfig MasterNodeConfigFrom(const JobOptions& o) {

@@ -50,4 +50,16 @@ Records Bootstrap::Gather(std::span<const std::byte> mine, int root) const {
   std::abort();  // not reached: Abort does not return (a virtual call hides that from the compiler)
 }
 
+Result<std::vector<std::string>> AllGatherText(const Bootstrap& bootstrap, std::string_view mine,
+                                               std::string_view step, Nanos timeout) {
+  auto all = bootstrap.AllGather(std::as_bytes(std::span<const char>(mine.data(), mine.size())),
+                                 step, timeout);
+  if (!all.ok()) return all.status();
+  std::vector<std::string> texts;
+  for (const auto& record : *all) {
+    texts.emplace_back(reinterpret_cast<const char*>(record.data()), record.size());
+  }
+  return texts;
+}
+
 }  // namespace mooncake::cluster

@@ -63,4 +63,8 @@ class Bootstrap {
   virtual void Leave() const = 0;
 };
 
+// AllGather of one text per rank (a host name, a path), in rank order.
+Result<std::vector<std::string>> AllGatherText(const Bootstrap& bootstrap, std::string_view mine,
+                                               std::string_view step, Nanos timeout);
+
 }  // namespace mooncake::cluster

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <sstream>
 
 #include "common/enum_names.h"
@@ -194,6 +195,17 @@ std::string RoleTable::Summary() const {
     os << RoleName(r) << ':' << count(r);
   }
   return os.str();
+}
+
+void PrintRoleTable(const RoleTable& roles, const std::vector<std::string>& hosts,
+                    const std::vector<std::string>& paths) {
+  std::printf("%-6s %-10s %-24s %s\n", "rank", "role", "host",
+              paths.empty() ? "" : "ucx path from rank 0");
+  for (int r = 0; r < roles.size(); ++r) {
+    std::printf("%-6d %-10s %-24s %s\n", r, std::string(RoleName(roles.role(r))).c_str(),
+                hosts[r].c_str(), paths.empty() ? "" : paths[r].c_str());
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace mooncake::cluster

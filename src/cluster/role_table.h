@@ -61,4 +61,9 @@ class RoleTable {
   std::array<int, 4> counts_{};
 };
 
+// Prints the role table on stdout: a line per rank with its role and host (`hosts`, index =
+// rank), and the UCX path from rank 0 when `paths` is given (else empty).
+void PrintRoleTable(const RoleTable& roles, const std::vector<std::string>& hosts,
+                    const std::vector<std::string>& paths);
+
 }  // namespace mooncake::cluster

@@ -21,6 +21,7 @@
 #include "cluster/failure_detector.h"
 #include "cluster/heartbeat_sender.h"
 #include "cluster/membership.h"
+#include "cluster/role.h"
 #include "common/clock.h"
 #include "serve/rank_report.h"
 #include "serve/serve_config.h"
@@ -36,6 +37,20 @@ using cluster::MembershipView;
 
 // What a rank plays; its index is the slot of RankReport::peak_rss_bytes.
 enum class ServePart { kConductor, kStore, kPrefill, kDecode };
+// The part of a rank of role `role` (the same four).
+inline ServePart ServePartOf(cluster::Role role) {
+  switch (role) {
+    case cluster::Role::kConductor:
+      return ServePart::kConductor;
+    case cluster::Role::kPrefill:
+      return ServePart::kPrefill;
+    case cluster::Role::kDecode:
+      return ServePart::kDecode;
+    case cluster::Role::kStore:
+      break;
+  }
+  return ServePart::kStore;
+}
 
 class RankLifecycle {
  public:

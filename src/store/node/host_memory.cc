@@ -1,12 +1,14 @@
 #include "store/node/host_memory.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "common/clock.h"
 #include "common/units.h"
+#include "common/wire_fields.h"
 
 namespace mooncake::store {
 namespace {
@@ -138,6 +140,35 @@ void TouchPages(std::byte* data, uint64_t size, std::chrono::nanoseconds interva
       next = now + interval;
     }
   }
+}
+
+Result<std::vector<RankMemory>> GatherRankMemory(const cluster::Bootstrap& bootstrap, bool store,
+                                                 Nanos timeout) {
+  RankMemory mine{bootstrap.hostname(), store, 0, ""};
+  mine.available = AvailableMemory(&mine.source);
+  auto all = bootstrap.AllGather(WireEncode(mine), "memory check", timeout);
+  if (!all.ok()) return all.status();
+  std::vector<RankMemory> ranks;
+  for (const auto& bytes : *all) {
+    auto r = WireDecode<RankMemory>(bytes, "store::RankMemory");
+    ranks.push_back(r.ok() ? *r : RankMemory{});
+  }
+  return ranks;
+}
+
+void TouchSegment(std::byte* data, uint64_t size, const std::vector<RankMemory>& ranks, int rank) {
+  const bool reports = FirstStoreRankOnHost(ranks, rank) == rank;
+  int on_host = 0;
+  for (const RankMemory& r : ranks) on_host += r.store && r.host == ranks[rank].host ? 1 : 0;
+  TouchPages(data, size, std::chrono::seconds(5), [&](uint64_t done, Nanos elapsed) {
+    if (!reports) return;
+    std::printf(
+        "store: touching %s of DRAM on each of the %d store rank(s) on %s: %s (%.0f %%) "
+        "after %s\n",
+        FormatBytes(size).c_str(), on_host, ranks[rank].host.c_str(), FormatBytes(done).c_str(),
+        100.0 * static_cast<double>(done) / size, FormatDuration(elapsed).c_str());
+    std::fflush(stdout);
+  });
 }
 
 }  // namespace mooncake::store

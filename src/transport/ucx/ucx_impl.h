@@ -1,5 +1,6 @@
-// Internal declaration of the UCX transport, shared by ucx_transport.cc (setup, memory,
-// messages) and ucx_data_path.cc (READ/WRITE). Not included outside this folder.
+// Internal declaration of the UCX transport, shared by ucx_transport.cc (setup, endpoints,
+// messages), ucx_context.cc (the UCX context and worker), ucx_memory.cc (regions, keys),
+// ucx_attach.cc and ucx_data_path.cc (READ/WRITE). Not included outside this folder.
 #pragma once
 
 #include <ucp/api/ucp.h>
@@ -23,6 +24,9 @@
 #include "transport/ucx/ucx_transport.h"
 
 namespace mooncake::transport {
+
+// An error of UCX's `what` (a ucp_* call), kInternal, with UCX's text for `status`.
+Status UcxError(const std::string& what, ucs_status_t status);
 
 // Active-message ids. Headers are fixed-size structs, checked for length before use.
 enum AmId : unsigned {

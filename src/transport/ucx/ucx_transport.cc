@@ -1,21 +1,20 @@
 #include <poll.h>
-#include <sys/mman.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <set>
 
 #include "common/log.h"
 #include "transport/ucx/ucx_impl.h"
 
 namespace mooncake::transport {
-namespace {
 
 Status UcxError(const std::string& what, ucs_status_t status) {
   return Status(ErrorCode::kInternal, what + ": " + ucs_status_string(status));
 }
+
+namespace {
 
 ucs_status_t ControlTrampoline(void* arg, const void* header, size_t header_length, void* data,
                                size_t length, const ucp_am_recv_param_t* param) {
@@ -160,130 +159,6 @@ Status UcxTransport::Init() {
   paths_.assign(slots_, "");
   running_ = true;
   progress_thread_ = std::thread([this] { ProgressLoop(); });
-  return Status::Ok();
-}
-
-// The UCX context, configured from transport.tls / transport.devices (over UCX_* variables).
-// An RDMA transport pinned by the user needs an RDMA device here: without one UCX quietly uses
-// the other transports of the list (shared memory), which is not what was asked for.
-static Status CheckRdmaPin(const std::string& user_tls) {
-  const TlsFamilies families = ClassifyTls(ResolveTls(user_tls));
-  if (!families.pinned || !families.rdma) return Status::Ok();
-  std::error_code ec;
-  const std::filesystem::path ib = "/sys/class/infiniband";
-  if (std::filesystem::is_directory(ib, ec) && !std::filesystem::is_empty(ib, ec)) {
-    return Status::Ok();
-  }
-  return InvalidArgument("transport.tls = '" + user_tls +
-                         "' pins RDMA, but this host has no RDMA device (" + ib.string() +
-                         " is empty or missing); use auto to take what the host has, or shm / tcp");
-}
-
-// The value UCX will use for `key` ("UCX_TLS"), as the environment and ucp_config_modify left
-// it: UCX has no getter for one field, so it is read off ucp_config_print's "UCX_TLS=..." line.
-static std::string ConfiguredValue(const ucp_config_t* cfg, const std::string& key) {
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&text, &size);
-  if (out == nullptr) return "";
-  ucp_config_print(cfg, out, nullptr, UCS_CONFIG_PRINT_CONFIG);
-  std::fclose(out);
-  std::string printed(text, size);
-  std::free(text);
-  const std::string line = key + "=";
-  size_t at = printed.rfind("\n" + line);
-  if (at != std::string::npos) {
-    ++at;
-  } else if (printed.compare(0, line.size(), line) == 0) {
-    at = 0;
-  } else {
-    return "";
-  }
-  const size_t end = printed.find('\n', at);
-  return printed.substr(at + line.size(), end == std::string::npos ? end : end - at - line.size());
-}
-
-// UCX_NET_DEVICES as UCX read it (from the environment, or transport.devices). Empty for "all".
-static std::string ConfiguredNetDevices(const ucp_config_t* cfg) {
-  std::string value = ConfiguredValue(cfg, "UCX_NET_DEVICES");
-  return value == "all" ? "" : value;
-}
-
-Status UcxTransport::CreateContext() {
-  MC_RETURN_IF_ERROR(CheckRdmaPin(config_.tls));
-  ucp_config_t* cfg = nullptr;
-  ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
-  if (st != UCS_OK) return UcxError("ucp_config_read", st);
-  std::string tls = ResolveTls(config_.tls);
-  if (!tls.empty() && (st = ucp_config_modify(cfg, "TLS", tls.c_str())) != UCS_OK) {
-    ucp_config_release(cfg);
-    return Status(ErrorCode::kInvalidArgument,
-                  "transport.tls = '" + config_.tls +
-                      "' is not a valid UCX_TLS list: " + ucs_status_string(st));
-  }
-  if (!config_.devices.empty() &&
-      (st = ucp_config_modify(cfg, "NET_DEVICES", config_.devices.c_str())) != UCS_OK) {
-    ucp_config_release(cfg);
-    return Status(ErrorCode::kInvalidArgument, "transport.devices = '" + config_.devices +
-                                                   "' is not valid: " + ucs_status_string(st));
-  }
-  // A transport-level setting: UCX keeps it and applies it to each interface it opens, by the
-  // name inside that transport's table (tcp: RX_SEG_SIZE; shm and rdma have none by that name).
-  // UCX warns "invalid configuration" when no interface took it, so it is set only where a tcp
-  // interface may open. There it is set whatever else is configured, in job ranks and attached
-  // processes alike: the two ends of a tcp connection must agree on it (UcxConfig).
-  if (TcpMayOpen(ConfiguredValue(cfg, "UCX_TLS")) && !config_.tcp_rx_seg_size.empty() &&
-      (st = ucp_config_modify(cfg, "RX_SEG_SIZE", config_.tcp_rx_seg_size.c_str())) != UCS_OK) {
-    log::Warn("UCX RX_SEG_SIZE={} not applied: {}", config_.tcp_rx_seg_size, ucs_status_string(st));
-  }
-  // The rendezvous threshold only where every lane is tcp (UcxConfig::tcp_rndv_thresh).
-  const TlsFamilies families = ClassifyTls(ResolveTls(config_.tls));
-  const bool tcp_only = families.tcp && !families.shm && !families.rdma;
-  if (tcp_only && !config_.tcp_rndv_thresh.empty() &&
-      (st = ucp_config_modify(cfg, "RNDV_THRESH", config_.tcp_rndv_thresh.c_str())) != UCS_OK) {
-    log::Warn("UCX RNDV_THRESH={} not applied: {}", config_.tcp_rndv_thresh, ucs_status_string(st));
-  }
-  net_devices_ = ConfiguredNetDevices(cfg);
-  ucp_params_t params{};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
-  params.mt_workers_shared = 0;
-  ucp_context_h context = nullptr;
-  st = ucp_init(&params, cfg, &context);
-  ucp_config_release(cfg);
-  context_.reset(context);
-  if (st != UCS_OK) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "UCX could not start with UCX_TLS='" + tls + "': " + ucs_status_string(st));
-  }
-  return Status::Ok();
-}
-
-// One multi-threaded worker (posting threads and the progress thread share it) and its address.
-Status UcxTransport::CreateWorker() {
-  ucs_status_t st;
-  ucp_worker_params_t wp{};
-  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_MULTI;  // posting threads and the progress thread share it
-  ucp_worker_h worker = nullptr;
-  if ((st = ucp_worker_create(context_.get(), &wp, &worker)) != UCS_OK) {
-    return UcxError("ucp_worker_create", st);
-  }
-  worker_.reset(worker);
-  ucp_worker_attr_t wa{};
-  wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
-  ucp_worker_query(worker_.get(), &wa);
-  if (wa.thread_mode != UCS_THREAD_MODE_MULTI) {
-    return Internal("this UCX build has no multi-threaded worker support (--enable-mt)");
-  }
-  ucp_address_t* address = nullptr;
-  size_t address_length = 0;
-  if ((st = ucp_worker_get_address(worker_.get(), &address, &address_length)) != UCS_OK) {
-    return UcxError("ucp_worker_get_address", st);
-  }
-  auto* p = reinterpret_cast<const std::byte*>(address);
-  local_address_.assign(p, p + address_length);
-  ucp_worker_release_address(worker_.get(), address);
   return Status::Ok();
 }
 
@@ -453,127 +328,6 @@ std::string UcxTransport::DescribePath(Rank peer) const {
 }
 
 bool UcxTransport::UsesAm(int32_t peer) const { return use_am_[peer] != 0; }
-
-Result<MemoryRegion> UcxTransport::RegisterMemory(void* addr, size_t length, MemoryType type) {
-  if (addr == nullptr || length == 0) return InvalidArgument("cannot register an empty region");
-  ucp_mem_map_params_t mp{};
-  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                  UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
-  mp.address = addr;
-  mp.length = length;
-  mp.memory_type = type == MemoryType::kCuda ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST;
-  ucp_mem_h memh = nullptr;
-  ucs_status_t st = ucp_mem_map(context_.get(), &mp, &memh);
-  if (st != UCS_OK) {
-    if (type == MemoryType::kCuda) {
-      return NotSupported("this UCX build cannot register CUDA memory: " +
-                          std::string(ucs_status_string(st)));
-    }
-    return UcxError("ucp_mem_map of " + std::to_string(length) + " bytes", st);
-  }
-  std::lock_guard<std::mutex> lock(regions_mutex_);
-  MemoryRegion region{next_region_id_++, addr, length, type};
-  regions_.emplace(region.id, std::pair{region, UcpMem(memh, UcpMemDeleter{context_.get()})});
-  local_ranges_.Insert(reinterpret_cast<uint64_t>(addr), length, region.id);
-  return region;
-}
-
-Result<MemoryRegion> UcxTransport::AllocateMemory(size_t length, MemoryType type) {
-  if (length == 0) return InvalidArgument("cannot allocate an empty region");
-  if (type != MemoryType::kHost) return NotSupported("UCX allocates host memory only");
-  ucp_mem_map_params_t mp{};
-  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                  UCP_MEM_MAP_PARAM_FIELD_FLAGS;
-  mp.address = nullptr;
-  mp.length = length;
-  mp.flags = UCP_MEM_MAP_ALLOCATE;
-  ucp_mem_h memh = nullptr;
-  ucs_status_t st = ucp_mem_map(context_.get(), &mp, &memh);
-  if (st != UCS_OK) return UcxError("ucp_mem_map (allocate " + std::to_string(length) + ")", st);
-  ucp_mem_attr_t attr{};
-  attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
-  UcpMem owned(memh, UcpMemDeleter{context_.get()});
-  if ((st = ucp_mem_query(memh, &attr)) != UCS_OK) return UcxError("ucp_mem_query", st);
-  std::lock_guard<std::mutex> lock(regions_mutex_);
-  // UCX may round the length up; expose what was asked for.
-  MemoryRegion region{next_region_id_++, attr.address, length, type};
-  regions_.emplace(region.id, std::pair{region, std::move(owned)});
-  local_ranges_.Insert(reinterpret_cast<uint64_t>(attr.address), length, region.id);
-  return region;
-}
-
-Status UcxTransport::UnregisterMemory(const MemoryRegion& region) {
-  std::lock_guard<std::mutex> lock(regions_mutex_);
-  auto it = regions_.find(region.id);
-  if (it == regions_.end())
-    return NotFound("region " + std::to_string(region.id) + " is not registered");
-  local_ranges_.Erase(reinterpret_cast<uint64_t>(region.addr));
-  regions_.erase(it);  // unmaps (UcpMem)
-  return Status::Ok();
-}
-
-Result<RemoteDescriptor> UcxTransport::Export(const MemoryRegion& region) {
-  std::lock_guard<std::mutex> lock(regions_mutex_);
-  auto it = regions_.find(region.id);
-  if (it == regions_.end())
-    return NotFound("region " + std::to_string(region.id) + " is not registered");
-  void* buffer = nullptr;
-  size_t size = 0;
-  ucs_status_t st = ucp_rkey_pack(context_.get(), it->second.second.get(), &buffer, &size);
-  if (st != UCS_OK) return UcxError("ucp_rkey_pack", st);
-  RemoteDescriptor d;
-  d.addr = reinterpret_cast<uint64_t>(region.addr);
-  d.length = region.length;
-  d.type = region.type;
-  auto* p = static_cast<const std::byte*>(buffer);
-  d.packed_key.assign(p, p + size);
-  ucp_rkey_buffer_release(buffer);
-  return d;
-}
-
-namespace {
-// Fills this process's page tables for a peer's mapped segment now. Otherwise the first copy to
-// or from each 4 KiB page takes a minor fault (the page exists; this process has not mapped
-// it), which showed as ~5 % of a first pass of 1 MiB puts. Best effort: older kernels lack
-// MADV_POPULATE_WRITE (Linux 5.14) and then pages fault in on first use as before.
-void PopulateMapping(void* addr, size_t length) {
-#ifdef MADV_POPULATE_WRITE
-  const uintptr_t page = 4096;
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(addr) + length;
-  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-#else
-  (void)addr;
-  (void)length;
-#endif
-}
-}  // namespace
-
-Status UcxTransport::Import(Rank owner, const RemoteDescriptor& d) {
-  if (owner.value < 0 || owner.value >= slots_ || eps_.Get(owner.value) == nullptr) {
-    return InvalidArgument("cannot import a descriptor of rank " + std::to_string(owner.value) +
-                           " (not connected)");
-  }
-  auto holder = std::make_shared<RkeyHolder>();
-  ucs_status_t st = ucp_ep_rkey_unpack(eps_.Get(owner.value), d.packed_key.data(), &holder->rkey);
-  if (st != UCS_OK) {
-    return ProtocolError("remote key of " + PeerName(owner.value) +
-                         " does not unpack: " + ucs_status_string(st));
-  }
-  void* mapped = nullptr;
-  if (ucp_rkey_ptr(holder->rkey, d.addr, &mapped) == UCS_OK) {
-    holder->mapped = static_cast<std::byte*>(mapped);
-    holder->remote_base = d.addr;
-    if (config_.populate_imports) PopulateMapping(mapped, d.length);
-  }
-  auto replaced = imported_[owner.value]->Insert(d.addr, d.length, std::move(holder));
-  if (replaced) {
-    std::lock_guard<std::mutex> lock(regions_mutex_);
-    retired_holders_.push_back(std::move(*replaced));
-  }
-  imports_version_.fetch_add(1, std::memory_order_release);
-  return Status::Ok();
-}
 
 void UcxTransport::SetMessageHandler(MessageHandler handler) {
   std::lock_guard<std::mutex> lock(handler_mutex_);

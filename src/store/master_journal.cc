@@ -4,16 +4,26 @@
 #include "store/master.h"
 
 namespace mooncake::store {
+namespace {
+
+// The fields a journal record and the master's object hold alike, as pairs (record's, object's):
+// the journal writes them one way and the rebuild reads them back the other.
+template <typename Record, typename Object, typename Visit>
+void SharedFields(Record& r, Object& o, Visit&& visit) {
+  visit(r.size, o.size);
+  visit(r.checksum, o.checksum);
+  visit(r.version, o.put_id);
+  visit(r.target_replicas, o.target_replicas);
+  visit(r.soft_pin, o.soft_pin);
+  visit(r.hard_pin, o.hard_pin);
+}
+
+}  // namespace
 
 ObjectRecord MetadataMaster::RecordOf(const Object& o) const {
   ObjectRecord r;
   r.key = o.key;
-  r.size = o.size;
-  r.checksum = o.checksum;
-  r.version = o.put_id;
-  r.target_replicas = o.target_replicas;
-  r.soft_pin = o.soft_pin;
-  r.hard_pin = o.hard_pin;
+  SharedFields(r, o, [](auto& record, const auto& object) { record = object; });
   r.replicas.reserve(o.replicas.size());
   for (const Replica& x : o.replicas) r.replicas.push_back(x.loc);
   return r;
@@ -95,12 +105,7 @@ Status MetadataMaster::Restore(std::vector<ObjectRecord> objects) {
       return InvalidArgument("restoring '" + rec.key + "': the key is there twice");
     }
     Object& o = *objects_.Insert(rec.key, hash);
-    o.size = rec.size;
-    o.checksum = rec.checksum;
-    o.put_id = rec.version;
-    o.target_replicas = rec.target_replicas;
-    o.soft_pin = rec.soft_pin;
-    o.hard_pin = rec.hard_pin;
+    SharedFields(rec, o, [](const auto& record, auto& object) { object = record; });
     o.visible = true;
     for (size_t j = 0; j < rec.replicas.size(); ++j) {
       Replica r;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client/client.h"
+#include "common/cli/command_line.h"
 #include "common/units.h"
 
 namespace po = boost::program_options;
@@ -97,10 +98,11 @@ int main(int argc, char** argv) {
   pos.add("connect", 1);
   po::variables_map vm;
   try {
-    // No allow_guessing: an abbreviated option is an error, not silently the longer one.
-    constexpr int kStyle =
-        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(argc, argv).options(d).positional(pos).style(kStyle).run(),
+    po::store(po::command_line_parser(argc, argv)
+                  .options(d)
+                  .positional(pos)
+                  .style(mooncake::cli::kCommandLineStyle)
+                  .run(),
               vm);
     po::notify(vm);
   } catch (const po::error& e) {

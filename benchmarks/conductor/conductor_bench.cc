@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli/command_line.h"
 #include "conductor/scheduler_calls.h"
 #include "eval/eval_options.h"
 #include "sim/simulator.h"
@@ -130,10 +131,8 @@ Result<BenchOptions> Parse(int argc, char** argv) {
       "the 'pruned' column is the full evaluation too. 1 = the pruned search at every size");
   po::variables_map vm;
   try {
-    // No allow_guessing: an abbreviated option is an error, not silently the longer one.
-    constexpr int kStyle =
-        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(argc, argv).options(d).style(kStyle).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(d).style(cli::kCommandLineStyle).run(),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return InvalidArgument(fmt::format("conductor_bench: {}", e.what()));

@@ -1,9 +1,9 @@
 #include "store_bench_options.h"
 
 #include <boost/program_options.hpp>
-#include <iostream>
 #include <sstream>
 
+#include "common/cli/command_line.h"
 #include "common/units.h"
 
 namespace mooncake::bench {
@@ -78,19 +78,7 @@ Result<StoreBenchOptions> ParseStoreBenchOptions(int argc, char** argv, bool pri
       "ssd-cold", po::bool_switch(&o.ssd.cold),
       "drop the tier files' page cache before each ssd / ssd_local pass, and make one pass");
   po::variables_map vm;
-  try {
-    // No allow_guessing: an abbreviated option is an error, not silently the longer one.
-    constexpr int kStyle =
-        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::parse_command_line(argc, argv, d, kStyle), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    return InvalidArgument(e.what());
-  }
-  if (vm.count("help")) {
-    if (print_help) std::cout << d << "\n";
-    return NotFound("help");
-  }
+  MC_RETURN_IF_ERROR(cli::ParseBenchCommandLine(argc, argv, d, print_help, &vm));
   for (const auto& s : Split(sizes)) {
     auto b = ParseBytes(s);
     if (!b.ok() || *b == 0) return InvalidArgument("bad --sizes entry: " + s);

@@ -2,9 +2,9 @@
 
 #include <boost/program_options.hpp>
 #include <fstream>
-#include <iostream>
 #include <map>
 
+#include "common/cli/command_line.h"
 #include "common/units.h"
 
 namespace po = boost::program_options;
@@ -103,19 +103,7 @@ Result<BenchOptions> ParseBenchOptions(int argc, char** argv, bool print_help) {
       "transport (Transport::AllocateMemory: shared memory a local peer maps) | heap "
       "(aligned_alloc + RegisterMemory)")("csv", po::value(&o.csv), "CSV output file (rank 0)");
   po::variables_map vm;
-  try {
-    // No allow_guessing: an abbreviated option is an error, not silently the longer one.
-    constexpr int kStyle =
-        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::parse_command_line(argc, argv, d, kStyle), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    return InvalidArgument(e.what());
-  }
-  if (vm.count("help")) {
-    if (print_help) std::cout << d << "\n";
-    return NotFound("help");
-  }
+  MC_RETURN_IF_ERROR(cli::ParseBenchCommandLine(argc, argv, d, print_help, &vm));
   auto bytes = [](const std::string& s, const char* what) -> Result<size_t> {
     auto b = ParseBytes(s);
     if (!b.ok() || *b == 0) return InvalidArgument(std::string("bad --") + what + ": " + s);

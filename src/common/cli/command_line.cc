@@ -1,6 +1,7 @@
 #include "common/cli/command_line.h"
 
 #include <cctype>
+#include <iostream>
 #include <sstream>
 
 namespace mooncake::cli {
@@ -42,6 +43,22 @@ po::parsed_options ParseCommandLine(const std::vector<std::string>& args,
                     (looks_like_config ? " (a config file: --config " + bare + ")" : ""));
   }
   return parsed;
+}
+
+Status ParseBenchCommandLine(int argc, char** argv, const po::options_description& desc,
+                             bool print_help, po::variables_map* vm) {
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).style(kCommandLineStyle).run(),
+              *vm);
+    po::notify(*vm);
+  } catch (const std::exception& e) {
+    return InvalidArgument(e.what());
+  }
+  if (vm->count("help")) {
+    if (print_help) std::cout << desc << "\n";
+    return NotFound("help");
+  }
+  return Status::Ok();
 }
 
 std::vector<std::string> CanonicalArgs(const std::vector<std::string>& args) {

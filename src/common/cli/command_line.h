@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace mooncake::cli {
 
 // Boost's default command-line style without allow_guessing: an abbreviation of an option
@@ -21,6 +23,13 @@ inline constexpr int kCommandLineStyle =
 // file given without --config would otherwise be ignored in silence): throws po::error naming it.
 boost::program_options::parsed_options ParseCommandLine(
     const std::vector<std::string>& args, const boost::program_options::options_description& desc);
+
+// A benchmark's whole command line, argv[1..argc) against `desc` (kCommandLineStyle), stored and
+// notified into `*vm`. Returns InvalidArgument with Boost's message for a bad one, NotFound for
+// --help after printing `desc` on stdout (only when `print_help`: under mpirun one rank prints).
+Status ParseBenchCommandLine(int argc, char** argv,
+                             const boost::program_options::options_description& desc,
+                             bool print_help, boost::program_options::variables_map* vm);
 
 // Boost's error text replaces "%name%" placeholders until none is left, so an unknown key, a bad
 // line or a bad value that itself holds one ("%original_token%") looped forever. Text holding

@@ -26,15 +26,12 @@
 #include "common/run_folder.h"
 #include "common/units.h"
 #include "eval/eval_command.h"
-#include "model/matmul.h"
+#include "serve/conductor_summary.h"
 #include "serve/job_engine.h"
-#include "serve/memory_bounds.h"
 #include "serve/serve_endpoint.h"
 #include "serve/serve_node.h"
-#include "serve/summary.h"
 #include "serve/token_check.h"
 #include "store/net/topology.h"
-#include "store/node/ssd_summary.h"
 #include "trace/run_report.h"
 
 namespace mooncake::app {
@@ -108,19 +105,8 @@ std::unique_ptr<http::HttpServer> ServeHttp(JobContext& ctx, serve::ServeNode& n
                                             const std::string& run_dir,
                                             const serve::JobEngine& engine) {
   const JobOptions& o = ctx.options;
-  serve::ServeHttpOptions options;
-  options.port = o.serve.http;
-  options.model_name = o.engine.reference ? engine.layout->model_name() : o.sched.model.name;
-  options.time_scale = o.sched.time_scale;
-  options.limits.vocab_size = engine.vocab_size;
-  if (o.engine.max_output > 0) options.limits.max_tokens = o.engine.max_output;
-  options.limits.default_max_tokens = std::min<int64_t>(16, options.limits.max_tokens);
-  options.eos_token_id = engine.eos_token_id;
-  options.synthetic_tokens = !o.engine.reference;
-  options.stop_token = serve::NewStopToken();
-  options.request_timeout =
-      std::chrono::duration_cast<std::chrono::milliseconds>(o.serve.job_deadline);
-  options.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(o.serve.http_idle);
+  const serve::ServeHttpOptions options =
+      serve::EndpointOptions(o.serve, o.engine, engine, o.sched.model.name, o.sched.time_scale);
   auto server = serve::StartServeEndpoint(options, node, ctx.mpi.hostname(), run_dir);
   if (!server.ok()) {
     log::Error("serve.http = {}: {}", o.serve.http, server.status().message());
@@ -137,55 +123,6 @@ void DescribeAndPlot(const JobOptions& o, const std::string& run_dir) {
                               conductor::PrefillPolicyName(o.sched.scheduler.policy)});
   if (!s.ok()) log::Warn("{}", s.ToString());
   if (o.serve.plots) eval::PlotRunFolder(run_dir);
-}
-
-// The conductor's summary: every live rank's report (over the RPC), the SSD tier's counters,
-// the dead ranks, the run folder.
-int ConductorSummary(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
-                     const serve::RankReport& all, const std::string& run_dir,
-                     serve::ReferenceTokens* reference) {
-  const JobOptions& o = ctx.options;
-  serve::SummaryInputs in;
-  if (o.store.ssd) in.ssd_line = store::SsdSummary(*node.master_node(), all.ssd, &in.ssd_extra);
-  in.measured_compute = o.engine.reference;
-  // The kernels of this (the conductor's) process, which the prefill and decode ranks share
-  // unless they compute on their GPUs.
-  if (o.engine.reference) {
-    in.matmul_backend =
-        o.engine.cuda ? "cuBLAS SGEMM on GPU 0 (engine.device = cuda)" : model::MatmulBackend();
-  }
-  if (o.engine.reference) {
-    const serve::ConductorRole& conductor = *node.conductor_role();
-    if (!run_dir.empty()) {
-      Status s = serve::WriteTokens(run_dir, conductor.AllRequests(), conductor.output_ids());
-      if (!s.ok()) log::Error("{}", s.ToString());
-    }
-    if (reference != nullptr) {
-      in.tokens = reference->Compare(conductor.records(), conductor.output_ids());
-    }
-    // Where the reused prefix blocks came from: the SSD tier's hits (every store read of a
-    // live job is a prefill's prefix read), the rest from DRAM; missing ones were recomputed.
-    const auto totals = conductor.totals();
-    const double from_ssd = in.ssd_extra.count("ssd_hits") ? in.ssd_extra.at("ssd_hits") : 0.0;
-    in.extra["prefix_blocks_from_ssd"] = from_ssd;
-    in.extra["prefix_blocks_from_dram"] = static_cast<double>(totals.blocks_loaded) - from_ssd;
-    in.extra["prefix_blocks_recomputed"] = static_cast<double>(totals.blocks_missing);
-  }
-  in.workload = &workload;
-  in.ranks = std::to_string(ctx.roles.size()) + " (" + ctx.roles.Summary() + ")";
-  in.policy = o.sched.scheduler.policy;
-  in.kv_scale = o.serve.kv_scale;
-  in.run_dir = run_dir;
-  in.dead = node.dead_ranks();
-  const serve::RoleMemoryBounds bounds = serve::ComputeMemoryBounds(
-      o.serve, o.store.dram, workload, node.context().layout.block_bytes(),
-      static_cast<int>(node.context().peers.prefill_ranks.size()));
-  in.extra["rss_bound_conductor_bytes"] = static_cast<double>(bounds.conductor);
-  in.extra["rss_bound_store_bytes"] = static_cast<double>(bounds.store);
-  in.extra["rss_bound_prefill_bytes"] = static_cast<double>(bounds.prefill);
-  in.extra["rss_bound_decode_bytes"] = static_cast<double>(bounds.decode);
-  in.extra["workload_bytes"] = static_cast<double>(bounds.workload);
-  return serve::WriteServeSummary(node, all, in);
 }
 
 // The SSD tier needs the run folder on every rank (its default place): decided by rank 0.
@@ -375,7 +312,10 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     stop_signals.reset();
     const serve::RankReport all = node.CollectReports(node.Finish());
     DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
-    code = ConductorSummary(ctx, node, workload, all, run_dir, reference.get());
+    code = serve::WriteConductorSummary(
+        node, workload, all, run_dir, reference.get(),
+        {o.serve, o.engine, o.store.ssd, o.store.dram, o.sched.scheduler.policy,
+         std::to_string(ctx.roles.size()) + " (" + ctx.roles.Summary() + ")"});
     // Rank 0 writes the status file when it ends (run.cc); a standby that took over writes it
     // itself, before the shutdown, for a launcher that ends the ranks soon after.
     if (node.is_standby() && !o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +27,24 @@ std::string NewStopToken() {
     std::fclose(f);
   }
   return token;
+}
+
+ServeHttpOptions EndpointOptions(const ServeOptions& serve, const engine::EngineOptions& options,
+                                 const JobEngine& engine, const std::string& cost_model_name,
+                                 double time_scale) {
+  ServeHttpOptions o;
+  o.port = serve.http;
+  o.model_name = options.reference ? engine.layout->model_name() : cost_model_name;
+  o.time_scale = time_scale;
+  o.limits.vocab_size = engine.vocab_size;
+  if (options.max_output > 0) o.limits.max_tokens = options.max_output;
+  o.limits.default_max_tokens = std::min<int64_t>(16, o.limits.max_tokens);
+  o.eos_token_id = engine.eos_token_id;
+  o.synthetic_tokens = !options.reference;
+  o.stop_token = NewStopToken();
+  o.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(serve.job_deadline);
+  o.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(serve.http_idle);
+  return o;
 }
 
 Result<std::unique_ptr<http::HttpServer>> StartServeEndpoint(const ServeHttpOptions& options,

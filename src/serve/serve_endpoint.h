@@ -10,15 +10,25 @@
 #include <thread>
 
 #include "common/status.h"
+#include "engine/engine_options.h"
 #include "http/http_server.h"
 #include "serve/conductor_role.h"
+#include "serve/job_engine.h"
 #include "serve/serve_http.h"
 #include "serve/serve_node.h"
+#include "serve/serve_options.h"
 
 namespace mooncake::serve {
 
 // 32 hex digits from /dev/urandom (empty when it cannot be read).
 std::string NewStopToken();
+
+// The endpoint's settings: serve.http's port and the serving deadlines (`serve`), the model the
+// job runs (`engine`: the reference model's name, vocabulary and end token, or `cost_model_name`
+// with synthetic tokens), a fresh stop token.
+ServeHttpOptions EndpointOptions(const ServeOptions& serve, const engine::EngineOptions& options,
+                                 const JobEngine& engine, const std::string& cost_model_name,
+                                 double time_scale);
 
 // Starts the endpoint on `options.port`, prints "http: <url> ..." and writes
 // <run_dir>/endpoint.json (url, host, port, stop_token; nothing when run_dir is empty). An error:

@@ -37,12 +37,8 @@ po::options_description Faults(RawJobOptions* raw) {
        {"job.address_file", cli::Named(&raw->address_file, "FILE"),
         "rank 0 writes every rank's UCX worker address here after the bootstrap (hex, a line per "
         "rank), for tools that attach to a running job; frames without the job token are "
-        "refused"},
-       {"fault.kill", cli::Named(&raw->fault_kill, "RANK@TIME"),
-        "test hook: rank RANK kills itself (SIGKILL) TIME of wall time after the replay starts; "
-        "RANK@mpi_init: just before MPI_Init, RANK@bootstrap: just before the bootstrap exchange"},
-       {"fault.stop", cli::Named(&raw->fault_stop, "RANK@TIME"),
-        "test hook: rank RANK stops itself (SIGSTOP) TIME of wall time after the replay starts"}});
+        "refused"}});
+  cluster::AddFaultOptions(d, &raw->cluster);
   return d;
 }
 

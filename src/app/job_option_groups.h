@@ -19,7 +19,7 @@ struct RawJobOptions {
   bool dry_run = false;
   int ping_rounds = 20;
   int silent_rank = -1;
-  std::string survive, fault_kill, fault_stop, status_file, address_file;
+  std::string survive, status_file, address_file;
   cluster::RawClusterOptions cluster;
   transport::RawTransportOptions transport;
   store::RawStoreOptions store;

@@ -70,7 +70,7 @@ bool ParseJoin(int argc, char** argv, JoinOptions* o, int* code) {
   if (s.ok()) s = cluster::ConvertClusterOptions(raw_cluster, &o->cluster);
   // A store job's own default (options.cc): a loaded host must not declare its ranks dead.
   if (s.ok() && vm["cluster.failure_timeout"].defaulted()) {
-    o->cluster.failure_timeout = std::chrono::seconds(10);
+    o->cluster.failure_timeout = cluster::kStoreServiceFailureTimeout;
   }
   if (!s.ok()) {
     std::cerr << "mooncake store join: " << s.message() << "\n";

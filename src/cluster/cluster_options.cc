@@ -43,4 +43,19 @@ Status ConvertClusterOptions(const RawClusterOptions& raw, ClusterOptions* out) 
   return Status::Ok();
 }
 
+void AddFaultOptions(po::options_description& d, RawClusterOptions* raw) {
+  cli::AddOptionRows(
+      d,
+      {{"fault.kill", cli::Named(&raw->fault_kill, "RANK@TIME"),
+        "test hook: rank RANK kills itself (SIGKILL) TIME of wall time after the replay starts; "
+        "RANK@mpi_init: just before MPI_Init, RANK@bootstrap: just before the bootstrap exchange"},
+       {"fault.stop", cli::Named(&raw->fault_stop, "RANK@TIME"),
+        "test hook: rank RANK stops itself (SIGSTOP) TIME of wall time after the replay starts"}});
+}
+
+Status ConvertFaultOptions(const RawClusterOptions& raw, FaultSpec* kill, FaultSpec* stop) {
+  MC_RETURN_IF_ERROR(FaultSpecOption("fault.kill", raw.fault_kill, kill));
+  return FaultSpecOption("fault.stop", raw.fault_stop, stop);
+}
+
 }  // namespace mooncake::cluster

@@ -105,11 +105,12 @@ def stop(mooncake, connect, job, log_path, env=None):
 
 
 def kill(folder, *launched):
-    """SIGKILL to each LAUNCHED process's session still running and to every process of the job
-    under FOLDER (SIGCONT first: a stopped one would not die until resumed)."""
+    """SIGKILL to each LAUNCHED process's session still running (then reaped) and to every process
+    of the job under FOLDER (SIGCONT first: a stopped one would not die until resumed)."""
     for p in launched:
         if p is not None and p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
     for pid in job_pids(folder):
         try:
             os.kill(pid, signal.SIGCONT)

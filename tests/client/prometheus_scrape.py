@@ -18,7 +18,6 @@ Usage: prometheus_scrape.py SOURCE_DIR MOONCAKE [store|serve]   (PYTHONPATH: moo
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -102,10 +101,7 @@ def serve_mode(work, env):
               f"completed {completed:.0f} in Prometheus and summary.json")
         return 0
     finally:
-        for p in (prometheus, job):
-            if p is not None and p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        jobs.kill(run, prometheus, job)
 
 
 def main():
@@ -171,10 +167,7 @@ def main():
               f"summary.json, used DRAM per rank {sorted(used.values())}")
         return 0
     finally:
-        for p in (prometheus, job):
-            if p is not None and p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        jobs.kill(run, prometheus, job)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -54,5 +54,29 @@ TEST(OptionTable, RowsStoreIntoTheirTargetsAndKeepTheirDefaults) {
   EXPECT_EQ(vm.count("help"), 0u);
 }
 
+// The benchmarks' parser (cli::ParseBenchCommandLine): values stored, an abbreviation refused
+// (not silently the longer option), --help printed only where asked and answered as NotFound.
+TEST(BenchCommandLine, StoresValuesRefusesAbbreviationsAndAnswersHelp) {
+  int batch = 0;
+  po::options_description d("bench");
+  d.add_options()("help,h", "this text")("batch-size", po::value(&batch)->default_value(8), "");
+  auto parse = [&](std::vector<const char*> args, bool print_help, po::variables_map* vm) {
+    args.insert(args.begin(), "bench");
+    return ParseBenchCommandLine(static_cast<int>(args.size()), const_cast<char**>(args.data()), d,
+                                 print_help, vm);
+  };
+  po::variables_map vm;
+  ASSERT_TRUE(parse({"--batch-size", "32"}, false, &vm).ok());
+  EXPECT_EQ(batch, 32);
+  po::variables_map guessed;
+  Status s = parse({"--batch", "4"}, false, &guessed);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("--batch"), std::string::npos) << s.message();
+  po::variables_map help;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(parse({"--help"}, false, &help).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+}
+
 }  // namespace
 }  // namespace mooncake::cli

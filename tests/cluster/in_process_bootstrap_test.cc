@@ -52,6 +52,18 @@ TEST(InProcessBootstrapTest, AllGatherGivesEveryRankEveryRecordAndGatherOnlyTheR
   EXPECT_EQ(gathered[2][1], Bytes("xx"));
 }
 
+// AllGatherText (cluster/bootstrap.h): every rank's text, the empty one included, in rank order.
+TEST(InProcessBootstrapTest, AllGatherTextGivesEveryRankEveryTextInRankOrder) {
+  auto group = InProcessBootstrap::CreateGroup(3);
+  std::vector<std::vector<std::string>> all(3);
+  OnRanks(3, [&](int r) {
+    auto texts = AllGatherText(*group[r], std::string(r, 'a' + r), "texts", milliseconds(5000));
+    ASSERT_TRUE(texts.ok()) << texts.status().ToString();
+    all[r] = *texts;
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(all[r], (std::vector<std::string>{"", "b", "cc"}));
+}
+
 TEST(InProcessBootstrapTest, AStepARankNeverReachesTimesOutAndTheRootNamesIt) {
   auto group = InProcessBootstrap::CreateGroup(3);
   std::vector<Status> got(2);

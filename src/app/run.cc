@@ -24,6 +24,7 @@
 #include "store/node/host_memory.h"
 #include "transport/factory/transport_factory.h"
 #include "transport/rpc.h"
+#include "transport/shutdown.h"
 
 namespace mooncake::app {
 namespace {
@@ -174,19 +175,7 @@ void Shutdown(const JobOptions& options, const cluster::Bootstrap& mpi,
   transport.BeginShutdown();
   s = mpi.Barrier(options.phase_timeout, "shutdown barrier");
   if (!s.ok()) log::Error("{}", s.ToString());
-  rpc.Stop();
-  Status closed = transport.Close(options.rpc_timeout);
-  if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
-}
-
-// The serving job ends over the RPC (its end handshake quiesces every live rank), never in an
-// MPI barrier that a dead rank would hang.
-void ShutdownWithoutMpi(const JobOptions& options, transport::Transport& transport,
-                        transport::Rpc& rpc) {
-  transport.BeginShutdown();
-  rpc.Stop();
-  Status closed = transport.Close(options.rpc_timeout);
-  if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
+  transport::StopAndClose(transport, rpc, options.rpc_timeout);
 }
 
 // After MPI_Init: the transport, the registered buffer, the bootstrap exchange, then the job.
@@ -221,14 +210,12 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
   if (!peers.ok()) EndBootstrap(options, &mpi, mpi.rank(), peers.status());
   PrintJobTable(options, mpi, roles, transport, *peers);
   JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
-  if (options.mode == JobMode::kStore) {
-    const int code = RunStoreService(ctx, peers_lost);
-    ShutdownWithoutMpi(options, transport, rpc);
-    return code;
-  }
-  if (options.mode == JobMode::kServe) {
-    const int code = RunServeJob(ctx, workload, peers_lost);
-    ShutdownWithoutMpi(options, transport, rpc);
+  if (options.mode == JobMode::kStore || options.mode == JobMode::kServe) {
+    const int code = options.mode == JobMode::kStore ? RunStoreService(ctx, peers_lost)
+                                                     : RunServeJob(ctx, workload, peers_lost);
+    // Both end over the RPC (their end handshake quiesces every live rank), never in an MPI
+    // barrier that a dead rank would hang.
+    transport::StopAndClose(transport, rpc, options.rpc_timeout);
     return code;
   }
   const cluster::CheckJobConfig check{options.block_size,    options.rpc_timeout,

@@ -13,6 +13,7 @@
 #include "p2p/local_object.h"
 #include "transport/factory/transport_factory.h"
 #include "transport/rpc.h"
+#include "transport/shutdown.h"
 
 namespace mooncake::p2p {
 namespace {
@@ -165,10 +166,7 @@ int RunP2pJob(P2pOptions o, const cluster::Bootstrap& mpi) {
     std::fflush(nullptr);
     std::_Exit(code);
   }
-  transport.BeginShutdown();
-  rpc.Stop();
-  Status closed = transport.Close(Nanos(5'000'000'000));
-  if (!closed.ok()) log::Warn("closing the transport: {}", closed.ToString());
+  transport::StopAndClose(transport, rpc, Nanos(5'000'000'000));
   command->TransportClosed();
   command.reset();
   if (tracks) WriteStatus(o.status_file, code);

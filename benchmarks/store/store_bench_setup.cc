@@ -37,15 +37,10 @@ Result<std::unique_ptr<StoreCluster>> StartStoreCluster(const cluster::Bootstrap
                  : c->role == StoreRole::kClient ? o.client_buffer
                                                  : 0;
   if (bytes > 0) {
-    auto r = c->transport->AllocateMemory(bytes, transport::MemoryType::kHost);
-    if (!r.ok()) {
-      size_t rounded = (bytes + 4095) / 4096 * 4096;
-      c->owned = {static_cast<std::byte*>(std::aligned_alloc(4096, rounded)), std::free};
-      if (!c->owned) return NoSpace("cannot allocate " + std::to_string(bytes) + " B");
-      r = c->transport->RegisterMemory(c->owned.get(), bytes, transport::MemoryType::kHost);
-    }
-    if (!r.ok()) return r.status();
-    c->region = *r;
+    auto buffer = transport::HostBuffer::Create(*c->transport, bytes, /*transport_memory=*/true);
+    if (!buffer.ok()) return buffer.status();
+    c->memory = std::move(*buffer);
+    c->region = c->memory.region();
     // Touch every page now, so first-touch faults are not measured as store time.
     std::memset(c->region.addr, 0, bytes);
     exported.push_back(c->region);

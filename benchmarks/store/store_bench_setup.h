@@ -16,6 +16,7 @@
 #include "store/net/journal_sender.h"
 #include "store/net/master_service.h"
 #include "store/node/standby_node.h"
+#include "transport/host_buffer.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_config.h"
@@ -48,7 +49,7 @@ struct StoreCluster {
   std::unique_ptr<transport::Transport> transport;
   std::unique_ptr<transport::Rpc> rpc;
   transport::MemoryRegion region;  // store: the segment; client: the buffer; master: none
-  std::unique_ptr<std::byte, void (*)(void*)> owned{nullptr, nullptr};  // heap fallback
+  transport::HostBuffer memory;    // region's memory
   store::StoreTopology topology;
   SteadyClock clock;
   std::unique_ptr<store::MasterService> service;  // rank 0

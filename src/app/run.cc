@@ -23,6 +23,7 @@
 #include "serve/workload.h"
 #include "store/node/host_memory.h"
 #include "transport/factory/transport_factory.h"
+#include "transport/host_buffer.h"
 #include "transport/rpc.h"
 #include "transport/shutdown.h"
 
@@ -30,16 +31,6 @@ namespace mooncake::app {
 namespace {
 
 using cluster::Role;
-
-// Page-aligned buffer, freed with std::free (unless the transport allocated it).
-struct AlignedBuffer {
-  std::byte* data = nullptr;
-  size_t size = 0;
-  bool owned = true;  // false: the transport allocated it (and frees it when it closes)
-  ~AlignedBuffer() {
-    if (owned) std::free(data);
-  }
-};
 
 }  // namespace
 
@@ -103,51 +94,35 @@ int DryRun(const JobOptions& options, const cluster::Bootstrap& mpi,
   return 0;
 }
 
-// Store ranks register their DRAM segment; prefill and decode ranks a staging buffer. Returns
-// the regions to export (none when this role needs no buffer).
-std::vector<transport::MemoryRegion> RegisterBuffer(const JobOptions& options, Role role,
-                                                    const cluster::Bootstrap& mpi,
-                                                    transport::Transport& transport,
-                                                    const std::vector<store::RankMemory>& memory,
-                                                    AlignedBuffer* buffer) {
-  if (role == Role::kStore) buffer->size = options.store.dram;
+// Store ranks register their DRAM segment; prefill and decode ranks a staging buffer (an empty
+// buffer when this role needs none).
+transport::HostBuffer RegisterBuffer(const JobOptions& options, Role role,
+                                     const cluster::Bootstrap& mpi, transport::Transport& transport,
+                                     const std::vector<store::RankMemory>& memory) {
+  size_t size = 0;
+  if (role == Role::kStore) size = options.store.dram;
   if (options.mode == JobMode::kCheck && (role == Role::kPrefill || role == Role::kDecode)) {
-    buffer->size = options.block_size;
+    size = options.block_size;
   }
-  if (options.mode == JobMode::kServe && role == Role::kDecode) {
-    buffer->size = options.serve.decode_buffer;
-  }
-  if (buffer->size == 0) return {};
-  if (options.mode == JobMode::kStore) {
-    // The store service's segments are memory the transport allocates where it can (shared
-    // memory): a client on the same host maps it and moves a value with one copy of its own,
-    // hashing it in L1 (the path store_bench measures), instead of a cross-process read per
-    // request. Otherwise (a backend without such memory) the heap, registered, as below.
-    auto region = transport.AllocateMemory(buffer->size, transport::MemoryType::kHost);
-    if (region.ok()) {
-      buffer->data = static_cast<std::byte*>(region->addr);
-      buffer->owned = false;
-      store::TouchSegment(buffer->data, buffer->size, memory, mpi.rank());  // fault pages in now
-      return {*region};
-    }
-  }
-  size_t rounded = (buffer->size + 4095) / 4096 * 4096;
-  buffer->data = static_cast<std::byte*>(std::aligned_alloc(4096, rounded));
-  if (buffer->data == nullptr) {
-    log::Error("cannot allocate {}", FormatBytes(rounded));
+  if (options.mode == JobMode::kServe && role == Role::kDecode) size = options.serve.decode_buffer;
+  if (size == 0) return {};
+  // The store service's segments are memory the transport allocates where it can (shared
+  // memory): a client on the same host maps it and moves a value with one copy of its own,
+  // hashing it in L1 (the path store_bench measures), instead of a cross-process read per
+  // request. Otherwise (a backend without such memory) the heap, registered.
+  auto buffer = transport::HostBuffer::Create(
+      transport, size, options.mode == JobMode::kStore, [&](std::byte* data, size_t bytes) {
+        if (role == Role::kStore) {
+          store::TouchSegment(data, bytes, memory, mpi.rank());  // fault the pages in now
+        } else {
+          std::fill(data, data + bytes, std::byte{0});
+        }
+      });
+  if (!buffer.ok()) {
+    log::Error("{}", buffer.status().ToString());
     mpi.Abort(1);
   }
-  if (role == Role::kStore) {
-    store::TouchSegment(buffer->data, rounded, memory, mpi.rank());  // fault the pages in now
-  } else {
-    std::fill(buffer->data, buffer->data + rounded, std::byte{0});
-  }
-  auto region = transport.RegisterMemory(buffer->data, buffer->size, transport::MemoryType::kHost);
-  if (!region.ok()) {
-    log::Error("cannot register {}: {}", FormatBytes(buffer->size), region.status().ToString());
-    mpi.Abort(1);
-  }
-  return {*region};
+  return std::move(*buffer);
 }
 
 // Each rank's endpoint paths, as UCX really selected them, in the role table (rank 0 prints).
@@ -197,8 +172,9 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
     mpi.Abort(transport_or.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
   }
   auto& transport = **transport_or;
-  AlignedBuffer buffer;
-  auto exported = RegisterBuffer(options, role, mpi, transport, memory, &buffer);
+  const transport::HostBuffer buffer = RegisterBuffer(options, role, mpi, transport, memory);
+  std::vector<transport::MemoryRegion> exported;
+  if (buffer.size() > 0) exported.push_back(buffer.region());
   transport::Rpc rpc(transport);
   if (options.fault_kill.point == cluster::FaultPoint::kBootstrapExchange &&
       options.fault_kill.rank == mpi.rank()) {
@@ -209,7 +185,8 @@ int RunOnRanks(const JobOptions& options, const serve::Workload& workload,
                                       options.address_file);
   if (!peers.ok()) EndBootstrap(options, &mpi, mpi.rank(), peers.status());
   PrintJobTable(options, mpi, roles, transport, *peers);
-  JobContext ctx{options, mpi, roles, transport, rpc, std::move(*peers), buffer.data, buffer.size};
+  JobContext ctx{options,           mpi,           roles,        transport, rpc,
+                 std::move(*peers), buffer.data(), buffer.size()};
   if (options.mode == JobMode::kStore || options.mode == JobMode::kServe) {
     const int code = options.mode == JobMode::kStore ? RunStoreService(ctx, peers_lost)
                                                      : RunServeJob(ctx, workload, peers_lost);

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <thread>
 #include <vector>
 
+#include "transport/host_buffer.h"
 #include "transport/loopback/loopback_transport.h"
 
 namespace mooncake::transport {
@@ -43,6 +45,32 @@ TEST_F(LoopbackTest, WriteThenReadMovesBytes) {
   ASSERT_TRUE((*rb)->Wait(milliseconds(1000)).ok());
   EXPECT_EQ(src, dst);
   EXPECT_EQ((*rb)->Poll(), BatchState::kCompleted);
+}
+
+// HostBuffer on a backend without memory of its own (loopback): page-aligned heap, faulted in
+// over its whole pages before it is registered, its region the size asked for, readable by a
+// peer.
+TEST_F(LoopbackTest, AHostBufferFallsBackToRegisteredHeapThatAPeerReads) {
+  size_t faulted = 0;
+  auto buffer = HostBuffer::Create(*ranks_[1], 5000, /*transport_memory=*/true,
+                                   [&](std::byte* data, size_t bytes) {
+                                     faulted = bytes;
+                                     std::fill(data, data + bytes, std::byte{0x5a});
+                                   });
+  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+  EXPECT_EQ(faulted, 8192u);
+  EXPECT_EQ(buffer->size(), 5000u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer->data()) % 4096, 0u);
+  auto desc = ranks_[1]->Export(buffer->region());
+  ASSERT_TRUE(desc.ok()) << desc.status().ToString();
+  ASSERT_TRUE(ranks_[0]->Import(Rank{1}, *desc).ok());
+  std::vector<std::byte> dst(16);
+  TransferRequest r{OpKind::kRead, dst.data(), Rank{1},
+                    reinterpret_cast<uint64_t>(buffer->data()) + 4984, dst.size()};
+  auto rb = ranks_[0]->Submit(std::span(&r, 1));
+  ASSERT_TRUE(rb.ok());
+  ASSERT_TRUE((*rb)->Wait(milliseconds(1000)).ok());
+  EXPECT_EQ(dst, std::vector<std::byte>(16, std::byte{0x5a}));
 }
 
 TEST_F(LoopbackTest, OutOfRangeAndUnregisteredAddressesFailPerRequest) {

@@ -35,15 +35,10 @@ SsdStager::~SsdStager() { Stop(); }
 
 Status SsdStager::AllocateRegion() {
   const size_t bytes = cfg_.staging_bytes;
-  auto r = transport_.AllocateMemory(bytes, transport::MemoryType::kHost);
-  if (!r.ok()) {  // a backend without its own memory: register ours
-    const size_t rounded = (bytes + 4095) / 4096 * 4096;
-    owned_ = {static_cast<std::byte*>(std::aligned_alloc(4096, rounded)), std::free};
-    if (!owned_) return NoSpace("cannot allocate " + std::to_string(bytes) + " B of SSD staging");
-    r = transport_.RegisterMemory(owned_.get(), bytes, transport::MemoryType::kHost);
-  }
-  if (!r.ok()) return r.status().WithContext("registering the SSD staging region");
-  region_ = *r;
+  auto buffer = transport::HostBuffer::Create(transport_, bytes, /*transport_memory=*/true);
+  if (!buffer.ok()) return buffer.status().WithContext("the SSD staging region");
+  buffer_ = std::move(*buffer);
+  region_ = buffer_.region();
   std::memset(region_.addr, 0, bytes);  // fault the pages in now, not during the first reads
   auto d = transport_.Export(region_);
   if (!d.ok()) return d.status().WithContext("exporting the SSD staging region");

@@ -31,6 +31,7 @@
 #include "common/status.h"
 #include "store/segment_allocator.h"
 #include "store/ssd_tier.h"
+#include "transport/host_buffer.h"
 #include "transport/rpc.h"
 #include "transport/transport.h"
 
@@ -118,7 +119,7 @@ class SsdStager {
   SsdStagerConfig cfg_;
   SteadyClock clock_;
   transport::MemoryRegion region_;
-  std::unique_ptr<std::byte, void (*)(void*)> owned_{nullptr, nullptr};  // heap fallback
+  transport::HostBuffer buffer_;       // region_'s memory
   std::vector<std::byte> descriptor_;  // the region's RemoteDescriptor, encoded
 
   mutable std::mutex mu_;

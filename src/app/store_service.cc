@@ -50,6 +50,20 @@ Result<store::ListenerRecord> Listen(JobContext& ctx, const serve::StoreServiceN
   return record;
 }
 
+// Every rank learns every listener: a standby that takes over answers the directory too.
+std::vector<store::ListenerRecord> GatherListeners(JobContext& ctx,
+                                                   const store::ListenerRecord& mine) {
+  auto gathered = OrEndBootstrap(
+      ctx.mpi.AllGather(WireEncode(mine), "client listeners", ctx.options.phase_timeout),
+      ctx.options, ctx.mpi);
+  std::vector<store::ListenerRecord> all;
+  for (const auto& bytes : gathered) {
+    auto r = WireDecode<store::ListenerRecord>(bytes, "ListenerRecord");
+    all.push_back(r.ok() ? *r : store::ListenerRecord{});
+  }
+  return all;
+}
+
 // The conductor (`master`): the directory clients ask for, from every rank's listener and segment.
 store::StoreDirectory MakeDirectory(JobContext& ctx,
                                     const std::vector<store::ListenerRecord>& listeners,
@@ -226,13 +240,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
     log::Error("{}", listener.status().ToString());
     ctx.mpi.Abort(listener.status().code() == ErrorCode::kInvalidArgument ? 2 : 1);
   }
-  // Every rank learns every listener: a standby that takes over answers the directory too.
-  auto gathered = OrEndBootstrap(
-      ctx.mpi.AllGather(WireEncode(*listener), "client listeners", o.phase_timeout), o, ctx.mpi);
-  for (const auto& bytes : gathered) {
-    auto r = WireDecode<store::ListenerRecord>(bytes, "ListenerRecord");
-    listeners.push_back(r.ok() ? *r : store::ListenerRecord{});
-  }
+  listeners = GatherListeners(ctx, *listener);
   // The standby sees the active's death at once, not after the failure timeout, through a link
   // that only the end of the active's process closes (docs/FAULTS.md, "A standby conductor").
   if (ctx.rank() == master.value && standby.value >= 0) {

@@ -27,8 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import jobs
 import mooncake_store
 import values
+from jobs import fail, rank_pid
 
 SRC, MOONCAKE = Path(sys.argv[1]), sys.argv[2]
 KEY = "stopped/object"
@@ -46,36 +48,6 @@ else:
 store.close()
 print("closed")
 """
-
-
-def fail(what, log=None):
-    print(f"FAIL: {what}")
-    if log is not None:
-        print(log.read_text()[-4000:])
-    sys.exit(1)
-
-
-def job_pids(run):
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmd[0] == MOONCAKE.encode() and str(run).encode() in cmd:
-            pids.append(int(pid))
-    return pids
-
-
-def rank_pid(run, rank):
-    for pid in job_pids(run):
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
-            return pid
-    return None
 
 
 def client(run, failover_timeout):
@@ -100,35 +72,18 @@ def outcome(proc, what, log_path):
 def main():
     work = Path(tempfile.mkdtemp(prefix="mooncake-stopped-master."))
     run, log_path = work / "run", work / "job.log"
-    env = dict(os.environ, MOONCAKE_MPIRUN_ARGS="--mca btl self,vader,tcp --mca btl_tcp_if_include "
-               "lo --mca oob_tcp_if_include lo")
-    with open(log_path, "w") as log:
-        job = subprocess.Popen([str(SRC / "launch/mooncake-mpirun"), "--bin", MOONCAKE,
-                                "--roles", "conductor:2 store:1", "--",
-                                "--job.mode", "store", "--store.dram", "64MiB",
-                                "--cluster.failure_timeout", "5s", "--out", str(run)],
-                               stdout=log, stderr=subprocess.STDOUT, env=env,
-                               start_new_session=True)
+    job = jobs.launch(SRC, MOONCAKE, ["--roles", "conductor:2 store:1"],
+                      ["--job.mode", "store", "--store.dram", "64MiB",
+                       "--cluster.failure_timeout", "5s", "--out", str(run)], log_path)
     try:
         return exercise(job, run, log_path)
     finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-        for pid in job_pids(run):
-            try:
-                os.kill(pid, signal.SIGCONT)
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        jobs.kill(run, job)
         shutil.rmtree(work, ignore_errors=True)
 
 
 def exercise(job, run, log_path):
-    deadline = time.monotonic() + 60
-    while not (run / "connect.json").exists():
-        if job.poll() is not None or time.monotonic() > deadline:
-            fail("the store job did not start", log_path)
-        time.sleep(0.05)
+    jobs.wait_for_start(job, run / "connect.json", log_path)
     store = mooncake_store.MooncakeDistributedStore()
     if store.setup(str(run / "connect.json"), timeout=5.0) != 0:
         fail(f"setup: {store.last_error()}", log_path)

@@ -105,11 +105,11 @@ Status Client::Impl::Open(const ConnectionInfo& connection, const std::string& c
 
 Result<store::StoreSegment> Client::Impl::AttachJoined(Rank rank, Rank master,
                                                        const std::vector<std::byte>& credential) {
-  auto reply =
-      rpc->Call(master, static_cast<uint16_t>(store::StoreMsg::kDirectory), {}, options.timeout);
-  if (!reply.ok()) return reply.status().WithContext("asking the master for a joined store rank");
-  auto directory = store::StoreDirectory::Decode(*reply);
-  if (!directory.ok()) return directory.status();
+  auto directory = rpc->Call<EmptyMessage, store::StoreDirectory>(
+      master, store::StoreMsg::kDirectory, {}, options.timeout);
+  if (!directory.ok()) {
+    return directory.status().WithContext("asking the master for a joined store rank");
+  }
   for (const auto& entry : directory->store_ranks) {
     if (entry.rank != rank) continue;
     std::vector<std::string> addresses;

@@ -45,8 +45,8 @@ Status StopStoreService(const std::string& connection_file, Nanos timeout) {
   if (!info.ok()) return info.status();
   MC_RETURN_IF_ERROR(
       WithJobMaster(*info, connection_file, timeout, [&](transport::Rpc& rpc, Rank master) {
-        auto reply =
-            rpc.Call(master, static_cast<uint16_t>(store::StoreMsg::kServiceStop), {}, timeout);
+        auto reply = rpc.Call<EmptyMessage, EmptyMessage>(master, store::StoreMsg::kServiceStop, {},
+                                                          timeout);
         return reply.ok() ? Status::Ok() : reply.status();
       }));
   // The job has ended when its master's port refuses connections.
@@ -70,16 +70,13 @@ Status DrainStoreRank(const std::string& connection_file, int rank, Nanos timeou
   if (!info.ok()) return info.status();
   store::DrainRequest ask;
   ask.rank = rank;
-  const std::vector<std::byte> request = ask.Encode();
   return WithJobMaster(*info, connection_file, timeout, [&](transport::Rpc& rpc, Rank master) {
     SteadyClock clock;
     const Nanos deadline = clock.Now() + timeout;
     const Nanos call_timeout = std::min<Nanos>(timeout, std::chrono::seconds(30));
     for (;;) {
-      auto bytes =
-          rpc.Call(master, static_cast<uint16_t>(store::StoreMsg::kDrain), request, call_timeout);
-      if (!bytes.ok()) return bytes.status();
-      auto reply = store::DrainReply::Decode(*bytes);
+      auto reply = rpc.Call<store::DrainRequest, store::DrainReply>(master, store::StoreMsg::kDrain,
+                                                                    ask, call_timeout);
       if (!reply.ok()) return reply.status();
       if (progress) progress(*reply);
       if (reply->left) return Status::Ok();

@@ -13,18 +13,13 @@
 #include "common/block_content.h"
 #include "common/checksum.h"
 #include "common/log.h"
+#include "common/message_ids.h"
 #include "common/run_folder.h"
 #include "common/units.h"
 #include "common/wire.h"
 
 namespace mooncake::cluster {
 namespace {
-
-// The check's control messages (Rpc types 0x00xx: job control; 0x02xx serving, 0x04xx store).
-enum MessageType : uint16_t {
-  kMsgPing = 0x0001,  // empty request, empty reply: RTT measurement
-  kMsgStop = 0x0002,  // conductor -> every rank: finish and shut down
-};
 
 // The check's view of its rank: the config and the rank's bootstrap, roles and planes.
 struct JobContext {
@@ -113,7 +108,7 @@ void PingPeers(JobContext& ctx, RankReport* report) {
     const bool silent = peer == ctx.options.silent_rank;
     for (int i = 0; i < (silent ? 1 : ctx.options.ping_rounds); ++i) {
       Nanos t0 = clock.Now();
-      auto reply = ctx.rpc.Call(Rank{peer}, kMsgPing, {}, ctx.options.rpc_timeout);
+      auto reply = ctx.rpc.Call(Rank{peer}, CheckMsg::kPing, {}, ctx.options.rpc_timeout);
       Nanos elapsed = clock.Now() - t0;
       if (silent) {
         bool named =
@@ -282,15 +277,18 @@ int RunCheckJob(const CheckJobConfig& config, const CheckJobRank& rank) {
   RankReport report;
   const Role role = ctx.role();
   std::atomic<bool> stop{false};
-  ctx.rpc.Register(kMsgStop, [&stop](Rank, std::span<const std::byte>, transport::Responder r) {
-    r.Reply({});
-    stop = true;
-  });
+  transport::CheckRegistered(ctx.rpc.Register(
+      CheckMsg::kStop, [&stop](Rank, std::span<const std::byte>, transport::Responder r) {
+        r.Reply({});
+        stop = true;
+      }));
   if (ctx.rank() == ctx.options.silent_rank) {
-    ctx.rpc.Register(kMsgPing, [](Rank, std::span<const std::byte>, transport::Responder) {});
+    transport::CheckRegistered(ctx.rpc.Register(
+        CheckMsg::kPing, [](Rank, std::span<const std::byte>, transport::Responder) {}));
   } else {
-    ctx.rpc.Register(kMsgPing,
-                     [](Rank, std::span<const std::byte>, transport::Responder r) { r.Reply({}); });
+    transport::CheckRegistered(ctx.rpc.Register(
+        CheckMsg::kPing,
+        [](Rank, std::span<const std::byte>, transport::Responder r) { r.Reply({}); }));
   }
   std::set<std::string> paths;
   for (int p = 0; p < ctx.roles.size(); ++p) {
@@ -321,7 +319,7 @@ int RunCheckJob(const CheckJobConfig& config, const CheckJobRank& rank) {
   if (role == Role::kConductor) {
     for (int p = 0; p < ctx.roles.size(); ++p) {
       if (p == ctx.rank()) continue;
-      auto r = ctx.rpc.Call(Rank{p}, kMsgStop, {}, ctx.options.rpc_timeout);
+      auto r = ctx.rpc.Call(Rank{p}, CheckMsg::kStop, {}, ctx.options.rpc_timeout);
       if (!r.ok()) report.Fail(r.status().WithContext("stop"));
     }
   } else {

@@ -25,7 +25,7 @@ void FailureDetector::Start() {
     for (Rank r : Watched()) last_heard_[r.value] = now;
     last_tick_ = now;
   }
-  rpc_.RegisterInline(
+  transport::CheckRegistered(rpc_.RegisterInline(
       kMsgHeartbeat, [this](Rank from, std::span<const std::byte>, transport::Responder responder) {
         MembershipView view;
         {
@@ -35,7 +35,7 @@ void FailureDetector::Start() {
           view = membership_.View();
         }
         responder.Reply(view.Encode());
-      });
+      }));
   watcher_.Start(config_.heartbeat_interval, PeriodicThread::First::kWait,
                  [this] { return Watch(); });
 }

@@ -15,14 +15,14 @@ HeartbeatSender::HeartbeatSender(transport::Rpc& rpc, Membership initial, Member
 HeartbeatSender::~HeartbeatSender() { Stop(); }
 
 void HeartbeatSender::Start() {
-  rpc_.RegisterInline(kMsgMembership,
-                      [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
-                        if (from.value != conductor_.load() && from.value != standby_.load()) {
-                          return;
-                        }
-                        auto view = MembershipView::Decode(bytes);
-                        if (view.ok()) Apply(*view);
-                      });
+  transport::CheckRegistered(rpc_.RegisterInline(
+      kMsgMembership, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+        if (from.value != conductor_.load() && from.value != standby_.load()) {
+          return;
+        }
+        auto view = MembershipView::Decode(bytes);
+        if (view.ok()) Apply(*view);
+      }));
   thread_ = std::thread([this] { Loop(); });
 }
 

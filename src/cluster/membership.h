@@ -18,14 +18,13 @@
 #include "cluster/role.h"
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/message_ids.h"
 #include "common/status.h"
 #include "common/wire_fields.h"
 
 namespace mooncake::cluster {
 
-// The membership messages' ids, in the serving job's range (serve/messages.h lists them too).
-inline constexpr uint16_t kMsgHeartbeat = 0x0209;   // every rank -> conductor; reply: the view
-inline constexpr uint16_t kMsgMembership = 0x020a;  // conductor -> every rank on a change
+// The membership messages' ids (kMsgHeartbeat, kMsgMembership) are in common/message_ids.h.
 
 struct DeadRank {
   Rank rank;

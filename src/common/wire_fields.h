@@ -135,6 +135,26 @@ struct WireMessage {
   static Result<M> Decode(std::span<const std::byte> bytes);
 };
 
+// A message with no fields: the request of a call that asks nothing more than its id, the answer
+// that only says done. It decodes from zero bytes and nothing else.
+struct EmptyMessage {
+  static constexpr const char* kWireName = "empty message";
+  template <typename Self, typename Visit>
+  static void Fields(Self&, Visit&& visit) {
+    visit();
+  }
+};
+
+// The name a message gives itself (kWireName) for errors, or a generic one.
+template <typename M>
+constexpr const char* WireNameOf() {
+  if constexpr (requires { M::kWireName; }) {
+    return M::kWireName;
+  } else {
+    return "wire message";
+  }
+}
+
 template <typename M>
 std::vector<std::byte> WireEncode(const M& message) {
   WireWriter w;

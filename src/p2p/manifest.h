@@ -36,6 +36,7 @@ struct ManifestEntry {
 };
 
 struct Manifest {
+  static constexpr const char* kWireName = "p2p Manifest";
   std::string name;
   uint64_t piece_size = 4ull << 20;
   std::vector<ManifestEntry> entries;

@@ -17,22 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "common/message_ids.h"
 #include "common/status.h"
+#include "common/wire_fields.h"
 #include "p2p/manifest.h"
 
 namespace mooncake::p2p {
 
-enum class P2pMsg : uint16_t {
-  kRegister = 0x0501,
-  kLookup = 0x0502,
-  kJoin = 0x0503,
-  kUpdate = 0x0504,
-  kDone = 0x0505,
-  kHeartbeat = 0x0506,
-  kLeave = 0x0507,
-  kUnregister = 0x0508,
-  kList = 0x0509,
-};
+// The message ids (P2pMsg) are in common/message_ids.h.
 
 inline constexpr uint32_t kMaxDescriptors = kMaxEntries + 64;
 inline constexpr uint32_t kMaxEventsPerUpdate = 1u << 16;
@@ -56,6 +48,7 @@ struct HolderCopy {
 };
 
 struct RegisterRequest {
+  static constexpr const char* kWireName = "p2p RegisterRequest";
   Manifest manifest;
   HolderCopy copy;
   template <typename Self, typename Visit>
@@ -66,6 +59,7 @@ struct RegisterRequest {
 };
 
 struct NameRequest {
+  static constexpr const char* kWireName = "p2p NameRequest";
   std::string name;
   template <typename Self, typename Visit>
   static void Fields(Self& self, Visit&& visit) {
@@ -75,6 +69,7 @@ struct NameRequest {
 };
 
 struct JoinRequest {
+  static constexpr const char* kWireName = "p2p JoinRequest";
   std::string name;
   HolderCopy copy;
   template <typename Self, typename Visit>
@@ -95,6 +90,7 @@ struct BadPiece {
 };
 
 struct UpdateRequest {
+  static constexpr const char* kWireName = "p2p UpdateRequest";
   std::string name;
   uint64_t since = 0;             // the first event the caller has not seen
   std::vector<uint32_t> landed;   // pieces the caller verified since its last update
@@ -127,6 +123,7 @@ struct Event {
 };
 
 struct UpdateResponse {
+  static constexpr const char* kWireName = "p2p UpdateResponse";
   uint64_t next = 0;                // pass as `since` next time
   std::vector<HolderCopy> holders;  // holders that joined in the events returned
   std::vector<Event> events;
@@ -141,6 +138,7 @@ struct UpdateResponse {
 enum class RankRole : uint8_t { kSource = 0, kFetch = 1, kShare = 2 };
 
 struct RankReport {
+  static constexpr const char* kWireName = "p2p RankReport";
   int32_t rank = -1;
   RankRole role = RankRole::kFetch;
   bool ok = false;
@@ -162,6 +160,7 @@ struct RankReport {
 };
 
 struct HeartbeatResponse {
+  static constexpr const char* kWireName = "p2p HeartbeatResponse";
   bool finished = false;        // every rank is done or dead
   std::vector<int32_t> done;    // ranks whose report is in
   std::vector<int32_t> failed;  // ranks whose report says they failed
@@ -185,6 +184,7 @@ struct ObjectSummary {
 };
 
 struct ListResponse {
+  static constexpr const char* kWireName = "p2p ListResponse";
   std::vector<ObjectSummary> objects;
   template <typename Self, typename Visit>
   static void Fields(Self& self, Visit&& visit) {
@@ -192,11 +192,6 @@ struct ListResponse {
   }
 };
 
-struct Empty {
-  template <typename Self, typename Visit>
-  static void Fields(Self&, Visit&& visit) {
-    visit();
-  }
-};
+using Empty = EmptyMessage;
 
 }  // namespace mooncake::p2p

@@ -49,22 +49,16 @@ class RemoteTrackerClient final : public TrackerClient {
   Status Leave() override { return Send(P2pMsg::kLeave, Empty{}); }
 
  private:
-  template <typename Request>
-  Result<std::vector<std::byte>> Call(P2pMsg type, const Request& request) {
-    auto reply = rpc_.Call(tracker_, static_cast<uint16_t>(type), WireEncode(request), timeout_);
+  template <typename Response, typename Request>
+  Result<Response> Ask(P2pMsg type, const Request& request) {
+    auto reply = rpc_.Call<Request, Response>(tracker_, type, request, timeout_);
     if (!reply.ok()) return reply.status().WithContext("p2p tracker (rank 0)");
     return reply;
   }
   template <typename Request>
   Status Send(P2pMsg type, const Request& request) {
-    auto reply = Call(type, request);
+    auto reply = Ask<Empty>(type, request);
     return reply.ok() ? Status::Ok() : reply.status();
-  }
-  template <typename Response, typename Request>
-  Result<Response> Ask(P2pMsg type, const Request& request) {
-    auto reply = Call(type, request);
-    if (!reply.ok()) return reply.status();
-    return WireDecode<Response>(*reply, "p2p tracker answer");
   }
 
   transport::Rpc& rpc_;
@@ -72,22 +66,10 @@ class RemoteTrackerClient final : public TrackerClient {
   Nanos timeout_;
 };
 
-// Decodes the request, runs `serve` on it, and answers with its encoded result or its error.
-template <typename Request, typename Serve>
-void Handle(std::span<const std::byte> bytes, transport::Responder responder, Serve&& serve) {
-  auto request = WireDecode<Request>(bytes, "p2p request");
-  if (!request.ok()) {
-    responder.Fail(request.status());
-    return;
-  }
-  auto result = serve(*request);
-  if constexpr (std::is_same_v<decltype(result), Status>) {
-    if (!result.ok()) return responder.Fail(result);
-    responder.Reply({});
-  } else {
-    if (!result.ok()) return responder.Fail(result.status());
-    responder.Reply(WireEncode(*result));
-  }
+// Inline: the tracker's calls take its lock for in-memory work only.
+template <typename Request, typename Response, typename Serve>
+void On(transport::Rpc& rpc, P2pMsg type, Serve serve) {
+  transport::CheckRegistered(rpc.RegisterInline<Request, Response>(type, std::move(serve)));
 }
 
 }  // namespace
@@ -102,37 +84,29 @@ std::unique_ptr<TrackerClient> MakeRemoteTrackerClient(transport::Rpc& rpc, Rank
 }
 
 void ServeTracker(Tracker& t, transport::Rpc& rpc) {
-  auto on = [&rpc](P2pMsg type, transport::Rpc::Handler handler) {
-    rpc.RegisterInline(static_cast<uint16_t>(type), std::move(handler));
-  };
-  using transport::Responder;
-  on(P2pMsg::kRegister, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<RegisterRequest>(b, r, [&](const auto& q) { return t.Register(from.value, q); });
+  On<RegisterRequest, Empty>(rpc, P2pMsg::kRegister, [&t](Rank from, const RegisterRequest& q) {
+    return t.Register(from.value, q);
   });
-  on(P2pMsg::kLookup, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<NameRequest>(b, r, [&](const auto& q) { return t.Lookup(from.value, q.name); });
+  On<NameRequest, Manifest>(rpc, P2pMsg::kLookup, [&t](Rank from, const NameRequest& q) {
+    return t.Lookup(from.value, q.name);
   });
-  on(P2pMsg::kJoin, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<JoinRequest>(b, r, [&](const auto& q) { return t.Join(from.value, q); });
+  On<JoinRequest, Empty>(rpc, P2pMsg::kJoin,
+                         [&t](Rank from, const JoinRequest& q) { return t.Join(from.value, q); });
+  On<UpdateRequest, UpdateResponse>(rpc, P2pMsg::kUpdate, [&t](Rank from, const UpdateRequest& q) {
+    return t.Update(from.value, q);
   });
-  on(P2pMsg::kUpdate, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<UpdateRequest>(b, r, [&](const auto& q) { return t.Update(from.value, q); });
+  On<NameRequest, Empty>(rpc, P2pMsg::kUnregister, [&t](Rank from, const NameRequest& q) {
+    return t.Unregister(from.value, q.name);
   });
-  on(P2pMsg::kUnregister, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<NameRequest>(b, r, [&](const auto& q) { return t.Unregister(from.value, q.name); });
+  On<Empty, ListResponse>(rpc, P2pMsg::kList,
+                          [&t](Rank, const Empty&) { return Result<ListResponse>(t.List()); });
+  On<RankReport, Empty>(rpc, P2pMsg::kDone, [&t](Rank from, const RankReport& q) {
+    return t.ReportDone(from.value, q);
   });
-  on(P2pMsg::kList, [&t](Rank, std::span<const std::byte> b, Responder r) {
-    Handle<Empty>(b, r, [&](const auto&) { return Result<ListResponse>(t.List()); });
-  });
-  on(P2pMsg::kDone, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<RankReport>(b, r, [&](const auto& q) { return t.ReportDone(from.value, q); });
-  });
-  on(P2pMsg::kHeartbeat, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<Empty>(b, r, [&](const auto&) { return t.Heartbeat(from.value); });
-  });
-  on(P2pMsg::kLeave, [&t](Rank from, std::span<const std::byte> b, Responder r) {
-    Handle<Empty>(b, r, [&](const auto&) { return t.Leave(from.value); });
-  });
+  On<Empty, HeartbeatResponse>(rpc, P2pMsg::kHeartbeat,
+                               [&t](Rank from, const Empty&) { return t.Heartbeat(from.value); });
+  On<Empty, Empty>(rpc, P2pMsg::kLeave,
+                   [&t](Rank from, const Empty&) { return t.Leave(from.value); });
 }
 
 }  // namespace mooncake::p2p

@@ -6,11 +6,12 @@
 namespace mooncake::serve {
 
 void ServeClock(transport::Rpc& rpc) {
-  rpc.Register(kMsgClockSync, [](Rank, std::span<const std::byte>, transport::Responder r) {
-    WireWriter w;
-    w.Put<int64_t>(SteadyClock().Now().count());
-    r.Reply(w.bytes());
-  });
+  transport::CheckRegistered(
+      rpc.Register(kMsgClockSync, [](Rank, std::span<const std::byte>, transport::Responder r) {
+        WireWriter w;
+        w.Put<int64_t>(SteadyClock().Now().count());
+        r.Reply(w.bytes());
+      }));
 }
 
 Result<Nanos> SyncClock(transport::Rpc& rpc, Rank conductor, int rounds, Nanos timeout) {

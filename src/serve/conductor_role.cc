@@ -132,18 +132,23 @@ void ConductorRole::Resolve(uint64_t id, trace::Outcome outcome, const std::stri
 }
 
 void ConductorRole::Start() {
-  ctx_.rpc.Register(kMsgPrefillDone, [this](Rank from, std::span<const std::byte> bytes,
-                                            transport::Responder) { OnPrefillDone(from, bytes); });
-  ctx_.rpc.Register(kMsgKvArrived, [this](Rank from, std::span<const std::byte> bytes,
-                                          transport::Responder responder) {
-    OnKvArrived(from, bytes, std::move(responder));
-  });
-  ctx_.rpc.Register(kMsgDecodeDone, [this](Rank from, std::span<const std::byte> bytes,
-                                           transport::Responder) { OnDecodeDone(from, bytes); });
-  ctx_.rpc.Register(kMsgDecodeTokens,
-                    [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
-                      OnDecodeTokens(from, bytes);
-                    });
+  transport::CheckRegistered(ctx_.rpc.Register(
+      kMsgPrefillDone, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+        OnPrefillDone(from, bytes);
+      }));
+  transport::CheckRegistered(ctx_.rpc.Register(
+      kMsgKvArrived,
+      [this](Rank from, std::span<const std::byte> bytes, transport::Responder responder) {
+        OnKvArrived(from, bytes, std::move(responder));
+      }));
+  transport::CheckRegistered(ctx_.rpc.Register(
+      kMsgDecodeDone, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+        OnDecodeDone(from, bytes);
+      }));
+  transport::CheckRegistered(ctx_.rpc.Register(
+      kMsgDecodeTokens, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
+        OnDecodeTokens(from, bytes);
+      }));
 }
 
 template <typename Report>

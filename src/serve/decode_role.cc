@@ -25,26 +25,27 @@ DecodeStats DecodeRole::stats() const {
 void DecodeRole::Start() {
   auto& rpc = ctx_.rpc;
   const uint64_t base = reinterpret_cast<uint64_t>(buffer_.data());
-  rpc.Register(kMsgKvOffer, [this, base](Rank from, std::span<const std::byte> bytes,
-                                         transport::Responder r) {
-    auto offer = KvOffer::Decode(bytes);
-    if (!offer.ok()) return r.Fail(offer.status());
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (offer->bytes > buffer_.size()) {
-      return r.Fail(NoSpace("request " + std::to_string(offer->request) + " needs " +
-                            std::to_string(offer->bytes) + " bytes of KV; decode.buffer is " +
-                            std::to_string(buffer_.size())));
-    }
-    auto a = slots_.Allocate(offer->bytes);
-    if (!a.ok()) return r.Fail(Status(ErrorCode::kBusy, "receive buffer full, retry"));
-    // By offset, not by request: after a standby's takeover two attempts of one request may
-    // each hold a slot (the old one's KvDone must free its own).
-    slot_of_[a->offset] = *a;
-    (void)from;
-    KvOfferReply reply{{}, base + a->offset};
-    r.Reply(reply.Encode());
-  });
-  rpc.Register(
+  transport::CheckRegistered(rpc.Register(
+      kMsgKvOffer,
+      [this, base](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
+        auto offer = KvOffer::Decode(bytes);
+        if (!offer.ok()) return r.Fail(offer.status());
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (offer->bytes > buffer_.size()) {
+          return r.Fail(NoSpace("request " + std::to_string(offer->request) + " needs " +
+                                std::to_string(offer->bytes) + " bytes of KV; decode.buffer is " +
+                                std::to_string(buffer_.size())));
+        }
+        auto a = slots_.Allocate(offer->bytes);
+        if (!a.ok()) return r.Fail(Status(ErrorCode::kBusy, "receive buffer full, retry"));
+        // By offset, not by request: after a standby's takeover two attempts of one request may
+        // each hold a slot (the old one's KvDone must free its own).
+        slot_of_[a->offset] = *a;
+        (void)from;
+        KvOfferReply reply{{}, base + a->offset};
+        r.Reply(reply.Encode());
+      }));
+  transport::CheckRegistered(rpc.Register(
       kMsgKvDone, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
         auto kv = KvDone::Decode(bytes);
         if (!kv.ok())
@@ -59,7 +60,7 @@ void DecodeRole::Start() {
           arrivals_.push_back(std::move(*kv));
         }
         cv_.notify_all();
-      });
+      }));
   worker_ = std::thread([this] { WorkLoop(); });
 }
 

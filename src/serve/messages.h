@@ -19,29 +19,13 @@
 #include <vector>
 
 #include "cluster/membership.h"
+#include "common/message_ids.h"
 #include "common/status.h"
 #include "common/wire_fields.h"
 
 namespace mooncake::serve {
 
-enum ServeMsg : uint16_t {
-  kMsgClockSync = 0x0201,    // empty request; reply: the conductor's steady clock (int64 ns)
-  kMsgPrefillTask = 0x0202,  // PrefillTask, one-way
-  kMsgKvOffer = 0x0203,      // KvOffer; reply: KvOfferReply
-  kMsgKvDone = 0x0204,       // KvDone, one-way
-  kMsgPrefillDone = 0x0205,  // PrefillDone, one-way
-  kMsgKvArrived = 0x0206,    // KvArrived; reply: KvArrivedReply
-  kMsgDecodeDone = 0x0207,   // DecodeDone, one-way
-  kMsgStop = 0x0208,         // conductor -> every rank: finish; empty request and reply
-  kMsgHeartbeat = cluster::kMsgHeartbeat,    // every rank -> conductor; reply: MembershipView
-  kMsgMembership = cluster::kMsgMembership,  // conductor -> every rank on a change, one-way
-  kMsgReport = 0x020b,        // every rank -> conductor at the end: RankReport; empty reply
-  kMsgShutdown = 0x020c,      // conductor -> every rank: the job is over (MembershipView)
-  kMsgDecodeTokens = 0x020d,  // DecodeTokens, one-way
-  // conductor -> a drained store rank: leave the job now (exit 0, no report); empty request and
-  // reply (issue 33, item 4; apart from the ids above)
-  kMsgLeave = 0x0220,
-};
+// The message ids (ServeMsg: kMsgPrefillTask ...) are in common/message_ids.h.
 
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
 inline constexpr uint32_t kMaxOutputTokens = 1u << 24;

@@ -20,7 +20,7 @@ PrefillRole::PrefillRole(ServeContext& ctx)
 PrefillRole::~PrefillRole() { Stop(); }
 
 void PrefillRole::Start() {
-  ctx_.rpc.Register(
+  transport::CheckRegistered(ctx_.rpc.Register(
       kMsgPrefillTask, [this](Rank from, std::span<const std::byte> bytes, transport::Responder) {
         auto task = PrefillTask::Decode(bytes);
         if (!task.ok()) {
@@ -32,7 +32,7 @@ void PrefillRole::Start() {
           queue_.push_back(std::make_shared<const PrefillTask>(std::move(*task)));
         }
         cv_.notify_all();
-      });
+      }));
   loader_ = std::thread([this] { LoadLoop(); });
   worker_ = std::thread([this] { WorkLoop(); });
   sender_ = std::thread([this] { SendLoop(); });

@@ -83,25 +83,27 @@ void RankLifecycle::DeclareDead(Rank rank, const std::string& why) {
 }
 
 void RankLifecycle::RegisterEndHandlers() {
-  rpc_.Register(kMsgStop, [this](Rank, std::span<const std::byte>, transport::Responder r) {
-    r.Reply({});
-    stop_ = true;
-  });
-  rpc_.Register(kMsgLeave, [this](Rank, std::span<const std::byte>, transport::Responder r) {
-    r.Reply({});
-    leave_ = true;
-  });
-  rpc_.Register(kMsgShutdown,
-                [this](Rank, std::span<const std::byte> bytes, transport::Responder r) {
-                  auto view = MembershipView::Decode(bytes);
-                  if (view.ok()) {
-                    for (int32_t d : view->dead) {
-                      rpc_.MarkDead(Rank{d}, "declared dead by the conductor");
-                    }
-                  }
-                  r.Reply({});
-                  shutdown_ = true;
-                });
+  transport::CheckRegistered(
+      rpc_.Register(kMsgStop, [this](Rank, std::span<const std::byte>, transport::Responder r) {
+        r.Reply({});
+        stop_ = true;
+      }));
+  transport::CheckRegistered(
+      rpc_.Register(kMsgLeave, [this](Rank, std::span<const std::byte>, transport::Responder r) {
+        r.Reply({});
+        leave_ = true;
+      }));
+  transport::CheckRegistered(rpc_.Register(
+      kMsgShutdown, [this](Rank, std::span<const std::byte> bytes, transport::Responder r) {
+        auto view = MembershipView::Decode(bytes);
+        if (view.ok()) {
+          for (int32_t d : view->dead) {
+            rpc_.MarkDead(Rank{d}, "declared dead by the conductor");
+          }
+        }
+        r.Reply({});
+        shutdown_ = true;
+      }));
 }
 
 void RankLifecycle::StartDetector() {
@@ -116,18 +118,18 @@ void RankLifecycle::StartDetector() {
     if (peer.value >= transport_.world_size()) return;
     if (conducts()) detector_->DeclareDead(peer, why);
   });
-  rpc_.Register(kMsgReport,
-                [this](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
-                  auto report = RankReport::Decode(bytes);
-                  if (!report.ok()) {
-                    report = RankReport{};
-                    report->AddError("malformed report from rank " + std::to_string(from.value));
-                  }
-                  r.Reply({});
-                  std::lock_guard<std::mutex> lock(reports_mutex_);
-                  reports_[from.value] = std::move(*report);
-                  reports_cv_.notify_all();
-                });
+  transport::CheckRegistered(rpc_.Register(
+      kMsgReport, [this](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
+        auto report = RankReport::Decode(bytes);
+        if (!report.ok()) {
+          report = RankReport{};
+          report->AddError("malformed report from rank " + std::to_string(from.value));
+        }
+        r.Reply({});
+        std::lock_guard<std::mutex> lock(reports_mutex_);
+        reports_[from.value] = std::move(*report);
+        reports_cv_.notify_all();
+      }));
   detector_->Start();
   conducting_ = true;
 }

@@ -13,6 +13,12 @@
 // with RegisterInline instead run on the thread that received the message (one thread wake-up
 // less per call); they must not block and must not make Calls. A Responder may be kept and
 // answered later from any thread, exactly once.
+//
+// Message ids come from one table (common/message_ids.h). One id has one handler: a second
+// Register for it is refused, naming the id, and the first stays. The typed spelling
+// (Register<Req, Resp>, Call<Req, Resp>, Notify) encodes and decodes the wire messages
+// (common/wire_fields.h), so a handler sees a decoded, validated request and a caller a decoded
+// answer; the byte-level spelling stays for answers deferred or built from scratch buffers.
 #pragma once
 
 #include <atomic>
@@ -26,12 +32,15 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "common/wire_fields.h"
 #include "transport/transport.h"
 
 namespace mooncake::transport {
@@ -71,6 +80,23 @@ bool FrameLacksToken(std::span<const std::byte> bytes);
 
 class Rpc;
 
+// A message id: an enumerator of common/message_ids.h, or a plain number (tests, tools). Every
+// spelling of a call takes it, so callers pass the table's enumerators as they are.
+template <typename Id>
+concept MessageIdLike = std::is_integral_v<Id> ||
+    (std::is_enum_v<Id> && sizeof(Id) == sizeof(uint16_t));
+struct MessageId {
+  template <MessageIdLike Id>
+  constexpr MessageId(Id id) : value(static_cast<uint16_t>(id)) {}  // NOLINT: implicit by design
+  uint16_t value = 0;
+};
+// "message 0x0401 (store kPutStart)", or "message 0x0007" for an id of no list.
+std::string DescribeMessage(uint16_t id);
+
+// A message type the typed calls encode and decode: it lists its fields (common/wire_fields.h).
+template <typename M>
+concept WireMessageType = wire_fields::HasFields<M>;
+
 class Responder {
  public:
   Responder() = default;
@@ -98,18 +124,35 @@ class Rpc {
   Rpc(const Rpc&) = delete;
   Rpc& operator=(const Rpc&) = delete;
 
-  // Register handlers before peers may call (before ConnectAll / the bootstrap barrier).
-  void Register(uint16_t type, Handler handler);
+  // Register handlers before peers may call (before ConnectAll / the bootstrap barrier). A type
+  // that has a handler already is refused (AlreadyExists naming the id); the first one stays.
+  Status Register(MessageId type, Handler handler);
   // Like Register, but the handler runs on the receiving thread (a transport progress thread or
   // a caller driving Progress) instead of the dispatcher. Contract: it returns quickly, takes only
   // short locks, never waits on another rank and never calls Call (that would deadlock the
   // progress engine it runs on). Handlers of several peers may run concurrently.
-  void RegisterInline(uint16_t type, Handler handler);
+  Status RegisterInline(MessageId type, Handler handler);
+  // Removes the handler of `type`, so that a component replaced on this Rpc can register its
+  // successor's; true when there was one. A handler already running finishes.
+  bool Unregister(MessageId type);
+
+  // Typed handlers: the request is decoded (bounds-checked, validated) before `handler` runs; a
+  // request that does not decode, one of the wrong size included, is answered ProtocolError
+  // naming the message and never reaches it. `handler(Rank from, const Req&)` returns
+  // Result<Resp>, or Status where Resp is EmptyMessage; an error is the caller's answer.
+  template <WireMessageType Req, WireMessageType Resp, typename F>
+  Status Register(MessageId id, F handler) {
+    return Register(id, Typed<Req, Resp>(std::move(handler)));
+  }
+  template <WireMessageType Req, WireMessageType Resp, typename F>
+  Status RegisterInline(MessageId id, F handler) {
+    return RegisterInline(id, Typed<Req, Resp>(std::move(handler)));
+  }
 
   // Sends a request and waits for its response until `timeout`. The caller drives the
   // transport's progress for up to spin_budget() (yielding when nothing happens, so
   // oversubscribed ranks still run), then sleeps on a condition variable.
-  Result<std::vector<std::byte>> Call(Rank peer, uint16_t type, std::span<const std::byte> request,
+  Result<std::vector<std::byte>> Call(Rank peer, MessageId type, std::span<const std::byte> request,
                                       Nanos timeout);
   // Sends a request without waiting for it. `on_reply` runs exactly once: with the response or
   // the peer's error, on the thread that received it (like an inline handler it must return
@@ -118,10 +161,23 @@ class Rpc {
   // CallAsync (callers that call periodically, the heartbeat sender, sweep their own). A call
   // still open when the Rpc is destroyed is dropped without running `on_reply`.
   using ReplyHandler = std::function<void(Result<std::vector<std::byte>>)>;
-  void CallAsync(Rank peer, uint16_t type, std::span<const std::byte> request, Nanos timeout,
+  void CallAsync(Rank peer, MessageId type, std::span<const std::byte> request, Nanos timeout,
                  ReplyHandler on_reply);
   // A message with no response.
-  Status Notify(Rank peer, uint16_t type, std::span<const std::byte> payload);
+  Status Notify(Rank peer, MessageId type, std::span<const std::byte> payload);
+
+  // Typed Call: sends `request` encoded and decodes the answer as Resp; an answer that does not
+  // decode (of the wrong size, truncated, inconsistent) is ProtocolError naming the message.
+  template <WireMessageType Req, WireMessageType Resp>
+  Result<Resp> Call(Rank peer, MessageId id, const Req& request, Nanos timeout) {
+    auto reply = Call(peer, id, WireEncode(request), timeout);
+    if (!reply.ok()) return reply.status();
+    return WireDecode<Resp>(*reply, WireNameOf<Resp>());
+  }
+  template <WireMessageType M>
+  Status Notify(Rank peer, MessageId id, const M& message) {
+    return Notify(peer, id, WireEncode(message));
+  }
 
   // Stops the dispatcher; pending calls fail with Timeout at their deadline.
   void Stop();
@@ -170,6 +226,26 @@ class Rpc {
     std::vector<std::byte> payload;
   };
 
+  Status Install(uint16_t type, Handler handler, bool run_inline);
+  // The byte-level handler that decodes Req, runs `handler` and encodes its answer.
+  template <typename Req, typename Resp, typename F>
+  static Handler Typed(F handler) {
+    return [handler = std::move(handler)](Rank from, std::span<const std::byte> bytes,
+                                          Responder responder) mutable {
+      auto request = WireDecode<Req>(bytes, WireNameOf<Req>());
+      if (!request.ok()) return responder.Fail(request.status());
+      auto answer = handler(from, std::as_const(*request));
+      if constexpr (std::is_same_v<decltype(answer), Status>) {
+        static_assert(std::is_same_v<Resp, EmptyMessage>,
+                      "a typed handler that returns Status answers EmptyMessage");
+        if (!answer.ok()) return responder.Fail(answer);
+        responder.Reply({});
+      } else {
+        if (!answer.ok()) return responder.Fail(answer.status());
+        responder.Reply(WireEncode(*answer));
+      }
+    };
+  }
   void OnMessage(Rank from, std::span<const std::byte> bytes);
   // Drops a frame of a dead rank (answering its requests "fenced"); true when it did.
   bool Fence(Rank from, const RpcFrame& frame);
@@ -219,5 +295,10 @@ class Rpc {
   std::atomic<size_t> dead_count_{0};
   std::thread dispatcher_;
 };
+
+// For wiring with no caller to hand a refused registration to (a constructor, a role's Start):
+// a second handler for one id is a bug of the wiring, found at start, so it stops the process
+// with the refusal, naming the id (as reading a Result's missing value does).
+void CheckRegistered(const Status& registered);
 
 }  // namespace mooncake::transport

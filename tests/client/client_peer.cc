@@ -165,9 +165,8 @@ int StartPut(const std::string& file, const std::string& key, uint64_t size) {
   mc::store::PutStartRequest req;
   req.keys = {key};
   req.sizes = {size};
-  auto reply =
-      rpc.Call(mc::Rank{info->master_rank}, static_cast<uint16_t>(mc::store::StoreMsg::kPutStart),
-               mc::store::Encode(req), std::chrono::seconds(10));
+  auto reply = rpc.Call(mc::Rank{info->master_rank}, mc::store::StoreMsg::kPutStart,
+                        mc::store::Encode(req), std::chrono::seconds(10));
   mc::store::PutStartResponse resp;
   if (!reply.ok() || !mc::store::Decode(*reply, &resp).ok() || resp.entries.size() != 1 ||
       resp.entries[0].status.code != mc::ErrorCode::kOk) {

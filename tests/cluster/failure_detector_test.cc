@@ -117,14 +117,16 @@ TEST_F(FailureDetectorTest, ARetiredRankIsNoLongerWatchedNorDeadAndTheOthersLear
 class SlowFirstReply {
  public:
   explicit SlowFirstReply(Rpc& rpc) {
-    rpc.RegisterInline(kMsgHeartbeat, [this](Rank, std::span<const std::byte>, Responder r) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (++heartbeats_ == 1) {
-        held_ = r;
-        return;
-      }
-      r.Reply(view_.Encode());
-    });
+    EXPECT_TRUE(rpc.RegisterInline(kMsgHeartbeat,
+                                   [this](Rank, std::span<const std::byte>, Responder r) {
+                                     std::lock_guard<std::mutex> lock(mutex_);
+                                     if (++heartbeats_ == 1) {
+                                       held_ = r;
+                                       return;
+                                     }
+                                     r.Reply(view_.Encode());
+                                   })
+                    .ok());
     view_.conductor = 1;
     view_.live = {0, 1};
     view_.roles = {static_cast<uint8_t>(Role::kStore), static_cast<uint8_t>(Role::kConductor)};
@@ -168,7 +170,10 @@ TEST_F(FailureDetectorTest, ASlowReplyNeitherSilencesNorKillsTheRank) {
 }
 
 TEST_F(FailureDetectorTest, AConductorThatAnswersNothingIsLostAfterTheFailureTimeout) {
-  rpcs_[1]->RegisterInline(kMsgHeartbeat, [](Rank, std::span<const std::byte>, Responder) {});
+  EXPECT_TRUE(
+      rpcs_[1]
+          ->RegisterInline(kMsgHeartbeat, [](Rank, std::span<const std::byte>, Responder) {})
+          .ok());
   HeartbeatSender sender(*rpcs_[0], Initial(), kFast);
   std::atomic<bool> lost{false};
   std::string why;

@@ -178,9 +178,8 @@ TEST_P(StoreServiceNodeTest, TheMasterAnswersTheDirectoryAndAClientsStop) {
   std::atomic<int> stop_from{-1};
   job.node(kMaster).master_node()->ServeClients(directory,
                                                 [&](Rank from) { stop_from = from.value; });
-  auto answer =
-      job.rpc(kClient).Call(Rank{kMaster}, static_cast<uint16_t>(store::StoreMsg::kDirectory), {},
-                            std::chrono::seconds(5));
+  auto answer = job.rpc(kClient).Call(Rank{kMaster}, store::StoreMsg::kDirectory, {},
+                                      std::chrono::seconds(5));
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
   auto decoded = store::StoreDirectory::Decode(*answer);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
@@ -189,9 +188,8 @@ TEST_P(StoreServiceNodeTest, TheMasterAnswersTheDirectoryAndAClientsStop) {
   EXPECT_EQ(decoded->store_ranks[1].port, 7000 + GetParam().stores[1]);
   EXPECT_EQ(decoded->master, Rank{kMaster});
   EXPECT_EQ(stop_from.load(), -1);
-  auto stopped =
-      job.rpc(kClient).Call(Rank{kMaster}, static_cast<uint16_t>(store::StoreMsg::kServiceStop), {},
-                            std::chrono::seconds(5));
+  auto stopped = job.rpc(kClient).Call(Rank{kMaster}, store::StoreMsg::kServiceStop, {},
+                                       std::chrono::seconds(5));
   ASSERT_TRUE(stopped.ok()) << stopped.status().ToString();
   SteadyClock clock;
   const Nanos deadline = clock.Now() + std::chrono::seconds(5);

@@ -66,7 +66,7 @@ TEST(RecoveryReportTest, TheMasterAdmitsAStoreRanksPartsAndRefusesAnyoneElse) {
   MasterNode master(config, *transports[kMaster], *rpcs[kMaster], *topology);
   ASSERT_TRUE(master.Start().ok());
 
-  const auto type = static_cast<uint16_t>(StoreMsg::kRecoveryReport);
+  const auto type = StoreMsg::kRecoveryReport;
   const RecoveredBlocks all = Report(50);
   for (const auto& part : SplitRecovered(all, 512)) {
     auto answer = rpcs[kStore]->Call(Rank{kMaster}, type, Encode(part), std::chrono::seconds(10));

@@ -195,7 +195,7 @@ TEST_F(SsdLiveTierTest, CorruptBlockOnDiskIsNeverServed) {
   // A client that does not verify: the tier checks, and the block is not staged at all.
   auto reply =
       s.store->rpc(s.store->client_rank(0))
-          .Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
+          .Call(Rank{1}, SsdMsg::kSsdStage,
                 Encode(SsdStageRequest{{Key(2), Key(3)}, Versions(s, {Key(2), Key(3)}), 0}),
                 std::chrono::seconds(10));
   SsdStageResponse r;
@@ -219,7 +219,7 @@ TEST_F(SsdLiveTierTest, UnreleasedStagingIsReclaimedAfterItsLease) {
   ASSERT_TRUE(s.coordinator->WaitIdle(std::chrono::seconds(30)));
   transport::Rpc& client_rpc = s.store->rpc(s.store->client_rank(0));
   auto stage = [&](std::vector<std::string> keys) {  // kSsdStage, never released
-    auto reply = client_rpc.Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
+    auto reply = client_rpc.Call(Rank{1}, SsdMsg::kSsdStage,
                                  Encode(SsdStageRequest{keys, Versions(s, keys), 0}),
                                  std::chrono::seconds(10));
     SsdStageResponse r;
@@ -235,7 +235,7 @@ TEST_F(SsdLiveTierTest, UnreleasedStagingIsReclaimedAfterItsLease) {
   EXPECT_TRUE(FromEntry(second.entries[0].status).ok());
   EXPECT_EQ(s.service->Stats().staged.leases_expired, 1u);
   s.service->Stop();  // a stopped stager answers Busy
-  auto reply = client_rpc.Call(Rank{1}, static_cast<uint16_t>(SsdMsg::kSsdStage),
+  auto reply = client_rpc.Call(Rank{1}, SsdMsg::kSsdStage,
                                Encode(SsdStageRequest{{Key(3)}, {1}, 0}), std::chrono::seconds(10));
   EXPECT_EQ(reply.status().code(), ErrorCode::kBusy);
 }
@@ -271,6 +271,8 @@ TEST_F(SsdLiveTierTest, FullTierQueueDropsTheBlockFromDramAndCountsIt) {
   SsdStore s(dir_);
   // A bound smaller than one block: the coordinator declines every spill (dropped, counted).
   s.coordinator->Stop();
+  // One handler per message id: the replaced coordinator's drop handler goes first.
+  ASSERT_TRUE(s.store->rpc(0).Unregister(SsdMsg::kSsdDrop));
   SpillCoordinatorConfig tiny;
   tiny.max_pending_bytes = kBlock - 1;
   s.coordinator = std::make_unique<SpillCoordinator>(s.store->rpc(0), s.store->service(), tiny);

@@ -117,8 +117,7 @@ TEST(StoreEviction, ZombiePutIsRevokedAfterItsTimeoutAndItsSpaceReclaimed) {
   start.keys = {"zombie"};
   start.sizes = {10 * 64 * kKiB};
   auto reply = store.rpc(store.client_rank(0))
-                   .Call(Rank{0}, static_cast<uint16_t>(StoreMsg::kPutStart), Encode(start),
-                         std::chrono::seconds(5));
+                   .Call(Rank{0}, StoreMsg::kPutStart, Encode(start), std::chrono::seconds(5));
   ASSERT_TRUE(reply.ok());
   auto used = [&] {
     return store.service()

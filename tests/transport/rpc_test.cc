@@ -26,11 +26,11 @@ TEST(RpcTest, CallGetsTheHandlersReply) {
   std::shared_ptr<LoopbackHub> hub;
   auto ranks = CreateLoopbackCluster(2, &hub);
   Rpc a(*ranks[0]), b(*ranks[1]);
-  b.Register(7, [](Rank from, std::span<const std::byte> req, Responder r) {
-    std::string text(reinterpret_cast<const char*>(req.data()), req.size());
-    std::string reply = text + " from " + std::to_string(from.value);
-    r.Reply(AsBytes(reply));
-  });
+  EXPECT_TRUE(b.Register(7, [](Rank from, std::span<const std::byte> req, Responder r) {
+                 std::string text(reinterpret_cast<const char*>(req.data()), req.size());
+                 std::string reply = text + " from " + std::to_string(from.value);
+                 r.Reply(AsBytes(reply));
+               }).ok());
   auto res = a.Call(Rank{1}, 7, AsBytes("ping"), milliseconds(1000));
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   EXPECT_EQ(AsString(*res), "ping from 0");
@@ -40,7 +40,9 @@ TEST(RpcTest, HandlerErrorsAndUnknownTypesComeBackAsStatus) {
   std::shared_ptr<LoopbackHub> hub;
   auto ranks = CreateLoopbackCluster(2, &hub);
   Rpc a(*ranks[0]), b(*ranks[1]);
-  b.Register(1, [](Rank, std::span<const std::byte>, Responder r) { r.Fail(NotFound("key x")); });
+  EXPECT_TRUE(b.Register(1, [](Rank, std::span<const std::byte>, Responder r) {
+                 r.Fail(NotFound("key x"));
+               }).ok());
   auto res = a.Call(Rank{1}, 1, {}, milliseconds(1000));
   EXPECT_EQ(res.status().code(), ErrorCode::kNotFound);
   EXPECT_NE(res.status().message().find("rank 1"), std::string::npos);
@@ -52,7 +54,8 @@ TEST(RpcTest, SilentPeerTimesOutNamingIt) {
   std::shared_ptr<LoopbackHub> hub;
   auto ranks = CreateLoopbackCluster(2, &hub);
   Rpc a(*ranks[0]), b(*ranks[1]);
-  b.Register(3, [](Rank, std::span<const std::byte>, Responder) { /* never answers */ });
+  EXPECT_TRUE(
+      b.Register(3, [](Rank, std::span<const std::byte>, Responder) { /* never answers */ }).ok());
   auto res = a.Call(Rank{1}, 3, {}, milliseconds(30));
   EXPECT_EQ(res.status().code(), ErrorCode::kTimeout);
   EXPECT_NE(res.status().message().find("rank 1"), std::string::npos);
@@ -65,7 +68,8 @@ TEST(RpcTest, MalformedFramesAreCountedAndDropped) {
   std::vector<std::byte> junk(5, std::byte{0x55});
   ASSERT_TRUE(ranks[0]->SendMessage(Rank{1}, junk).ok());
   // A good call afterwards still works: the junk did not wedge the receiver.
-  b.Register(2, [](Rank, std::span<const std::byte>, Responder r) { r.Reply({}); });
+  EXPECT_TRUE(
+      b.Register(2, [](Rank, std::span<const std::byte>, Responder r) { r.Reply({}); }).ok());
   EXPECT_TRUE(a.Call(Rank{1}, 2, {}, milliseconds(1000)).ok());
   EXPECT_EQ(b.malformed_frames(), 1u);
 }
@@ -81,10 +85,10 @@ TEST(RpcTest, FramesWithoutTheJobTokenReachNoHandler) {
   b.SetJobToken(job);
   foreign.SetJobToken(JobToken{job.hi, job.lo ^ 1});  // one bit off
   std::atomic<int> handled{0};
-  b.Register(5, [&](Rank, std::span<const std::byte>, Responder r) {
-    ++handled;
-    r.Reply({});
-  });
+  EXPECT_TRUE(b.Register(5, [&](Rank, std::span<const std::byte>, Responder r) {
+                 ++handled;
+                 r.Reply({});
+               }).ok());
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(foreign.Notify(Rank{1}, 5, AsBytes("stop")).ok());
   auto refused_call = foreign.Call(Rank{1}, 5, {}, milliseconds(50));
   EXPECT_EQ(refused_call.status().code(), ErrorCode::kTimeout)
@@ -147,7 +151,9 @@ TEST(RpcTest, CallAsyncRunsItsHandlerOnceWithTheReply) {
   std::shared_ptr<LoopbackHub> hub;
   auto ranks = CreateLoopbackCluster(2, &hub);
   Rpc a(*ranks[0]), b(*ranks[1]);
-  b.RegisterInline(7, [](Rank, std::span<const std::byte> req, Responder r) { r.Reply(req); });
+  EXPECT_TRUE(b.RegisterInline(7, [](Rank, std::span<const std::byte> req, Responder r) {
+                 r.Reply(req);
+               }).ok());
   AsyncOutcomes out;
   a.CallAsync(Rank{1}, 7, AsBytes("one"), milliseconds(5000), out.Handler());
   a.CallAsync(Rank{1}, 7, AsBytes("two"), milliseconds(5000), out.Handler());
@@ -162,7 +168,9 @@ TEST(RpcTest, CallAsyncFailsOnTheDeathOfItsPeerAndAtItsDeadline) {
   std::shared_ptr<LoopbackHub> hub;
   auto ranks = CreateLoopbackCluster(2, &hub);
   Rpc a(*ranks[0]), b(*ranks[1]);
-  b.RegisterInline(3, [](Rank, std::span<const std::byte>, Responder) { /* never answers */ });
+  EXPECT_TRUE(
+      b.RegisterInline(3, [](Rank, std::span<const std::byte>, Responder) { /* never answers */ })
+          .ok());
   AsyncOutcomes expired;
   a.CallAsync(Rank{1}, 3, {}, milliseconds(10), expired.Handler());
   std::this_thread::sleep_for(milliseconds(30));

@@ -24,7 +24,7 @@ Result<std::vector<std::byte>> StoreClient::Call(StoreMsg type, std::span<const 
   if (left <= Nanos(0)) return Timeout("store call's deadline passed before its rpc");
   master_calls_->fetch_add(1, std::memory_order_relaxed);
   const Rank master = this->master();
-  auto r = rpc_.Call(master, static_cast<uint16_t>(type), request, left);
+  auto r = rpc_.Call(master, type, request, left);
   if (!r.ok()) {
     if (MasterUnanswered(r.status())) ++master_unanswered_here;
     return r.status().WithContext("store master (rank " + std::to_string(master.value) + ")");
@@ -119,8 +119,8 @@ std::vector<Status> StoreClient::BatchPut(std::span<const std::string> keys,
   // emptiest rank, as it takes nothing new) and every put would fail for the failure timeout.
   for (int attempt = 2; attempt <= kPutAttempts && !failing.empty(); ++attempt) {
     if (d.Remaining(clock_) <= Nanos(0)) break;
-    SuspectRanksRequest suspects{failing};
-    (void)Call(StoreMsg::kSuspectRanks, Encode(suspects), d);  // best effort: the retry matters
+    // Best effort: the retry matters.
+    (void)Call<SuspectRanksRequest, EmptyMessage>(StoreMsg::kSuspectRanks, {failing}, d);
     std::vector<size_t> again;
     std::vector<std::string> again_keys;
     std::vector<std::span<const std::byte>> again_values;
@@ -291,11 +291,7 @@ std::vector<Status> StoreClient::BatchRemove(std::span<const std::string> keys) 
 Status StoreClient::Remove(const std::string& key) { return BatchRemove(std::span(&key, 1))[0]; }
 
 Result<StatsResponse> StoreClient::MasterStats() {
-  auto reply = Call(StoreMsg::kStats, {}, Start());
-  if (!reply.ok()) return reply.status();
-  StatsResponse s;
-  MC_RETURN_IF_ERROR(Decode(*reply, &s));
-  return s;
+  return Call<EmptyMessage, StatsResponse>(StoreMsg::kStats, {}, Start());
 }
 
 }  // namespace mooncake::store

@@ -159,8 +159,16 @@ class StoreClient {
                                         std::span<const std::span<std::byte>> outs,
                                         const GetResponse& resp, Nanos sent, const Deadline& d,
                                         bool* abandoned);
+  // A call to the master within `d`. The batched hot paths send requests encoded straight from
+  // the caller's keys and decode answers into reused scratch; the others go typed.
   Result<std::vector<std::byte>> Call(StoreMsg type, std::span<const std::byte> request,
                                       const Deadline& d);
+  template <typename Req, typename Resp>
+  Result<Resp> Call(StoreMsg type, const Req& request, const Deadline& d) {
+    auto reply = Call(type, WireEncode(request), d);
+    if (!reply.ok()) return reply.status();
+    return WireDecode<Resp>(*reply, WireNameOf<Resp>());
+  }
   std::vector<Status> KeysCall(StoreMsg type, std::span<const std::string> keys, const Deadline& d);
   // Moves every request (all READs or all WRITEs); with `sums`, also hashes the bytes moved by
   // each request j with (*hash)[j] set (all when `hash` is null) into (*sums)[j]. Returns each

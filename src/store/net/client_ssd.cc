@@ -100,8 +100,7 @@ void StoreClient::ReadSsdPiece(const SsdGet& g, const SsdPiece& piece) {
   req.client_verifies = cfg_.verify_checksum ? 1 : 0;
   const Nanos sent = clock_.Now();
   Nanos left = g.d.Remaining(clock_);
-  auto reply = left > Nanos(0) ? rpc_.Call(piece.rank, static_cast<uint16_t>(SsdMsg::kSsdStage),
-                                           Encode(req), left)
+  auto reply = left > Nanos(0) ? rpc_.Call(piece.rank, SsdMsg::kSsdStage, Encode(req), left)
                                : Result<std::vector<std::byte>>(Timeout("deadline passed"));
   if (!reply.ok() && reply.status().code() == ErrorCode::kNotSupported) {
     return ReadSsdInReply(g, piece);  // a store rank without a staging region
@@ -144,7 +143,7 @@ void StoreClient::ReadSsdPiece(const SsdGet& g, const SsdPiece& piece) {
       MoveAndHash(reads, nullptr, g.d, cfg_.verify_checksum ? &sums : nullptr);
   if (r.ticket != 0) {
     SsdReleaseNotice n{r.ticket};
-    (void)rpc_.Notify(piece.rank, static_cast<uint16_t>(SsdMsg::kSsdRelease), Encode(n));
+    (void)rpc_.Notify(piece.rank, SsdMsg::kSsdRelease, Encode(n));
   }
   // A read that ended after the staging lease may have seen other bytes: only its checksum can
   // tell (checked even with verification off, as for DRAM gets).
@@ -189,9 +188,8 @@ void StoreClient::ReadSsdInReply(const SsdGet& g, const SsdPiece& piece) {
   }
   Nanos left = g.d.Remaining(clock_);
   Result<std::vector<std::byte>> reply =
-      left > Nanos(0)
-          ? rpc_.Call(piece.rank, static_cast<uint16_t>(SsdMsg::kSsdRead), Encode(req), left)
-          : Result<std::vector<std::byte>>(Timeout("deadline passed"));
+      left > Nanos(0) ? rpc_.Call(piece.rank, SsdMsg::kSsdRead, Encode(req), left)
+                      : Result<std::vector<std::byte>>(Timeout("deadline passed"));
   SsdReadResponse r;
   Status s = reply.ok() ? Decode(*reply, &r) : reply.status();
   if (s.ok() && r.entries.size() != piece.keys.size()) s = ProtocolError("SSD read answer length");

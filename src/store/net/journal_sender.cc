@@ -79,8 +79,7 @@ void JournalSender::State::Send(std::unique_lock<std::mutex>& lock, bool keepali
   ++batches;
   last_send = sent_at = clock.Now();
   lock.unlock();
-  rpc.CallAsync(config.standby, static_cast<uint16_t>(StoreMsg::kJournal), bytes,
-                config.send_timeout,
+  rpc.CallAsync(config.standby, StoreMsg::kJournal, bytes, config.send_timeout,
                 [self = shared_from_this(), keepalive](Result<std::vector<std::byte>> reply) {
                   self->OnReply(std::move(reply), keepalive);
                 });

@@ -99,16 +99,17 @@ void MasterService::Start() {
         StoreMsg::kExists, StoreMsg::kStats, StoreMsg::kSuspectRanks}) {
     // Inline: the handlers only take the master's mutex for in-memory work (the eviction sink
     // queues and returns), so they run on the receiving thread with no dispatcher wake-up.
-    rpc_.RegisterInline(static_cast<uint16_t>(type),
-                        [this, type](Rank, std::span<const std::byte> request,
-                                     transport::Responder r) { Serve(type, request, r); });
+    transport::CheckRegistered(rpc_.RegisterInline(
+        type, [this, type](Rank, std::span<const std::byte> request, transport::Responder r) {
+          Serve(type, request, r);
+        }));
   }
   // On the dispatcher: a remove of an SSD-resident object waits for its tombstones (a Call to
   // the store ranks), which an inline handler must never do.
-  rpc_.Register(static_cast<uint16_t>(StoreMsg::kRemove),
-                [this](Rank, std::span<const std::byte> request, transport::Responder r) {
-                  Serve(StoreMsg::kRemove, request, r);
-                });
+  transport::CheckRegistered(rpc_.Register(
+      StoreMsg::kRemove, [this](Rank, std::span<const std::byte> request, transport::Responder r) {
+        Serve(StoreMsg::kRemove, request, r);
+      }));
   if (cfg_.tick_interval > Nanos(0) && !ticker_.joinable()) {
     ticker_ = std::thread([this] { TickLoop(); });
   }
@@ -331,6 +332,8 @@ Result<std::vector<std::byte>> MasterService::Handle(StoreMsg type,
     case StoreMsg::kServiceStop:
     case StoreMsg::kRecoveryReport:
     case StoreMsg::kJournal:
+    case StoreMsg::kDrain:
+    case StoreMsg::kJoin:
       break;  // the store's nodes' own messages (store/node/), never routed here
   }
   return ProtocolError("unknown store message " + std::to_string(static_cast<int>(type)));

@@ -11,38 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "common/message_ids.h"
 #include "common/status.h"
 #include "common/wire_fields.h"
 #include "store/types.h"
 
 namespace mooncake::store {
 
-// RPC message type ids (the transport's handler key). Responses reuse the request's id.
-enum class StoreMsg : uint16_t {
-  kPutStart = 0x0401,
-  kPutEnd = 0x0402,
-  kPutRevoke = 0x0403,
-  kGet = 0x0404,
-  kExists = 0x0405,
-  kRemove = 0x0406,
-  kStats = 0x0407,  // empty request; StatsResponse
-  // The store service (job.mode = store) and the processes attached to it (src/client).
-  kDirectory = 0x0408,    // empty request; StoreDirectory (directory.h)
-  kServiceStop = 0x0409,  // empty request and answer: the store service stops in order
-  // A client's writes to these store ranks failed (PeerFailure); empty answer.
-  kSuspectRanks = 0x040a,  // SuspectRanksRequest
-  // A store rank's blocks recovered from its SSD tier, in parts (RecoveredBlocks, ssd_messages.h):
-  // only store ranks of the job may send it; empty answer once the master admitted the part.
-  kRecoveryReport = 0x040b,
-  // The active master's journal to its standby (JournalBatch, store/journal.h); empty answer once
-  // the standby applied it. A standby that took over answers PeerFailure "fenced by epoch E".
-  kJournal = 0x0420,
-  // Joins and leaves of store ranks in a running job (issue 33, item 4), apart from the ids
-  // above (join_drain_messages.h). kDrain: DrainRequest, answered by DrainReply; asked again
-  // until the reply says the rank left. kJoin: JoinRequest, answered by JoinReply.
-  kDrain = 0x0430,
-  kJoin = 0x0431,
-};
+// The message ids (StoreMsg) are in common/message_ids.h, with the requests and answers each
+// carries.
 
 inline constexpr uint32_t kMaxBatchKeys = 4096;
 inline constexpr uint32_t kMaxReplicas = 64;

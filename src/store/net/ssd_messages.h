@@ -28,15 +28,7 @@
 
 namespace mooncake::store {
 
-enum class SsdMsg : uint16_t {
-  kSpill = 0x0410,
-  kPromote = 0x0411,
-  kSsdRead = 0x0412,
-  kSsdDrop = 0x0413,
-  kSsdStage = 0x0414,
-  kSsdRelease = 0x0415,
-  kSsdTombstone = 0x0416,
-};
+// The message ids (SsdMsg) are in common/message_ids.h.
 
 // At most this many bytes of blocks in one SsdReadResponse (below the Rpc's 64 MiB cap).
 inline constexpr uint64_t kMaxSsdReadBytes = 32ull << 20;

@@ -92,20 +92,21 @@ Result<DrainReply> MasterNode::AskDrain(Rank rank) {
 }
 
 void MasterNode::ServeDrains(std::function<void(Rank)> on_left) {
-  rpc_.Register(static_cast<uint16_t>(StoreMsg::kDrain),
-                [this, on_left = std::move(on_left)](Rank, std::span<const std::byte> request,
-                                                     transport::Responder r) {
-                  auto ask = DrainRequest::Decode(request);
-                  if (!ask.ok()) return r.Fail(ask.status());
-                  const bool had_left = [&] {
-                    std::lock_guard<std::mutex> lock(drain_mu_);
-                    return left_.count(ask->rank) != 0;
-                  }();
-                  auto reply = AskDrain(Rank{ask->rank});
-                  if (!reply.ok()) return r.Fail(reply.status());
-                  r.Reply(reply->Encode());
-                  if (reply->left && !had_left && on_left) on_left(Rank{ask->rank});
-                });
+  // Byte-level: the rank's leave (on_left) follows the answer that says it left.
+  transport::CheckRegistered(rpc_.Register(
+      StoreMsg::kDrain, [this, on_left = std::move(on_left)](
+                            Rank, std::span<const std::byte> request, transport::Responder r) {
+        auto ask = DrainRequest::Decode(request);
+        if (!ask.ok()) return r.Fail(ask.status());
+        const bool had_left = [&] {
+          std::lock_guard<std::mutex> lock(drain_mu_);
+          return left_.count(ask->rank) != 0;
+        }();
+        auto reply = AskDrain(Rank{ask->rank});
+        if (!reply.ok()) return r.Fail(reply.status());
+        r.Reply(reply->Encode());
+        if (reply->left && !had_left && on_left) on_left(Rank{ask->rank});
+      }));
 }
 
 }  // namespace mooncake::store

@@ -48,18 +48,12 @@ Result<JoinReply> MasterNode::Join(Rank from, const JoinRequest& ask,
 }
 
 void MasterNode::ServeJoins(std::function<Status(Rank)> admit) {
-  rpc_.Register(static_cast<uint16_t>(StoreMsg::kJoin),
-                [this, admit = std::move(admit)](Rank from, std::span<const std::byte> request,
-                                                 transport::Responder r) {
-                  auto ask = JoinRequest::Decode(request);
-                  if (!ask.ok()) return r.Fail(ask.status());
-                  auto reply = Join(from, *ask, admit);
-                  if (!reply.ok()) {
-                    log::Warn("a store rank could not join: {}", reply.status().ToString());
-                    return r.Fail(reply.status());
-                  }
-                  r.Reply(reply->Encode());
-                });
+  transport::CheckRegistered(rpc_.Register<JoinRequest, JoinReply>(
+      StoreMsg::kJoin, [this, admit = std::move(admit)](Rank from, const JoinRequest& ask) {
+        auto reply = Join(from, ask, admit);
+        if (!reply.ok()) log::Warn("a store rank could not join: {}", reply.status().ToString());
+        return reply;
+      }));
 }
 
 }  // namespace mooncake::store

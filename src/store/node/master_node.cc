@@ -30,14 +30,12 @@ Status MasterNode::Start(const StandbyTable* restored) {
     coordinator_ = std::make_unique<SpillCoordinator>(rpc_, service_, cfg_.spill);
     coordinator_->Start();
   }
-  rpc_.Register(static_cast<uint16_t>(StoreMsg::kRecoveryReport),
-                [this](Rank from, std::span<const std::byte> request, transport::Responder r) {
-                  r.Fail(AdmitReport(from, request));
-                });
-  return Status::Ok();
+  return rpc_.Register<RecoveredBlocks, EmptyMessage>(
+      StoreMsg::kRecoveryReport,
+      [this](Rank from, const RecoveredBlocks& blocks) { return AdmitReport(from, blocks); });
 }
 
-Status MasterNode::AdmitReport(Rank from, std::span<const std::byte> request) {
+Status MasterNode::AdmitReport(Rank from, const RecoveredBlocks& blocks) {
   // Only the job's store ranks own SSD tiers: a process outside the job (or another role) that
   // sent blocks would make the master point clients at data that is not there.
   bool joined = false;
@@ -49,8 +47,6 @@ Status MasterNode::AdmitReport(Rank from, std::span<const std::byte> request) {
     return PermissionDenied(fmt::format(
         "rank {} sent an SSD recovery report, but it is not a store rank of the job", from.value));
   }
-  RecoveredBlocks blocks;
-  if (Status s = Decode(request, &blocks); !s.ok()) return s;
   AdmitRecovered(from, blocks);
   return Status::Ok();
 }
@@ -102,21 +98,18 @@ void MasterNode::ServeClients(const StoreDirectory& directory, std::function<voi
     std::lock_guard<std::mutex> lock(directory_mu_);
     directory_ = directory;
   }
-  rpc_.Register(static_cast<uint16_t>(StoreMsg::kDirectory),
-                [this](Rank, std::span<const std::byte>, transport::Responder r) {
-                  std::vector<std::byte> bytes;
-                  {
-                    std::lock_guard<std::mutex> lock(directory_mu_);
-                    bytes = directory_.Encode();
-                  }
-                  r.Reply(bytes);
-                });
-  rpc_.Register(static_cast<uint16_t>(StoreMsg::kServiceStop),
-                [on_stop = std::move(on_stop)](Rank from, std::span<const std::byte>,
-                                               transport::Responder r) {
-                  r.Reply({});
-                  on_stop(from);
-                });
+  transport::CheckRegistered(rpc_.Register<EmptyMessage, StoreDirectory>(
+      StoreMsg::kDirectory, [this](Rank, const EmptyMessage&) -> Result<StoreDirectory> {
+        std::lock_guard<std::mutex> lock(directory_mu_);
+        return directory_;
+      }));
+  // Byte-level: the stop is answered before it runs (on_stop may end the job).
+  transport::CheckRegistered(rpc_.Register(
+      StoreMsg::kServiceStop, [on_stop = std::move(on_stop)](Rank from, std::span<const std::byte>,
+                                                             transport::Responder r) {
+        r.Reply({});
+        on_stop(from);
+      }));
 }
 
 void MasterNode::StopSpilling() {

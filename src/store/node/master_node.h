@@ -114,7 +114,7 @@ class MasterNode {
   Result<JoinReply> Join(Rank from, const JoinRequest& ask,
                          const std::function<Status(Rank)>& admit);
   // A store rank's part of its SSD recovery report (StoreMsg::kRecoveryReport).
-  Status AdmitReport(Rank from, std::span<const std::byte> request);
+  Status AdmitReport(Rank from, const RecoveredBlocks& blocks);
 
   MasterNodeConfig cfg_;
   transport::Transport& transport_;

@@ -18,15 +18,16 @@ StandbyNode::StandbyNode(transport::Rpc& rpc, Rank active, const StoreTopology& 
     : rpc_(rpc), active_(active), table_(SegmentsOf(topology)) {}
 
 void StandbyNode::Start() {
-  rpc_.RegisterInline(static_cast<uint16_t>(StoreMsg::kJournal),
-                      [this](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
-                        Status s = Apply(from, bytes);
-                        if (s.ok()) {
-                          r.Reply({});
-                        } else {
-                          r.Fail(s);
-                        }
-                      });
+  transport::CheckRegistered(rpc_.RegisterInline(
+      StoreMsg::kJournal,
+      [this](Rank from, std::span<const std::byte> bytes, transport::Responder r) {
+        Status s = Apply(from, bytes);
+        if (s.ok()) {
+          r.Reply({});
+        } else {
+          r.Fail(s);
+        }
+      }));
 }
 
 Status StandbyNode::Apply(Rank from, std::span<const std::byte> bytes) {

@@ -93,7 +93,7 @@ Status StoreRankNode::ReportRecovered(Nanos timeout) {
   if (!tier_) return Status::Ok();
   for (const RecoveredBlocks& part : SplitRecovered(Recovered())) {
     auto answer =
-        rpc_.Call(master_, static_cast<uint16_t>(StoreMsg::kRecoveryReport), Encode(part), timeout);
+        rpc_.Call<RecoveredBlocks, EmptyMessage>(master_, StoreMsg::kRecoveryReport, part, timeout);
     if (!answer.ok()) {
       return answer.status().WithContext(fmt::format(
           "rank {}: SSD recovery report to the master (rank {})", self_.value, master_.value));

@@ -12,10 +12,9 @@ SpillCoordinator::SpillCoordinator(transport::Rpc& rpc, MasterService& service,
 SpillCoordinator::~SpillCoordinator() { Stop(); }
 
 void SpillCoordinator::Start() {
-  rpc_.Register(static_cast<uint16_t>(SsdMsg::kSsdDrop),
-                [this](Rank from, std::span<const std::byte> req, transport::Responder) {
-                  OnDrop(from, req);
-                });
+  transport::CheckRegistered(
+      rpc_.Register(SsdMsg::kSsdDrop, [this](Rank from, std::span<const std::byte> req,
+                                             transport::Responder) { OnDrop(from, req); }));
   service_.SetTombstoneWriter(
       [this](const std::vector<TombstoneOrder>& orders) { return WriteTombstones(orders); });
   service_.SetEvictionSink(this);
@@ -135,8 +134,7 @@ void SpillCoordinator::SendSpills(Rank rank, std::vector<EvictedReplica> batch) 
       req.entries.push_back(
           SpillEntry{e.ticket, e.key, e.version, e.location.offset, e.location.length, e.checksum});
     }
-    auto reply =
-        rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kSpill), Encode(req), cfg_.rpc_timeout);
+    auto reply = rpc_.Call(rank, SsdMsg::kSpill, Encode(req), cfg_.rpc_timeout);
     s = reply.ok() ? Decode(*reply, &resp) : reply.status();
     if (s.ok() && resp.entries.size() != batch.size()) s = ProtocolError("spill answer length");
     if (!s.ok())
@@ -197,8 +195,7 @@ void SpillCoordinator::SendPromotions(Rank rank, std::vector<PromotionOrder> bat
   if (s.ok()) {
     PromoteRequest req;
     for (const auto& o : batch) req.entries.push_back({o.key, o.version, o.dram.offset, o.size});
-    auto reply =
-        rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kPromote), Encode(req), cfg_.rpc_timeout);
+    auto reply = rpc_.Call(rank, SsdMsg::kPromote, Encode(req), cfg_.rpc_timeout);
     s = reply.ok() ? Decode(*reply, &resp) : reply.status();
     if (s.ok() && resp.entries.size() != batch.size()) s = ProtocolError("promote answer length");
   }
@@ -223,8 +220,7 @@ std::vector<Status> SpillCoordinator::WriteTombstones(const std::vector<Tombston
   for (const auto& [rank, which] : by_rank) {
     SsdTombstoneRequest req;
     for (size_t i : which) req.entries.push_back(SsdTombstone{orders[i].key, orders[i].version});
-    auto reply = rpc_.Call(rank, static_cast<uint16_t>(SsdMsg::kSsdTombstone), Encode(req),
-                           cfg_.rpc_timeout);
+    auto reply = rpc_.Call(rank, SsdMsg::kSsdTombstone, Encode(req), cfg_.rpc_timeout);
     StatusResponse resp;
     Status s = reply.ok() ? Decode(*reply, &resp) : reply.status();
     if (s.ok() && resp.entries.size() != which.size()) s = ProtocolError("tombstone answer length");

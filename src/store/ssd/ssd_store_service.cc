@@ -41,40 +41,40 @@ void SsdStoreService::Start() {
     }
   }
   // Inline: both only queue or free under a short lock (Rpc::RegisterInline's contract).
-  rpc_.RegisterInline(
-      static_cast<uint16_t>(SsdMsg::kSsdStage),
-      [this](Rank, std::span<const std::byte> req, transport::Responder r) { Stage(req, r); });
-  rpc_.RegisterInline(static_cast<uint16_t>(SsdMsg::kSsdRelease),
-                      [this](Rank, std::span<const std::byte> req, transport::Responder) {
-                        SsdReleaseNotice n;
-                        if (stager_ && Decode(req, &n).ok()) stager_->Release(n.ticket);
-                      });
-  rpc_.Register(
-      static_cast<uint16_t>(SsdMsg::kSpill),
-      [this](Rank, std::span<const std::byte> req, transport::Responder r) { Spill(req, r); });
+  transport::CheckRegistered(rpc_.RegisterInline(
+      SsdMsg::kSsdStage,
+      [this](Rank, std::span<const std::byte> req, transport::Responder r) { Stage(req, r); }));
+  transport::CheckRegistered(rpc_.RegisterInline(
+      SsdMsg::kSsdRelease, [this](Rank, std::span<const std::byte> req, transport::Responder) {
+        SsdReleaseNotice n;
+        if (stager_ && Decode(req, &n).ok()) stager_->Release(n.ticket);
+      }));
+  transport::CheckRegistered(rpc_.Register(
+      SsdMsg::kSpill,
+      [this](Rank, std::span<const std::byte> req, transport::Responder r) { Spill(req, r); }));
   auto sync = [this](SsdMsg type) {
-    rpc_.Register(static_cast<uint16_t>(type),
-                  [this, type](Rank, std::span<const std::byte> req, transport::Responder r) {
-                    auto reply = type == SsdMsg::kPromote ? Promote(req) : Read(req);
-                    if (reply.ok()) {
-                      r.Reply(*reply);
-                    } else {
-                      r.Fail(reply.status());
-                    }
-                  });
+    transport::CheckRegistered(rpc_.Register(
+        type, [this, type](Rank, std::span<const std::byte> req, transport::Responder r) {
+          auto reply = type == SsdMsg::kPromote ? Promote(req) : Read(req);
+          if (reply.ok()) {
+            r.Reply(*reply);
+          } else {
+            r.Fail(reply.status());
+          }
+        }));
   };
   sync(SsdMsg::kPromote);
   sync(SsdMsg::kSsdRead);
   // On the dispatcher: it waits for the tier's writer (one flush), never for another rank.
-  rpc_.Register(static_cast<uint16_t>(SsdMsg::kSsdTombstone),
-                [this](Rank, std::span<const std::byte> req, transport::Responder r) {
-                  auto reply = Tombstone(req);
-                  if (reply.ok()) {
-                    r.Reply(*reply);
-                  } else {
-                    r.Fail(reply.status());
-                  }
-                });
+  transport::CheckRegistered(rpc_.Register(
+      SsdMsg::kSsdTombstone, [this](Rank, std::span<const std::byte> req, transport::Responder r) {
+        auto reply = Tombstone(req);
+        if (reply.ok()) {
+          r.Reply(*reply);
+        } else {
+          r.Fail(reply.status());
+        }
+      }));
 }
 
 void SsdStoreService::Stage(std::span<const std::byte> request, transport::Responder responder) {
@@ -230,7 +230,7 @@ void SsdStoreService::OnTierDrop(const SsdBlock& block) {
   SsdDropNotice n;
   n.blocks.push_back(
       SsdBlockRef{block.key, block.version, block.size, block.checksum, block.location});
-  Status s = rpc_.Notify(master_, static_cast<uint16_t>(SsdMsg::kSsdDrop), Encode(n));
+  Status s = rpc_.Notify(master_, SsdMsg::kSsdDrop, Encode(n));
   if (!s.ok())
     log::Warn("telling the master about dropped SSD block '{}': {}", block.key, s.ToString());
 }

@@ -98,8 +98,7 @@ void ServeTracker(Tracker& t, transport::Rpc& rpc) {
   On<NameRequest, Empty>(rpc, P2pMsg::kUnregister, [&t](Rank from, const NameRequest& q) {
     return t.Unregister(from.value, q.name);
   });
-  On<Empty, ListResponse>(rpc, P2pMsg::kList,
-                          [&t](Rank, const Empty&) { return Result<ListResponse>(t.List()); });
+  On<Empty, ListResponse>(rpc, P2pMsg::kList, [&t](Rank, const Empty&) { return t.List(); });
   On<RankReport, Empty>(rpc, P2pMsg::kDone, [&t](Rank from, const RankReport& q) {
     return t.ReportDone(from.value, q);
   });

@@ -139,7 +139,8 @@ class Rpc {
   // Typed handlers: the request is decoded (bounds-checked, validated) before `handler` runs; a
   // request that does not decode, one of the wrong size included, is answered ProtocolError
   // naming the message and never reaches it. `handler(Rank from, const Req&)` returns
-  // Result<Resp>, or Status where Resp is EmptyMessage; an error is the caller's answer.
+  // Result<Resp> (an error is the caller's answer), Resp (it cannot fail), or Status where Resp
+  // is EmptyMessage.
   template <WireMessageType Req, WireMessageType Resp, typename F>
   Status Register(MessageId id, F handler) {
     return Register(id, Typed<Req, Resp>(std::move(handler)));
@@ -235,7 +236,9 @@ class Rpc {
       auto request = WireDecode<Req>(bytes, WireNameOf<Req>());
       if (!request.ok()) return responder.Fail(request.status());
       auto answer = handler(from, std::as_const(*request));
-      if constexpr (std::is_same_v<decltype(answer), Status>) {
+      if constexpr (std::is_same_v<decltype(answer), Resp>) {
+        responder.Reply(WireEncode(answer));  // an answer that cannot fail
+      } else if constexpr (std::is_same_v<decltype(answer), Status>) {
         static_assert(std::is_same_v<Resp, EmptyMessage>,
                       "a typed handler that returns Status answers EmptyMessage");
         if (!answer.ok()) return responder.Fail(answer);

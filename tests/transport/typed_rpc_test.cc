@@ -77,6 +77,16 @@ TEST_F(TypedRpcTest, InlineHandlersAndEmptyAnswersRoundTripToo) {
   EXPECT_EQ(seen.load(), 7);
 }
 
+TEST_F(TypedRpcTest, AHandlerThatCannotFailReturnsItsAnswerPlain) {
+  ASSERT_TRUE((b_.Register<EchoRequest, EchoReply>(kEcho, [](Rank, const EchoRequest& q) {
+                return EchoReply{q.text, 7};
+              })).ok());
+  auto reply = a_.Call<EchoRequest, EchoReply>(Rank{1}, kEcho, {"plain", 1}, milliseconds(5000));
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->text, "plain");
+  EXPECT_EQ(reply->from, 7);
+}
+
 TEST_F(TypedRpcTest, AHandlersErrorIsTheCallersAnswer) {
   ASSERT_TRUE((b_.Register<EchoRequest, EchoReply>(kEcho, [](Rank, const EchoRequest&) {
                 return Result<EchoReply>(NotFound("no echo today"));

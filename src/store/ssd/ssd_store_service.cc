@@ -8,15 +8,12 @@
 namespace mooncake::store {
 namespace {
 
-// Decodes a request of entries and answers a StatusResponse with `each`'s status per entry, in
-// order.
-template <typename Request, typename Each>
-Result<std::vector<std::byte>> StatusPerEntry(std::span<const std::byte> request, Each each) {
-  Request req;
-  MC_RETURN_IF_ERROR(Decode(request, &req));
+// A StatusResponse with `each`'s status per entry, in order.
+template <typename Entry, typename Each>
+StatusResponse StatusPerEntry(const std::vector<Entry>& entries, Each each) {
   StatusResponse resp;
-  for (const auto& e : req.entries) resp.entries.push_back(ToEntry(each(e)));
-  return Encode(resp);
+  for (const auto& e : entries) resp.entries.push_back(ToEntry(each(e)));
+  return resp;
 }
 
 }  // namespace
@@ -52,29 +49,13 @@ void SsdStoreService::Start() {
   transport::CheckRegistered(rpc_.Register(
       SsdMsg::kSpill,
       [this](Rank, std::span<const std::byte> req, transport::Responder r) { Spill(req, r); }));
-  auto sync = [this](SsdMsg type) {
-    transport::CheckRegistered(rpc_.Register(
-        type, [this, type](Rank, std::span<const std::byte> req, transport::Responder r) {
-          auto reply = type == SsdMsg::kPromote ? Promote(req) : Read(req);
-          if (reply.ok()) {
-            r.Reply(*reply);
-          } else {
-            r.Fail(reply.status());
-          }
-        }));
-  };
-  sync(SsdMsg::kPromote);
-  sync(SsdMsg::kSsdRead);
+  transport::CheckRegistered(rpc_.Register<PromoteRequest, StatusResponse>(
+      SsdMsg::kPromote, [this](Rank, const PromoteRequest& q) { return Promote(q); }));
+  transport::CheckRegistered(rpc_.Register<SsdStageRequest, SsdReadResponse>(
+      SsdMsg::kSsdRead, [this](Rank, const SsdStageRequest& q) { return Read(q); }));
   // On the dispatcher: it waits for the tier's writer (one flush), never for another rank.
-  transport::CheckRegistered(rpc_.Register(
-      SsdMsg::kSsdTombstone, [this](Rank, std::span<const std::byte> req, transport::Responder r) {
-        auto reply = Tombstone(req);
-        if (reply.ok()) {
-          r.Reply(*reply);
-        } else {
-          r.Fail(reply.status());
-        }
-      }));
+  transport::CheckRegistered(rpc_.Register<SsdTombstoneRequest, StatusResponse>(
+      SsdMsg::kSsdTombstone, [this](Rank, const SsdTombstoneRequest& q) { return Tombstone(q); }));
 }
 
 void SsdStoreService::Stage(std::span<const std::byte> request, transport::Responder responder) {
@@ -163,8 +144,8 @@ void SsdStoreService::Spill(std::span<const std::byte> request, transport::Respo
   finish();
 }
 
-Result<std::vector<std::byte>> SsdStoreService::Promote(std::span<const std::byte> request) {
-  return StatusPerEntry<PromoteRequest>(request, [this](const PromoteEntry& e) {
+StatusResponse SsdStoreService::Promote(const PromoteRequest& request) {
+  return StatusPerEntry(request.entries, [this](const PromoteEntry& e) {
     Status s = CheckRange(e.offset, e.length);
     if (s.ok()) {
       auto n = tier_.Read(e.key, e.version, segment_.subspan(e.offset, e.length));
@@ -180,8 +161,8 @@ Result<std::vector<std::byte>> SsdStoreService::Promote(std::span<const std::byt
   });
 }
 
-Result<std::vector<std::byte>> SsdStoreService::Tombstone(std::span<const std::byte> request) {
-  return StatusPerEntry<SsdTombstoneRequest>(request, [this](const SsdTombstone& t) {
+StatusResponse SsdStoreService::Tombstone(const SsdTombstoneRequest& request) {
+  return StatusPerEntry(request.entries, [this](const SsdTombstone& t) {
     Status s = tier_.Tombstone(t.key, t.version);
     if (s.ok()) {
       ++tombstones_;
@@ -192,9 +173,7 @@ Result<std::vector<std::byte>> SsdStoreService::Tombstone(std::span<const std::b
   });
 }
 
-Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> request) {
-  SsdStageRequest req;
-  MC_RETURN_IF_ERROR(Decode(request, &req));
+SsdReadResponse SsdStoreService::Read(const SsdStageRequest& req) {
   SsdReadResponse resp;
   uint64_t total = 0;
   for (size_t i = 0; i < req.keys.size(); ++i) {
@@ -222,7 +201,7 @@ Result<std::vector<std::byte>> SsdStoreService::Read(std::span<const std::byte> 
     total += e.bytes.size();
     resp.entries.push_back(std::move(e));
   }
-  return Encode(resp);
+  return resp;
 }
 
 void SsdStoreService::OnTierDrop(const SsdBlock& block) {

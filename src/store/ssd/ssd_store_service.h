@@ -77,9 +77,9 @@ class SsdStoreService {
 
  private:
   void Spill(std::span<const std::byte> request, transport::Responder responder);
-  Result<std::vector<std::byte>> Promote(std::span<const std::byte> request);
-  Result<std::vector<std::byte>> Read(std::span<const std::byte> request);
-  Result<std::vector<std::byte>> Tombstone(std::span<const std::byte> request);
+  StatusResponse Promote(const PromoteRequest& request);
+  SsdReadResponse Read(const SsdStageRequest& request);
+  StatusResponse Tombstone(const SsdTombstoneRequest& request);
   void Stage(std::span<const std::byte> request, transport::Responder responder);
   Status CheckRange(uint64_t offset, uint64_t length) const;
 

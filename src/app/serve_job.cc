@@ -240,6 +240,46 @@ serve::WorkloadSpec WorkloadSpecFrom(const JobOptions& o) {
   return spec;
 }
 
+// The conductor's half of the job (the active one, or a standby that took over): the replay,
+// the summary, the end of the other ranks; returns the job's exit status.
+int Conduct(JobContext& ctx, serve::ServeNode& node, const serve::Workload& workload,
+            const serve::JobEngine& job_engine, const std::string& run_dir_at_start) {
+  const JobOptions& o = ctx.options;
+  const std::string run_dir = node.is_standby() ? node.run_dir() : run_dir_at_start;
+  PrintSurvivalHint(o);
+  // The reference tokens are computed while the job replays (token_check.h).
+  std::unique_ptr<serve::ReferenceTokens> reference;
+  if (o.engine.reference && o.engine.check_tokens) {
+    reference = std::make_unique<serve::ReferenceTokens>(*job_engine.model, workload.requests);
+  }
+  std::unique_ptr<http::HttpServer> endpoint;
+  if (o.serve.http >= 0) {
+    // With no trace the job serves HTTP alone, until `mooncake serve stop` or the deadline.
+    node.conductor_role()->ServeUntilStopped(workload.requests.empty(), o.serve.drain);
+    endpoint = ServeHttp(ctx, node, run_dir, job_engine);
+  }
+  std::optional<serve::StopSignalWatch> stop_signals;
+  if (o.serve.http >= 0) stop_signals.emplace(*node.conductor_role());
+  RunConductor(ctx, node, workload);
+  stop_signals.reset();
+  const serve::RankReport all = node.CollectReports(node.Finish());
+  DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
+  const int code = serve::WriteConductorSummary(
+      node, workload, all, run_dir, reference.get(),
+      {o.serve, o.engine, o.store.ssd, o.store.dram, o.sched.scheduler.policy,
+       std::to_string(ctx.roles.size()) + " (" + ctx.roles.Summary() + ")"});
+  // Rank 0 writes the status file when it ends (run.cc); a standby that took over writes it
+  // itself, before the shutdown, for a launcher that ends the ranks soon after.
+  if (node.is_standby() && !o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
+  node.ShutdownOthers();
+  if (endpoint) {
+    // serve.http_linger: a scraper gets the final numbers (they equal summary.json's).
+    std::this_thread::sleep_for(o.serve.http_linger);
+    endpoint->Stop();
+  }
+  return code;
+}
+
 int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lost) {
   const JobOptions& o = ctx.options;
   if (RefusesStandby(ctx)) return 2;
@@ -292,39 +332,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
     std::fflush(stdout);
   }
   if (conducts) {
-    const std::string run_dir = node.is_standby() ? node.run_dir() : run_dir_at_start;
-    PrintSurvivalHint(o);
-    // The reference tokens are computed while the job replays (token_check.h).
-    std::unique_ptr<serve::ReferenceTokens> reference;
-    if (o.engine.reference && o.engine.check_tokens) {
-      reference =
-          std::make_unique<serve::ReferenceTokens>(*(*job_engine)->model, workload.requests);
-    }
-    std::unique_ptr<http::HttpServer> endpoint;
-    if (o.serve.http >= 0) {
-      // With no trace the job serves HTTP alone, until `mooncake serve stop` or the deadline.
-      node.conductor_role()->ServeUntilStopped(workload.requests.empty(), o.serve.drain);
-      endpoint = ServeHttp(ctx, node, run_dir, **job_engine);
-    }
-    std::optional<serve::StopSignalWatch> stop_signals;
-    if (o.serve.http >= 0) stop_signals.emplace(*node.conductor_role());
-    RunConductor(ctx, node, workload);
-    stop_signals.reset();
-    const serve::RankReport all = node.CollectReports(node.Finish());
-    DescribeAndPlot(o, run_dir);  // before the table, so the job's output still ends with it
-    code = serve::WriteConductorSummary(
-        node, workload, all, run_dir, reference.get(),
-        {o.serve, o.engine, o.store.ssd, o.store.dram, o.sched.scheduler.policy,
-         std::to_string(ctx.roles.size()) + " (" + ctx.roles.Summary() + ")"});
-    // Rank 0 writes the status file when it ends (run.cc); a standby that took over writes it
-    // itself, before the shutdown, for a launcher that ends the ranks soon after.
-    if (node.is_standby() && !o.status_file.empty()) std::ofstream(o.status_file) << code << "\n";
-    node.ShutdownOthers();
-    if (endpoint) {
-      // serve.http_linger: a scraper gets the final numbers (they equal summary.json's).
-      std::this_thread::sleep_for(o.serve.http_linger);
-      endpoint->Stop();
-    }
+    code = Conduct(ctx, node, workload, **job_engine, run_dir_at_start);
   } else {
     code = EndOtherRank(node);
   }

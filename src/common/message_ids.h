@@ -41,7 +41,9 @@
   X(kMsgShutdown, 0x020c)     /* conductor -> every rank: the job is over (MembershipView) */   \
   X(kMsgDecodeTokens, 0x020d) /* DecodeTokens, one-way */                                       \
   /* conductor -> a drained store rank: leave the job now (exit 0, no report); empty */         \
-  X(kMsgLeave, 0x0220)
+  X(kMsgLeave, 0x0220)                                                                          \
+  /* active conductor -> standby, one-way: ServeJournalBatch (serve/serve_journal.h) */         \
+  X(kMsgServeJournal, 0x0221)
 
 #define MOONCAKE_STORE_MESSAGES(X)                                                          \
   X(kPutStart, 0x0401)     /* PutStartRequest; PutStartResponse */                          \

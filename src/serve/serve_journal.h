@@ -17,10 +17,6 @@
 
 namespace mooncake::serve {
 
-// kMsgServeJournal: active conductor -> standby, one-way (apart from serve/messages.h's ids,
-// beside kMsgLeave).
-inline constexpr uint16_t kMsgServeJournal = 0x0221;
-
 // One request as the active conductor holds it.
 struct RequestState {
   uint64_t id = 0;

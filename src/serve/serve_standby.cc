@@ -1,12 +1,14 @@
 #include "serve/serve_standby.h"
 
 #include "common/log.h"
+#include "serve/messages.h"
 
 namespace mooncake::serve {
 
 void ServeFollower::Start() {
-  rpc_.Register(kMsgServeJournal, [this](Rank from, std::span<const std::byte> bytes,
-                                         transport::Responder) { Apply(from, bytes); });
+  transport::CheckRegistered(
+      rpc_.Register(kMsgServeJournal, [this](Rank from, std::span<const std::byte> bytes,
+                                             transport::Responder) { Apply(from, bytes); }));
 }
 
 void ServeFollower::Apply(Rank from, std::span<const std::byte> bytes) {

@@ -193,7 +193,10 @@ TEST_F(FailureDetectorTest, AConductorThatAnswersNothingIsLostAfterTheFailureTim
 TEST_F(FailureDetectorTest, AConductorKnownToHaveDiedIsLostAtOnceNotAfterTheFailureTimeout) {
   // A silent conductor and a failure timeout far beyond the test's waits: only the evidence of a
   // death (the liveness link's end, cluster/liveness_link.h) can end the wait in time.
-  rpcs_[1]->RegisterInline(kMsgHeartbeat, [](Rank, std::span<const std::byte>, Responder) {});
+  ASSERT_TRUE(
+      rpcs_[1]
+          ->RegisterInline(kMsgHeartbeat, [](Rank, std::span<const std::byte>, Responder) {})
+          .ok());
   const MembershipConfig slow{milliseconds(20), std::chrono::seconds(60)};
   HeartbeatSender sender(*rpcs_[0], Initial(), slow);
   std::atomic<bool> lost{false};

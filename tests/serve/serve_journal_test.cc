@@ -128,12 +128,14 @@ TEST(ConductorTakeover, RequestsNotSentOrHeldByADeadRankAreDispatchedAgainUnderA
   for (auto& t : transports) rpcs.push_back(std::make_unique<transport::Rpc>(*t));
   std::mutex mu;
   std::vector<PrefillTask> tasks;  // what rank 1 (the prefill instance) was given
-  rpcs[1]->Register(kMsgPrefillTask,
-                    [&](Rank, std::span<const std::byte> bytes, transport::Responder) {
-                      auto t = PrefillTask::Decode(bytes);
-                      std::lock_guard<std::mutex> lock(mu);
-                      if (t.ok()) tasks.push_back(*t);
-                    });
+  ASSERT_TRUE(rpcs[1]
+                  ->Register(kMsgPrefillTask,
+                             [&](Rank, std::span<const std::byte> bytes, transport::Responder) {
+                               auto t = PrefillTask::Decode(bytes);
+                               std::lock_guard<std::mutex> lock(mu);
+                               if (t.ok()) tasks.push_back(*t);
+                             })
+                  .ok());
   const engine::CostModel cost = testing::Llama70bA800();
   const engine::KvLayout layout(cost, 1.0 / 8192, "llama3-70b");
   ServeConfig config;

@@ -56,14 +56,19 @@ Status Client::Impl::Open(const ConnectionInfo& connection, const std::string& c
   rpc->SetJobToken(connection.token);
   const std::vector<std::byte> credential = TokenBytes(connection.token);
   // A directory call to a live conductor takes milliseconds; a stopped one costs this much of
-  // each round, so it is kept short when following.
-  FollowerConfig fc{opts.connect_timeout, std::min<Nanos>(opts.timeout, std::chrono::seconds(1)),
-                    std::chrono::milliseconds(100)};
+  // each round, so it is kept short where there is another conductor to try (the rounds go on
+  // for failover_timeout). With one conductor there is one try: it gets the call's timeout (a
+  // master slow on a loaded machine must not fail the attach).
+  const bool standby_listed = connection.conductors.size() > 1;
+  FollowerConfig fc{
+      opts.connect_timeout,
+      standby_listed ? std::min<Nanos>(opts.timeout, std::chrono::seconds(1)) : opts.timeout,
+      std::chrono::milliseconds(100)};
   follower_ = std::make_unique<MasterFollower>(*transport, *rpc, fc, connection_file, connection);
   // With a standby listed, a takeover may be under way: look as long as a follow would. With one
   // conductor, one try.
   SteadyClock clock;
-  const Nanos look = follower_->conductors().size() > 1 ? opts.failover_timeout : Nanos(0);
+  const Nanos look = standby_listed ? opts.failover_timeout : Nanos(0);
   auto found = follower_->Find(Rank{-1}, clock.Now() + look, [] { return false; });
   if (!found.ok() && follower_->nothing_listens()) {
     return PeerFailure(

@@ -8,7 +8,21 @@ namespace mooncake::cluster {
 FailureDetector::FailureDetector(transport::Rpc& rpc, Membership initial, MembershipConfig config)
     : rpc_(rpc), config_(config), membership_(std::move(initial)) {}
 
-FailureDetector::~FailureDetector() { Stop(); }
+FailureDetector::~FailureDetector() {
+  {
+    std::lock_guard<std::mutex> lock(gate_->mutex);
+    if (gate_->detector != nullptr) (void)rpc_.Unregister(kMsgHeartbeat);
+    gate_->detector = nullptr;
+  }
+  Stop();
+}
+
+MembershipView FailureDetector::Heard(Rank from) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = last_heard_.find(from.value);
+  if (it != last_heard_.end()) it->second = clock_.Now();
+  return membership_.View();
+}
 
 std::vector<Rank> FailureDetector::Watched() const {
   std::vector<Rank> out;
@@ -25,16 +39,16 @@ void FailureDetector::Start() {
     for (Rank r : Watched()) last_heard_[r.value] = now;
     last_tick_ = now;
   }
+  {
+    std::lock_guard<std::mutex> lock(gate_->mutex);
+    gate_->detector = this;
+  }
   transport::CheckRegistered(rpc_.RegisterInline(
-      kMsgHeartbeat, [this](Rank from, std::span<const std::byte>, transport::Responder responder) {
-        MembershipView view;
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          auto it = last_heard_.find(from.value);
-          if (it != last_heard_.end()) it->second = clock_.Now();
-          view = membership_.View();
-        }
-        responder.Reply(view.Encode());
+      kMsgHeartbeat,
+      [gate = gate_](Rank from, std::span<const std::byte>, transport::Responder responder) {
+        std::lock_guard<std::mutex> open(gate->mutex);
+        if (gate->detector == nullptr) return;  // destroyed: the rank is ending
+        responder.Reply(gate->detector->Heard(from).Encode());
       }));
   watcher_.Start(config_.heartbeat_interval, PeriodicThread::First::kWait,
                  [this] { return Watch(); });

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -69,7 +70,18 @@ class FailureDetector {
   MembershipConfig config_;
   DeathHandler on_death_;
   SteadyClock clock_;
+  // A heartbeat from `from`: its time noted; the view to answer with.
+  MembershipView Heard(Rank from);
   mutable std::mutex mutex_;
+  // The heartbeat handler runs inline on the transport's receiving thread and may be called
+  // after the detector is gone (a late heartbeat while the transport closes: a rank hung at its
+  // end iterating a freed membership). It reaches the detector only through this gate, which
+  // the destructor closes; a stopped detector still answers (the ranks end after it).
+  struct HandlerGate {
+    std::mutex mutex;
+    FailureDetector* detector = nullptr;
+  };
+  std::shared_ptr<HandlerGate> gate_ = std::make_shared<HandlerGate>();
   Membership membership_;
   std::map<int32_t, Nanos> last_heard_;
   std::vector<DeadRank> to_report_;  // declared, handler not run yet

@@ -73,6 +73,20 @@ TEST_F(FailureDetectorTest, ASilentRankIsDeclaredDeadByAConductorOnRank1AndEvery
   EXPECT_EQ(detector.view().live, (std::vector<int32_t>{0, 1}));
 }
 
+// A heartbeat that arrives after the conductor's detector is gone (a rank ending while others
+// still beat) must not reach it: the handler is removed with the detector, so the call fails
+// instead of reading a freed membership, and a new detector can take the id again.
+TEST_F(FailureDetectorTest, AHeartbeatAfterTheDetectorIsGoneDoesNotReachIt) {
+  auto detector = std::make_unique<FailureDetector>(*rpcs_[1], Initial(), kFast);
+  detector->Start();
+  EXPECT_TRUE(rpcs_[0]->Call(Rank{1}, kMsgHeartbeat, {}, milliseconds(2000)).ok());
+  detector.reset();
+  EXPECT_FALSE(rpcs_[0]->Call(Rank{1}, kMsgHeartbeat, {}, milliseconds(300)).ok());
+  FailureDetector again(*rpcs_[1], Initial(), kFast);
+  again.Start();  // refused (the process ends) while the first one's handler is still there
+  EXPECT_TRUE(rpcs_[0]->Call(Rank{1}, kMsgHeartbeat, {}, milliseconds(2000)).ok());
+}
+
 TEST_F(FailureDetectorTest, AJoinedRankIsWatchedAndKnownToTheOthers) {
   FailureDetector detector(*rpcs_[1], Initial(), kFast);
   HeartbeatSender zero(*rpcs_[0], Initial(), kFast);

@@ -46,9 +46,16 @@ void FailureDetector::Start() {
   transport::CheckRegistered(rpc_.RegisterInline(
       kMsgHeartbeat,
       [gate = gate_](Rank from, std::span<const std::byte>, transport::Responder responder) {
-        std::lock_guard<std::mutex> open(gate->mutex);
-        if (gate->detector == nullptr) return;  // destroyed: the rank is ending
-        responder.Reply(gate->detector->Heard(from).Encode());
+        std::vector<std::byte> answer;
+        {
+          std::lock_guard<std::mutex> open(gate->mutex);
+          if (gate->detector == nullptr) return;  // destroyed: the rank is ending
+          answer = gate->detector->Heard(from).Encode();
+        }
+        // Not under the gate: a send may run the transport's progress on this thread, which can
+        // deliver the next heartbeat to this handler (UCX: SendMessage drives the worker), and a
+        // gate held here deadlocked the rank on itself (its heartbeats then went unanswered).
+        responder.Reply(answer);
       }));
   watcher_.Start(config_.heartbeat_interval, PeriodicThread::First::kWait,
                  [this] { return Watch(); });

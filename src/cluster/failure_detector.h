@@ -76,7 +76,9 @@ class FailureDetector {
   // The heartbeat handler runs inline on the transport's receiving thread and may be called
   // after the detector is gone (a late heartbeat while the transport closes: a rank hung at its
   // end iterating a freed membership). It reaches the detector only through this gate, which
-  // the destructor closes; a stopped detector still answers (the ranks end after it).
+  // the destructor closes; a stopped detector still answers (the ranks end after it). The gate
+  // is never held while answering: the answer's send may deliver another heartbeat on the same
+  // thread.
   struct HandlerGate {
     std::mutex mutex;
     FailureDetector* detector = nullptr;

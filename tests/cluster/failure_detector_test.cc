@@ -87,6 +87,93 @@ TEST_F(FailureDetectorTest, AHeartbeatAfterTheDetectorIsGoneDoesNotReachIt) {
   EXPECT_TRUE(rpcs_[0]->Call(Rank{1}, kMsgHeartbeat, {}, milliseconds(2000)).ok());
 }
 
+// A transport that, like UCX, may deliver an incoming message on the thread that is sending
+// (UCX's SendMessage drives the worker's progress, which runs receive callbacks): the first
+// message it received is delivered once more from inside the next send.
+class DeliversWhileSending : public transport::Transport {
+ public:
+  explicit DeliversWhileSending(transport::Transport& inner) : inner_(inner) {}
+  Rank self() const override { return inner_.self(); }
+  int world_size() const override { return inner_.world_size(); }
+  std::string backend_name() const override { return inner_.backend_name(); }
+  std::vector<std::byte> LocalAddress() const override { return inner_.LocalAddress(); }
+  Status ConnectAll(const std::vector<std::vector<std::byte>>& a) override {
+    return inner_.ConnectAll(a);
+  }
+  Result<transport::MemoryRegion> RegisterMemory(void* addr, size_t length,
+                                                 transport::MemoryType type) override {
+    return inner_.RegisterMemory(addr, length, type);
+  }
+  Status UnregisterMemory(const transport::MemoryRegion& r) override {
+    return inner_.UnregisterMemory(r);
+  }
+  Result<transport::RemoteDescriptor> Export(const transport::MemoryRegion& r) override {
+    return inner_.Export(r);
+  }
+  Status Import(Rank owner, const transport::RemoteDescriptor& d) override {
+    return inner_.Import(owner, d);
+  }
+  Result<std::unique_ptr<transport::TransferBatch>> Submit(
+      std::span<const transport::TransferRequest> r) override {
+    return inner_.Submit(r);
+  }
+  void SetMessageHandler(transport::MessageHandler h) override {
+    handler_ = std::move(h);
+    inner_.SetMessageHandler([this](Rank from, std::span<const std::byte> bytes) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!kept_) {
+          kept_ = true;
+          again_from_ = from;
+          again_.assign(bytes.begin(), bytes.end());
+        }
+      }
+      handler_(from, bytes);
+    });
+  }
+  Status SendMessage(Rank peer, std::span<const std::byte> payload) override {
+    std::vector<std::byte> again;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      again.swap(again_);
+    }
+    if (!again.empty()) {
+      handler_(again_from_, again);
+      ++delivered_while_sending;
+    }
+    return inner_.SendMessage(peer, payload);
+  }
+  bool Progress() override { return inner_.Progress(); }
+  std::string DescribePath(Rank peer) const override { return inner_.DescribePath(peer); }
+  void BeginShutdown() override { inner_.BeginShutdown(); }
+  Status Close(Nanos timeout) override { return inner_.Close(timeout); }
+
+  std::atomic<int> delivered_while_sending{0};
+
+ private:
+  transport::Transport& inner_;
+  transport::MessageHandler handler_;
+  std::mutex mutex_;
+  bool kept_ = false;
+  Rank again_from_;
+  std::vector<std::byte> again_;
+};
+
+// The conductor answers a heartbeat whose answer's send delivers another heartbeat to the same
+// handler on the same thread (UCX does this): both are answered. The handler once held its gate
+// while answering and the rank deadlocked on itself, its heartbeats unanswered from then on
+// (every rank of the job then ended, each naming the conductor).
+TEST_F(FailureDetectorTest, AHeartbeatDeliveredWhileAnsweringAnotherIsAnswered) {
+  rpcs_[1].reset();  // rank 1's messages go to the Rpc below
+  DeliversWhileSending reentrant(*transports_[1]);
+  Rpc conductor_rpc(reentrant);
+  FailureDetector detector(conductor_rpc, Initial(), kFast);
+  detector.Start();
+  EXPECT_TRUE(rpcs_[0]->Call(Rank{1}, kMsgHeartbeat, {}, milliseconds(2000)).ok());
+  EXPECT_EQ(reentrant.delivered_while_sending.load(), 1);
+  EXPECT_TRUE(rpcs_[0]->Call(Rank{1}, kMsgHeartbeat, {}, milliseconds(2000)).ok());
+}
+
 TEST_F(FailureDetectorTest, AJoinedRankIsWatchedAndKnownToTheOthers) {
   FailureDetector detector(*rpcs_[1], Initial(), kFast);
   HeartbeatSender zero(*rpcs_[0], Initial(), kFast);

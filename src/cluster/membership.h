@@ -35,16 +35,12 @@ struct DeadRank {
 // The membership as the conductor sends it. live[i] plays roles[i]; dead lists every rank
 // declared dead so far, in the order they were.
 struct MembershipView : WireMessage<MembershipView> {
-  static constexpr const char* kWireName = "MembershipView";
   uint64_t epoch = 0;
   int32_t conductor = -1;
   std::vector<int32_t> live;
   std::vector<uint8_t> roles;
   std::vector<int32_t> dead;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.epoch, m.conductor, m.live, m.roles, m.dead);
-  }
+  MC_WIRE_MESSAGE(MembershipView, epoch, conductor, live, roles, dead)
   Status Validate() const;
 };
 

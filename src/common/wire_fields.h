@@ -5,8 +5,7 @@
 //   struct KvOffer {
 //     uint64_t request = 0;
 //     uint64_t bytes = 0;
-//     template <typename Self, typename Visit>
-//     static void Fields(Self& self, Visit&& visit) { visit(self.request, self.bytes); }
+//     MC_WIRE_FIELDS(request, bytes)
 //   };
 //   std::vector<std::byte> bytes = WireEncode(offer);
 //   Result<KvOffer> back = WireDecode<KvOffer>(bytes, "KvOffer");
@@ -16,7 +15,17 @@
 // structs with their own Fields. Decoding is bounds-checked
 // throughout: a count can never claim more elements than bytes remain, truncated or trailing
 // input fails, and a message with `Status Validate() const` is validated after decoding.
+//
+// MC_WIRE_FIELDS(a, b, ...) writes the list: `static void Fields(Self& self, Visit&& visit)`
+// calling visit(self.a, self.b, ...), so the compiler checks every name and the wire order is the
+// order written there (up to 64 fields). MC_WIRE_MESSAGE(Name, a, b, ...) adds the name that
+// errors give the message (kWireName = "Name"), for a message sent on its own. Rank (common/ids.h,
+// which this header's includes sit above) writes the same function by hand.
 #pragma once
+
+#include <boost/preprocessor/punctuation/comma_if.hpp>
+#include <boost/preprocessor/seq/for_each_i.hpp>
+#include <boost/preprocessor/variadic/to_seq.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -30,6 +39,18 @@
 
 #include "common/status.h"
 #include "common/wire.h"
+
+#define MC_WIRE_SELF_FIELD(r, self, i, field) BOOST_PP_COMMA_IF(i) self.field
+#define MC_WIRE_FIELDS(...)                                                                        \
+  template <typename Self, typename Visit>                                                         \
+  static void Fields(Self& self, Visit&& visit) {                                                  \
+    visit(                                                                                         \
+        BOOST_PP_SEQ_FOR_EACH_I(MC_WIRE_SELF_FIELD, self, BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))); \
+  }
+
+#define MC_WIRE_MESSAGE(name, ...)                \
+  static constexpr const char* kWireName = #name; \
+  MC_WIRE_FIELDS(__VA_ARGS__)
 
 namespace mooncake {
 namespace wire_fields {

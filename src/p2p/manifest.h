@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire_fields.h"
 
 namespace mooncake::p2p {
 
@@ -28,10 +29,7 @@ struct ManifestEntry {
   uint64_t size = 0;
   uint32_t mode = 0644;  // permission bits a receiver gives the file it writes
 
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.path, self.size, self.mode);
-  }
+  MC_WIRE_FIELDS(path, size, mode)
   bool operator==(const ManifestEntry&) const = default;
 };
 
@@ -42,10 +40,7 @@ struct Manifest {
   std::vector<ManifestEntry> entries;
   std::vector<uint64_t> checksums;  // one per piece, in piece order
 
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.name, self.piece_size, self.entries, self.checksums);
-  }
+  MC_WIRE_FIELDS(name, piece_size, entries, checksums)
   bool operator==(const Manifest&) const = default;
   // Names the first problem: a bad name or piece size, an unsafe or duplicate path, too many
   // entries or pieces, a checksum count that disagrees with the sizes.

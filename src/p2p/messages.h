@@ -40,10 +40,7 @@ struct HolderCopy {
   std::vector<uint64_t> entry_addrs;
   std::vector<std::vector<std::byte>> descriptors;
 
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.rank, self.complete, self.entry_addrs, self.descriptors);
-  }
+  MC_WIRE_FIELDS(rank, complete, entry_addrs, descriptors)
   Status Validate() const;
 };
 
@@ -51,20 +48,14 @@ struct RegisterRequest {
   static constexpr const char* kWireName = "p2p RegisterRequest";
   Manifest manifest;
   HolderCopy copy;
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.manifest, self.copy);
-  }
+  MC_WIRE_FIELDS(manifest, copy)
   Status Validate() const;
 };
 
 struct NameRequest {
   static constexpr const char* kWireName = "p2p NameRequest";
   std::string name;
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.name);
-  }
+  MC_WIRE_FIELDS(name)
   Status Validate() const;
 };
 
@@ -72,10 +63,7 @@ struct JoinRequest {
   static constexpr const char* kWireName = "p2p JoinRequest";
   std::string name;
   HolderCopy copy;
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.name, self.copy);
-  }
+  MC_WIRE_FIELDS(name, copy)
   Status Validate() const;
 };
 
@@ -83,10 +71,7 @@ struct JoinRequest {
 struct BadPiece {
   int32_t holder = -1;
   uint32_t piece = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.holder, self.piece);
-  }
+  MC_WIRE_FIELDS(holder, piece)
 };
 
 struct UpdateRequest {
@@ -97,10 +82,7 @@ struct UpdateRequest {
   std::vector<uint32_t> started;  // pieces the caller began to read
   std::vector<BadPiece> bad;      // pieces that failed their checksum, by holder
   std::vector<int32_t> failed;    // holders whose reads failed (dead, unreachable)
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.name, self.since, self.landed, self.started, self.bad, self.failed);
-  }
+  MC_WIRE_FIELDS(name, since, landed, started, bad, failed)
   Status Validate() const;
 };
 
@@ -116,10 +98,7 @@ struct Event {
   EventKind kind = EventKind::kLanded;
   int32_t rank = -1;
   uint32_t piece = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.kind, self.rank, self.piece);
-  }
+  MC_WIRE_FIELDS(kind, rank, piece)
 };
 
 struct UpdateResponse {
@@ -127,10 +106,7 @@ struct UpdateResponse {
   uint64_t next = 0;                // pass as `since` next time
   std::vector<HolderCopy> holders;  // holders that joined in the events returned
   std::vector<Event> events;
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.next, self.holders, self.events);
-  }
+  MC_WIRE_FIELDS(next, holders, events)
   Status Validate() const;
 };
 
@@ -151,11 +127,8 @@ struct RankReport {
   uint32_t present = 0;        // pieces already in place (an earlier run, a takeover)
   uint32_t corrupt = 0;        // pieces that failed their checksum and were read again
   uint32_t read_failures = 0;  // reads that failed (a dead or unreachable holder)
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.rank, self.role, self.ok, self.error, self.bytes, self.fetch_ns, self.verify_ns,
-          self.from_source, self.from_peers, self.present, self.corrupt, self.read_failures);
-  }
+  MC_WIRE_FIELDS(rank, role, ok, error, bytes, fetch_ns, verify_ns, from_source, from_peers,
+                 present, corrupt, read_failures)
   Status Validate() const;
 };
 
@@ -165,10 +138,7 @@ struct HeartbeatResponse {
   std::vector<int32_t> done;    // ranks whose report is in
   std::vector<int32_t> failed;  // ranks whose report says they failed
   std::vector<int32_t> dead;    // ranks declared dead (silent for p2p.peer_timeout)
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.finished, self.done, self.failed, self.dead);
-  }
+  MC_WIRE_FIELDS(finished, done, failed, dead)
 };
 
 struct ObjectSummary {
@@ -177,19 +147,13 @@ struct ObjectSummary {
   uint32_t pieces = 0;
   uint32_t holders = 0;           // live holders of at least one piece
   uint32_t complete_holders = 0;  // live holders of every piece
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.name, self.bytes, self.pieces, self.holders, self.complete_holders);
-  }
+  MC_WIRE_FIELDS(name, bytes, pieces, holders, complete_holders)
 };
 
 struct ListResponse {
   static constexpr const char* kWireName = "p2p ListResponse";
   std::vector<ObjectSummary> objects;
-  template <typename Self, typename Visit>
-  static void Fields(Self& self, Visit&& visit) {
-    visit(self.objects);
-  }
+  MC_WIRE_FIELDS(objects)
 };
 
 using Empty = EmptyMessage;

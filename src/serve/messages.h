@@ -31,7 +31,6 @@ inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
 inline constexpr uint32_t kMaxOutputTokens = 1u << 24;
 
 struct PrefillTask : WireMessage<PrefillTask> {
-  static constexpr const char* kWireName = "PrefillTask";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t input_length = 0;
@@ -47,35 +46,23 @@ struct PrefillTask : WireMessage<PrefillTask> {
   std::vector<int32_t> prompt_ids;
   uint8_t stream = 0;  // 1: the client streams; the decode rank sends DecodeTokens as it goes
 
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.request, m.attempt, m.input_length, m.output_length, m.decode_rank,
-          m.local_prefix_blocks, m.prefix_blocks, m.prefix_tokens, m.t_transfer_ns,
-          m.arrival_wall_ns, m.hash_ids, m.prompt_ids, m.stream);
-  }
+  MC_WIRE_MESSAGE(PrefillTask, request, attempt, input_length, output_length, decode_rank,
+                  local_prefix_blocks, prefix_blocks, prefix_tokens, t_transfer_ns, arrival_wall_ns,
+                  hash_ids, prompt_ids, stream)
   Status Validate() const;
 };
 
 struct KvOffer : WireMessage<KvOffer> {
-  static constexpr const char* kWireName = "KvOffer";
   uint64_t request = 0;
   uint64_t bytes = 0;  // the whole request's KV (blocks x block bytes)
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.request, m.bytes);
-  }
+  MC_WIRE_MESSAGE(KvOffer, request, bytes)
 };
 struct KvOfferReply : WireMessage<KvOfferReply> {
-  static constexpr const char* kWireName = "KvOfferReply";
   uint64_t remote_addr = 0;  // where in the decode rank's receive buffer to write
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.remote_addr);
-  }
+  MC_WIRE_MESSAGE(KvOfferReply, remote_addr)
 };
 
 struct KvDone : WireMessage<KvDone> {
-  static constexpr const char* kWireName = "KvDone";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t prefill_rank = -1;
@@ -90,17 +77,13 @@ struct KvDone : WireMessage<KvDone> {
   // Checksum64 of each block, taken where its KV was produced or read back verified (the
   // decode rank checks what arrived against it); as many as hash_ids.
   std::vector<uint64_t> checksums;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.request, m.attempt, m.prefill_rank, m.input_length, m.output_length,
-          m.first_token_wall_ns, m.remote_addr, m.first_token, m.stream, m.prefill_start_wall_ns,
-          m.hash_ids, m.checksums);
-  }
+  MC_WIRE_MESSAGE(KvDone, request, attempt, prefill_rank, input_length, output_length,
+                  first_token_wall_ns, remote_addr, first_token, stream, prefill_start_wall_ns,
+                  hash_ids, checksums)
   Status Validate() const;
 };
 
 struct PrefillDone : WireMessage<PrefillDone> {
-  static constexpr const char* kWireName = "PrefillDone";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t prefill_rank = -1;
@@ -112,37 +95,25 @@ struct PrefillDone : WireMessage<PrefillDone> {
   uint64_t bytes_loaded = 0, bytes_stored = 0, bytes_to_decode = 0;
   int32_t first_token = -1;  // the token the prefill generated (-1: a modelled engine)
   uint8_t failed = 0;        // 1: the engine could not compute the prompt (the request fails)
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.request, m.attempt, m.prefill_rank, m.blocks_loaded, m.blocks_missing,
-          m.blocks_computed, m.first_token_wall_ns, m.compute_model_s, m.bytes_loaded,
-          m.bytes_stored, m.bytes_to_decode, m.first_token, m.failed);
-  }
+  MC_WIRE_MESSAGE(PrefillDone, request, attempt, prefill_rank, blocks_loaded, blocks_missing,
+                  blocks_computed, first_token_wall_ns, compute_model_s, bytes_loaded, bytes_stored,
+                  bytes_to_decode, first_token, failed)
 };
 
 struct KvArrived : WireMessage<KvArrived> {
-  static constexpr const char* kWireName = "KvArrived";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t decode_rank = -1;
   int32_t blocks_verified = 0;
   int32_t blocks_corrupt = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.request, m.attempt, m.decode_rank, m.blocks_verified, m.blocks_corrupt);
-  }
+  MC_WIRE_MESSAGE(KvArrived, request, attempt, decode_rank, blocks_verified, blocks_corrupt)
 };
 struct KvArrivedReply : WireMessage<KvArrivedReply> {
-  static constexpr const char* kWireName = "KvArrivedReply";
   uint8_t admitted = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.admitted);
-  }
+  MC_WIRE_MESSAGE(KvArrivedReply, admitted)
 };
 
 struct DecodeDone : WireMessage<DecodeDone> {
-  static constexpr const char* kWireName = "DecodeDone";
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
   int32_t decode_rank = -1;
@@ -151,11 +122,8 @@ struct DecodeDone : WireMessage<DecodeDone> {
   int64_t done_wall_ns = 0;
   // Every generated token, the prefill's first included; empty from a modelled engine.
   std::vector<int32_t> output_ids;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.request, m.attempt, m.decode_rank, m.tokens, m.tbt_model_s, m.done_wall_ns,
-          m.output_ids);
-  }
+  MC_WIRE_MESSAGE(DecodeDone, request, attempt, decode_rank, tokens, tbt_model_s, done_wall_ns,
+                  output_ids)
   Status Validate() const;
 };
 
@@ -165,17 +133,13 @@ struct DecodeDone : WireMessage<DecodeDone> {
 // next ones of `tokens`, the first of them at position offsets[i] of its output (0 is the
 // prefill's token, which PrefillDone carries).
 struct DecodeTokens : WireMessage<DecodeTokens> {
-  static constexpr const char* kWireName = "DecodeTokens";
   int32_t decode_rank = -1;
   std::vector<uint64_t> requests;
   std::vector<uint32_t> attempts;
   std::vector<uint32_t> offsets;
   std::vector<uint32_t> counts;
   std::vector<int32_t> tokens;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.decode_rank, m.requests, m.attempts, m.offsets, m.counts, m.tokens);
-  }
+  MC_WIRE_MESSAGE(DecodeTokens, decode_rank, requests, attempts, offsets, counts, tokens)
   Status Validate() const;
 };
 

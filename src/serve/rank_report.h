@@ -19,14 +19,10 @@ struct RefusedSender {
   static constexpr size_t kMaxName = 128;
   std::string peer;
   uint64_t count = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.peer, m.count);
-  }
+  MC_WIRE_FIELDS(peer, count)
 };
 
 struct RankReport : WireMessage<RankReport> {
-  static constexpr const char* kWireName = "RankReport";
   static constexpr size_t kServeParts = 4;  // conductor, store, prefill, decode
   uint64_t errors = 0, blocks_verified = 0, blocks_corrupt = 0, tokens = 0, max_batch = 0;
   uint64_t store_put_failures = 0;
@@ -52,13 +48,10 @@ struct RankReport : WireMessage<RankReport> {
   void Add(const RankReport& other);
   void AddError(const std::string& message);
 
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.errors, m.blocks_verified, m.blocks_corrupt, m.tokens, m.max_batch,
-          m.store_put_failures, m.peer_loss_aborts, m.rpc_refused_frames, m.refused_data_messages,
-          m.peak_rss_bytes, m.prefill_staging_high_water, m.prefill_staging_retired,
-          m.decode_waiting_high_water, m.ssd, m.first_error, m.refused_data_by_peer);
-  }
+  MC_WIRE_MESSAGE(RankReport, errors, blocks_verified, blocks_corrupt, tokens, max_batch,
+                  store_put_failures, peer_loss_aborts, rpc_refused_frames, refused_data_messages,
+                  peak_rss_bytes, prefill_staging_high_water, prefill_staging_retired,
+                  decode_waiting_high_water, ssd, first_error, refused_data_by_peer)
   Status Validate() const;
 };
 

@@ -33,13 +33,10 @@ struct RequestState {
   double ttft_s = 0, tbt_s = 0, e2e_s = 0, prefill_compute_s = 0, ttft_predicted_s = 0;
   std::vector<int32_t> output_ids;  // once resolved
 
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.id, m.attempt, m.redispatches, m.dispatched, m.kv_arrived, m.admitted, m.resolved,
-          m.prefill, m.decode, m.arrival_model_ns, m.first_token_wall_ns, m.outcome,
-          m.reject_reason, m.prefilled, m.prefix_blocks_hit, m.inflight_miss_blocks, m.ttft_s,
-          m.tbt_s, m.e2e_s, m.prefill_compute_s, m.ttft_predicted_s, m.output_ids);
-  }
+  MC_WIRE_FIELDS(id, attempt, redispatches, dispatched, kv_arrived, admitted, resolved, prefill,
+                 decode, arrival_model_ns, first_token_wall_ns, outcome, reject_reason, prefilled,
+                 prefix_blocks_hit, inflight_miss_blocks, ttft_s, tbt_s, e2e_s, prefill_compute_s,
+                 ttft_predicted_s, output_ids)
   // The record's fields into `r` (whose id, arrival and lengths are the trace's).
   void ToRecord(trace::RequestRecord* r) const;
   void FromRecord(const trace::RequestRecord& r);
@@ -47,7 +44,6 @@ struct RequestState {
 
 // ConductorTotals as counters, in its declaration order (conductor_role.h).
 struct ServeJournalBatch : WireMessage<ServeJournalBatch> {
-  static constexpr const char* kWireName = "ServeJournalBatch";
   uint64_t seq = 0;          // 1, 2, ... per active conductor
   uint64_t replay_next = 0;  // trace requests [0, replay_next) were decided
   int64_t start_wall_ns = 0;
@@ -55,10 +51,7 @@ struct ServeJournalBatch : WireMessage<ServeJournalBatch> {
   std::vector<uint64_t> totals;
   std::vector<RequestState> requests;
 
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.seq, m.replay_next, m.start_wall_ns, m.run_dir, m.totals, m.requests);
-  }
+  MC_WIRE_MESSAGE(ServeJournalBatch, seq, replay_next, start_wall_ns, run_dir, totals, requests)
 };
 
 }  // namespace mooncake::serve

@@ -29,11 +29,7 @@ struct ObjectRecord {
   bool soft_pin = false;
   bool hard_pin = false;
   std::vector<ReplicaLocation> replicas;  // DRAM ones at their offsets, SSD ones as recorded
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.key, m.size, m.checksum, m.version, m.target_replicas, m.soft_pin, m.hard_pin,
-          m.replicas);
-  }
+  MC_WIRE_FIELDS(key, size, checksum, version, target_replicas, soft_pin, hard_pin, replicas)
 };
 
 enum class JournalOp : uint8_t {
@@ -49,10 +45,7 @@ struct JournalEntry {
   ObjectRecord object;
   Rank rank;
   uint64_t length = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.op, m.object, m.rank, m.length);
-  }
+  MC_WIRE_FIELDS(op, object, rank, length)
 };
 
 inline constexpr uint32_t kMaxJournalEntries = 1u << 16;
@@ -61,14 +54,10 @@ inline constexpr uint32_t kMaxJournalEntries = 1u << 16;
 // life: `first_seq` numbers entries[0]. An empty batch is the active's keepalive; it too is
 // refused by a standby that took over ("fenced by epoch E").
 struct JournalBatch : WireMessage<JournalBatch> {
-  static constexpr const char* kWireName = "JournalBatch";
   uint64_t epoch = 0;  // informational: the epoch the sender was told (JournalSender::set_epoch)
   uint64_t first_seq = 1;
   std::vector<JournalEntry> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.epoch, m.first_seq, m.entries);
-  }
+  MC_WIRE_MESSAGE(JournalBatch, epoch, first_seq, entries)
   Status Validate() const;
 };
 

@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/wire_fields.h"
 
 namespace mooncake::store {
 
@@ -51,10 +52,7 @@ struct ReplicaLocation {
   Tier tier = Tier::kDram;
   uint64_t offset = 0;
   uint64_t length = 0;  // bytes of the object (not the rounded-up reservation)
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.rank, m.tier, m.offset, m.length);
-  }
+  MC_WIRE_FIELDS(rank, tier, offset, length)
   friend bool operator==(const ReplicaLocation&, const ReplicaLocation&) = default;
 };
 
@@ -64,10 +62,7 @@ struct ReplicateConfig {
   bool soft_pin = false;                   // evicted only after every unpinned object
   bool hard_pin = false;                   // never evicted (Remove still works)
   std::vector<Rank> preferred_ranks = {};  // tried first, in order
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.replicas, m.soft_pin, m.hard_pin, m.preferred_ranks);
-  }
+  MC_WIRE_FIELDS(replicas, soft_pin, hard_pin, preferred_ranks)
 };
 
 // The answer to a Get: where to read and what the bytes must hash to. `lease` is the duration
@@ -83,10 +78,7 @@ struct ObjectView {
   uint64_t version = 0;
   std::vector<ReplicaLocation> replicas;
   Nanos lease{0};
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.size, m.checksum, m.version, m.lease, m.replicas);
-  }
+  MC_WIRE_FIELDS(size, checksum, version, lease, replicas)
 };
 
 }  // namespace mooncake::store

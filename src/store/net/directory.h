@@ -26,24 +26,17 @@ struct StoreRankEntry {
   std::vector<std::string> hosts;  // IPv4 addresses it listens on, best first
   uint16_t port = 0;               // its listener
   std::vector<std::byte> segment;  // its DRAM segment's transport::RemoteDescriptor, encoded
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.rank, m.hosts, m.port, m.segment);
-  }
+  MC_WIRE_FIELDS(rank, hosts, port, segment)
 };
 
 struct StoreDirectory : WireMessage<StoreDirectory> {
-  static constexpr const char* kWireName = "StoreDirectory";
   uint32_t version = kDirectoryVersion;
   int32_t world_size = 0;
   Rank master;
   uint32_t default_replicas = 1;  // store.replicas of the job: what a put gets by default
   bool ssd = false;               // the store ranks spill to an SSD tier
   std::vector<StoreRankEntry> store_ranks;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.version, m.world_size, m.master, m.default_replicas, m.ssd, m.store_ranks);
-  }
+  MC_WIRE_MESSAGE(StoreDirectory, version, world_size, master, default_replicas, ssd, store_ranks)
   // Ranks inside the job or its join slots, distinct and not the master; descriptors that
   // decode; sane counts.
   Status Validate() const;

@@ -24,49 +24,33 @@ namespace mooncake::store {
 inline constexpr uint32_t kMaxJoinHosts = 64;
 
 struct JoinRequest : WireMessage<JoinRequest> {
-  static constexpr const char* kWireName = "JoinRequest";
   std::vector<std::string> hosts;  // IPv4 addresses its client listener is bound to, best first
   uint16_t port = 0;               // its client listener
   std::vector<std::byte> segment;  // its DRAM segment's transport::RemoteDescriptor, encoded
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.hosts, m.port, m.segment);
-  }
+  MC_WIRE_MESSAGE(JoinRequest, hosts, port, segment)
   Status Validate() const;  // a listener address, a segment that decodes and is not empty
 };
 
 struct JoinReply : WireMessage<JoinReply> {
-  static constexpr const char* kWireName = "JoinReply";
   int32_t rank = -1;  // its rank in the job from now on (a join slot)
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.rank);
-  }
+  MC_WIRE_MESSAGE(JoinReply, rank)
   Status Validate() const;
 };
 
 struct DrainRequest : WireMessage<DrainRequest> {
-  static constexpr const char* kWireName = "DrainRequest";
   int32_t rank = -1;  // the store rank to drain
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.rank);
-  }
+  MC_WIRE_MESSAGE(DrainRequest, rank)
   Status Validate() const;
 };
 
 struct DrainReply : WireMessage<DrainReply> {
-  static constexpr const char* kWireName = "DrainReply";
   int32_t rank = -1;
   uint64_t dram_replicas = 0;  // what it still holds (MetadataMaster::DrainState)
   uint64_t ssd_replicas = 0;
   uint64_t used_bytes = 0;
   uint64_t copied = 0;  // objects the master's copier has moved so far (all drains, all losses)
   bool left = false;    // drained, removed from the master, and told to exit
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.rank, m.dram_replicas, m.ssd_replicas, m.used_bytes, m.copied, m.left);
-  }
+  MC_WIRE_MESSAGE(DrainReply, rank, dram_replicas, ssd_replicas, used_bytes, copied, left)
   Status Validate() const;
 };
 

@@ -28,45 +28,29 @@ inline constexpr uint32_t kMaxMessageBytes = 4096;  // error text
 // Every message lists its fields once (Fields, common/wire_fields.h): Encode and Decode below
 // walk that list; Validate holds the limits and the agreements between fields.
 struct PutStartRequest {
-  static constexpr const char* kWireName = "PutStartRequest";
   ReplicateConfig config;  // one config for the whole batch
   std::vector<std::string> keys;
   std::vector<uint64_t> sizes;  // same length as keys
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.config, m.keys, m.sizes);
-  }
+  MC_WIRE_MESSAGE(PutStartRequest, config, keys, sizes)
   Status Validate() const;
 };
 struct PutEndRequest {
-  static constexpr const char* kWireName = "PutEndRequest";
   std::vector<std::string> keys;
   std::vector<uint64_t> checksums;  // same length as keys
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.keys, m.checksums);
-  }
+  MC_WIRE_MESSAGE(PutEndRequest, keys, checksums)
   Status Validate() const;
 };
 // PutRevoke, Get, Exists and Remove carry only keys.
 struct KeysRequest {
-  static constexpr const char* kWireName = "KeysRequest";
   std::vector<std::string> keys;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.keys);
-  }
+  MC_WIRE_MESSAGE(KeysRequest, keys)
   Status Validate() const;
 };
 
 // Store ranks a client found failing before the master declared them dead (MarkSuspect).
 struct SuspectRanksRequest {
-  static constexpr const char* kWireName = "SuspectRanksRequest";
   std::vector<Rank> ranks;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.ranks);
-  }
+  MC_WIRE_MESSAGE(SuspectRanksRequest, ranks)
   Status Validate() const;
 };
 
@@ -74,69 +58,43 @@ struct SuspectRanksRequest {
 struct StatusEntry {
   ErrorCode code = ErrorCode::kOk;
   std::string message;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.code, m.message);
-  }
+  MC_WIRE_FIELDS(code, message)
   Status Validate() const;
 };
 struct StatusResponse {
-  static constexpr const char* kWireName = "StatusResponse";
   std::vector<StatusEntry> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(StatusResponse, entries)
   Status Validate() const;
 };
 struct PutStartEntry {
   StatusEntry status;
   std::vector<ReplicaLocation> replicas;  // empty unless status is OK
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.status, m.replicas);
-  }
+  MC_WIRE_FIELDS(status, replicas)
 };
 struct PutStartResponse {
-  static constexpr const char* kWireName = "PutStartResponse";
   std::vector<PutStartEntry> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(PutStartResponse, entries)
   Status Validate() const;
 };
 struct GetEntry {
   StatusEntry status;
   ObjectView view;  // meaningful when status is OK
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.status, m.view);
-  }
+  MC_WIRE_FIELDS(status, view)
 };
 struct GetResponse {
-  static constexpr const char* kWireName = "GetResponse";
   std::vector<GetEntry> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(GetResponse, entries)
   Status Validate() const;
 };
 struct ExistsResponse {
-  static constexpr const char* kWireName = "ExistsResponse";
   std::vector<uint8_t> exists;  // 1 per visible key
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.exists);
-  }
+  MC_WIRE_MESSAGE(ExistsResponse, exists)
   Status Validate() const;
 };
 
 // The master's counters, for benchmarks and tests (kStats). `*_ns` is time spent inside the
 // master under its lock, so keys / ns is the master's own rate without the RPC around it.
 struct StatsResponse {
-  static constexpr const char* kWireName = "StatsResponse";
   uint64_t objects = 0;
   uint64_t in_flight_puts = 0;
   uint64_t evicted_replicas = 0;
@@ -147,11 +105,8 @@ struct StatsResponse {
   uint64_t exists_ns = 0;
   uint64_t get_keys = 0;
   uint64_t get_ns = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.objects, m.in_flight_puts, m.evicted_replicas, m.revoked_puts, m.timed_out_puts,
-          m.requests, m.exists_keys, m.exists_ns, m.get_keys, m.get_ns);
-  }
+  MC_WIRE_MESSAGE(StatsResponse, objects, in_flight_puts, evicted_replicas, revoked_puts,
+                  timed_out_puts, requests, exists_keys, exists_ns, get_keys, get_ns)
 };
 
 // Encode / Decode of every store message (and of the SSD ones, ssd_messages.h).

@@ -47,36 +47,22 @@ struct SpillEntry {
   uint64_t offset = 0;
   uint64_t length = 0;
   uint64_t checksum = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.ticket, m.key, m.version, m.offset, m.length, m.checksum);
-  }
+  MC_WIRE_FIELDS(ticket, key, version, offset, length, checksum)
 };
 struct SpillRequest {
-  static constexpr const char* kWireName = "SpillRequest";
   std::vector<SpillEntry> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(SpillRequest, entries)
   Status Validate() const;
 };
 
 struct SpillResult {
   StatusEntry status;     // Busy: the tier's queue was full and the block was not written
   uint64_t location = 0;  // the tier's opaque block location when OK
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.status, m.location);
-  }
+  MC_WIRE_FIELDS(status, location)
 };
 struct SpillResponse {
-  static constexpr const char* kWireName = "SpillResponse";
   std::vector<SpillResult> entries;  // same order as the request
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(SpillResponse, entries)
   Status Validate() const;
 };
 
@@ -85,50 +71,32 @@ struct PromoteEntry {
   uint64_t version = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.key, m.version, m.offset, m.length);
-  }
+  MC_WIRE_FIELDS(key, version, offset, length)
 };
 struct PromoteRequest {
-  static constexpr const char* kWireName = "PromoteRequest";
   std::vector<PromoteEntry> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(PromoteRequest, entries)
   Status Validate() const;
 };
 
 struct SsdReadEntry {
   StatusEntry status;
   std::vector<std::byte> bytes;  // the block when OK (checksum verified by the tier)
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.status, m.bytes);
-  }
+  MC_WIRE_FIELDS(status, bytes)
 };
 struct SsdReadResponse {
-  static constexpr const char* kWireName = "SsdReadResponse";
   std::vector<SsdReadEntry> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(SsdReadResponse, entries)
   Status Validate() const;
 };
 
 struct SsdStageRequest {
-  static constexpr const char* kWireName = "SsdStageRequest";
   std::vector<std::string> keys;
   std::vector<uint64_t> versions;  // one per key: the version the master named (ObjectView)
   // 1: the client checks every block against the master's checksum (the value the tier
   // stored), so the store rank skips its own check; 0: the store rank checks.
   uint8_t client_verifies = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.keys, m.versions, m.client_verifies);
-  }
+  MC_WIRE_MESSAGE(SsdStageRequest, keys, versions, client_verifies)
   Status Validate() const;
 };
 
@@ -139,30 +107,19 @@ struct SsdStagedEntry {
                        // Corrupt or IoError (the tier's read failed its checksum or the disk)
   uint64_t remote_addr = 0;
   uint64_t length = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.status, m.remote_addr, m.length);
-  }
+  MC_WIRE_FIELDS(status, remote_addr, length)
 };
 struct SsdStageResponse {
-  static constexpr const char* kWireName = "SsdStageResponse";
   uint64_t ticket = 0;             // names the staged blocks in kSsdRelease; 0: nothing staged
   Nanos lease{0};                  // the blocks stay at least this long after the answer was sent
   std::vector<std::byte> staging;  // transport::RemoteDescriptor::Encode() of the region
   std::vector<SsdStagedEntry> entries;  // same order as the request's keys
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.ticket, m.lease, m.staging, m.entries);
-  }
+  MC_WIRE_MESSAGE(SsdStageResponse, ticket, lease, staging, entries)
   Status Validate() const;
 };
 struct SsdReleaseNotice {
-  static constexpr const char* kWireName = "SsdReleaseNotice";
   uint64_t ticket = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.ticket);
-  }
+  MC_WIRE_MESSAGE(SsdReleaseNotice, ticket)
 };
 
 struct SsdBlockRef {
@@ -171,24 +128,16 @@ struct SsdBlockRef {
   uint64_t size = 0;
   uint64_t checksum = 0;
   uint64_t location = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.key, m.version, m.size, m.checksum, m.location);
-  }
+  MC_WIRE_FIELDS(key, version, size, checksum, location)
 };
 struct SsdDropNotice {
-  static constexpr const char* kWireName = "SsdDropNotice";
   std::vector<SsdBlockRef> blocks;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.blocks);
-  }
+  MC_WIRE_MESSAGE(SsdDropNotice, blocks)
   Status Validate() const;
 };
 
 // A store rank's RecoveryReport (store/ssd_tier.h says what each counter means).
 struct RecoveredBlocks {
-  static constexpr const char* kWireName = "RecoveredBlocks";
   uint64_t dropped = 0;  // every block the scan discarded (the sum of the next three)
   uint64_t dropped_torn = 0;
   uint64_t dropped_superseded = 0;
@@ -198,11 +147,8 @@ struct RecoveredBlocks {
   uint32_t files = 0;
   uint32_t unreadable_files = 0;
   std::vector<SsdBlockRef> blocks;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.dropped, m.dropped_torn, m.dropped_superseded, m.dropped_tombstoned, m.tombstones,
-          m.max_version, m.files, m.unreadable_files, m.blocks);
-  }
+  MC_WIRE_MESSAGE(RecoveredBlocks, dropped, dropped_torn, dropped_superseded, dropped_tombstoned,
+                  tombstones, max_version, files, unreadable_files, blocks)
   Status Validate() const;
 };
 
@@ -210,18 +156,11 @@ struct RecoveredBlocks {
 struct SsdTombstone {
   std::string key;
   uint64_t version = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.key, m.version);
-  }
+  MC_WIRE_FIELDS(key, version)
 };
 struct SsdTombstoneRequest {
-  static constexpr const char* kWireName = "SsdTombstoneRequest";
   std::vector<SsdTombstone> entries;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.entries);
-  }
+  MC_WIRE_MESSAGE(SsdTombstoneRequest, entries)
   Status Validate() const;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire_fields.h"
 #include "transport/transport.h"
 
 namespace mooncake::store {
@@ -20,10 +21,7 @@ struct ListenerRecord {
   // A standby conductor's liveness watch (cluster/liveness_link.h), at the same hosts; 0 on the
   // other ranks. Not for clients: the active conductor links to it.
   uint16_t liveness_port = 0;
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.hosts, m.port, m.liveness_port);
-  }
+  MC_WIRE_FIELDS(hosts, port, liveness_port)
 };
 
 // Listens on `config` for processes whose credential equals `token` (the job token's bytes).

@@ -17,6 +17,7 @@
 #include "cluster/bootstrap.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/wire_fields.h"
 
 namespace mooncake::store {
 
@@ -31,10 +32,7 @@ struct RankMemory {
   bool store = false;      // a store rank (holds store.dram)
   uint64_t available = 0;  // AvailableMemory() on its host, at start
   std::string source;      // what `available` is
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.host, m.store, m.available, m.source);
-  }
+  MC_WIRE_FIELDS(host, store, available, source)
 };
 
 // InvalidArgument naming the first host whose store ranks need more than it has available:

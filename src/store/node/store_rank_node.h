@@ -16,6 +16,7 @@
 
 #include "common/ids.h"
 #include "common/status.h"
+#include "common/wire_fields.h"
 #include "store/hdf5/tier.h"
 #include "store/net/ssd_messages.h"
 #include "store/ssd/ssd_store_service.h"
@@ -46,11 +47,8 @@ struct SsdRankCounters {
     promoted += o.promoted, reads_served += o.reads_served, read_failures += o.read_failures;
     dropped_by_lru += o.dropped_by_lru, blocks_on_disk += o.blocks_on_disk, buckets += o.buckets;
   }
-  template <typename Self, typename Visit>
-  static void Fields(Self& m, Visit&& visit) {
-    visit(m.spilled, m.spills_refused, m.spill_errors, m.promoted, m.reads_served, m.read_failures,
-          m.dropped_by_lru, m.blocks_on_disk, m.buckets);
-  }
+  MC_WIRE_FIELDS(spilled, spills_refused, spill_errors, promoted, reads_served, read_failures,
+                 dropped_by_lru, blocks_on_disk, buckets)
 };
 
 // `all` as parts whose encodings stay near `max_part_bytes`: the first carries the counters,

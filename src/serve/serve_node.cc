@@ -131,21 +131,10 @@ std::string ServeNode::run_dir() const {
 }
 
 void ServeNode::StartJournals() {
-  store::JournalConfig jc;
-  jc.standby = deps_.standby;
-  jc.send_timeout = ctx_.config.membership.failure_timeout;
-  jc.keepalive = ctx_.config.membership.heartbeat_interval;
-  store_journal_ = std::make_unique<store::JournalSender>(deps_.rpc, jc);
-  store_journal_->OnFenced([this](const Status& why) {
-    if (on_fenced_) on_fenced_(why);
-  });
-  // A standby that heartbeats but does not take the journal would stall every put-end: fence
-  // it (the sender then goes on alone), so that it can never take over with a stale table.
-  store_journal_->OnUnresponsive([this](const std::string& why) {
-    lifecycle_.DeclareDead(deps_.standby, "the standby conductor: " + why);
-  });
-  master_->service().SetJournal(store_journal_.get());
-  store_journal_->Start();
+  store_journal_ = StartMasterJournal(deps_.rpc, deps_.standby, ctx_.config.membership,
+                                      master_->service(), lifecycle_, [this](const Status& why) {
+                                        if (on_fenced_) on_fenced_(why);
+                                      });
   conductor_->SetJournal(
       [this](std::vector<std::byte> batch) {
         // One-way: a standby that died is declared dead and skipped (PeerFailure at once).
@@ -164,34 +153,18 @@ void ServeNode::StartStandby() {
 }
 
 void ServeNode::OnActiveLost(const Status& why) {
-  if (lifecycle_.stop_requested()) {
-    log::Info("the conductor left after the stop: no takeover ({})", why.ToString());
-    return;
-  }
-  if (lifecycle_.fenced_by_conductor()) {
-    // The active declared this standby dead: its tables may be stale, so it never takes over.
-    if (on_fenced_) on_fenced_(why.WithContext("the standby conductor was fenced by the active"));
-    return;
-  }
+  if (!MayTakeOver(lifecycle_, why, on_fenced_)) return;
   Status s = TakeOver();
   if (!s.ok() && on_fenced_) on_fenced_(s.WithContext("the standby's takeover failed"));
 }
 
 Status ServeNode::TakeOver() {
   SteadyClock clock;
-  const Nanos last = lifecycle_.last_conductor_reply();
-  cluster::Membership m = lifecycle_.membership();
-  const Rank old = m.conductor();
-  m.Die(old, clock.Now(),
-        "no heartbeat for " + FormatSeconds(clock.Now() - last) + " (the standby took over)");
-  MC_RETURN_IF_ERROR(m.SetConductor(ctx_.peers.self));
-  const std::string fence = fmt::format("fenced by epoch {}: rank {} took over as the conductor",
-                                        m.epoch(), ctx_.peers.self.value);
-  // From here nothing of the old active is obeyed: its journal sends and keepalives are answered
-  // PeerFailure naming the epoch, which is how a woken one learns to stop.
-  deps_.rpc.MarkDead(old, fence);
-  const uint64_t applied = store_standby_->entries_applied();
-  const store::StandbyTable table = store_standby_->Promote(PeerFailure(fence));
+  Result<Takeover> begun =
+      BeginTakeover(lifecycle_, deps_.rpc, ctx_.peers.self, "", *store_standby_);
+  if (!begun.ok()) return begun.status();
+  Takeover& t = *begun;
+  const store::StandbyTable& table = t.table;
   const ServeState state = follower_->Promote();
   {
     std::lock_guard<std::mutex> lock(failover_mutex_);
@@ -206,31 +179,26 @@ Status ServeNode::TakeOver() {
   IndexRecoveredBlocks(*scheduler_, table.keys(), ctx_.layout.model_name(),
                        static_cast<int>(ctx_.peers.prefill_ranks.size()));
   std::vector<Rank> dead;
-  for (const DeadRank& d : m.dead()) dead.push_back(d.rank);
-  const uint64_t epoch = m.epoch();
+  for (const DeadRank& d : t.membership.dead()) dead.push_back(d.rank);
   // Ready before it conducts: from Promote on, the replay (another thread) may decide.
-  const Nanos ready = clock.Now();
-  lifecycle_.Promote(std::move(m));  // watches every live rank and tells them
-  const size_t again = conductor_->ResolveInFlight(dead);
+  FailoverReport report = t.Report(clock.Now());
+  lifecycle_.Promote(std::move(t.membership));  // watches every live rank and tells them
+  report.serving = true;
+  report.serve_batches = state.batches;
+  report.requests_restored = state.requests.size();
+  report.requests_redispatched = conductor_->ResolveInFlight(dead);
   {
     std::lock_guard<std::mutex> lock(failover_mutex_);
-    failover_.took_over = true;
-    failover_.old_conductor = old.value;
-    failover_.epoch = epoch;
-    failover_.journal_entries = applied;
-    failover_.objects_restored = table.objects();
-    failover_.serve_batches = state.batches;
-    failover_.requests_restored = state.requests.size();
-    failover_.requests_redispatched = again;
-    failover_.ready_ms = static_cast<double>((ready - last).count()) / 1e6;
-    old_active_last_heard_ = last;
+    failover_ = report;
+    old_active_last_heard_ = t.last_heard;
   }
   log::Warn(
       "rank {} took over as the conductor (membership epoch {}): {} store object(s) from {} "
       "journal entries, {} request(s) from {} serving batches ({} re-dispatched), replay from "
       "request {}, conducting {:.0f} ms after the last heartbeat of rank {}",
-      ctx_.peers.self.value, epoch, table.objects(), applied, state.requests.size(), state.batches,
-      again, state.replay_next, static_cast<double>((ready - last).count()) / 1e6, old.value);
+      ctx_.peers.self.value, report.epoch, report.objects_restored, report.journal_entries,
+      report.requests_restored, report.serve_batches, report.requests_redispatched,
+      state.replay_next, report.ready_ms, report.old_conductor);
   return Status::Ok();
 }
 

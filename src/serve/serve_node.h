@@ -26,6 +26,7 @@
 #include "serve/conductor_link.h"
 #include "serve/conductor_role.h"
 #include "serve/decode_role.h"
+#include "serve/master_failover.h"
 #include "serve/prefill_role.h"
 #include "serve/rank_lifecycle.h"
 #include "serve/rank_report.h"
@@ -108,19 +109,7 @@ class ServeNode {
   // it acknowledges nothing more), or the standby when the active fenced it. Set before Start.
   void OnFenced(std::function<void(const Status&)> on_fenced) { on_fenced_ = std::move(on_fenced); }
   // summary.json's failover block (`standby` false without one).
-  struct Failover {
-    bool standby = false;    // the job has one
-    bool took_over = false;  // this rank took over
-    int old_conductor = -1;
-    uint64_t epoch = 0;                  // the membership epoch the takeover made
-    uint64_t journal_entries = 0;        // store master entries applied before the takeover
-    uint64_t objects_restored = 0;       // store objects the new master started with
-    uint64_t serve_batches = 0;          // serving journal batches applied before the takeover
-    uint64_t requests_restored = 0;      // requests the journal named (decided by the old active)
-    uint64_t requests_redispatched = 0;  // in flight at the takeover and dispatched again
-    double ready_ms = 0;                 // last heartbeat of the old active -> this rank conducts
-    double takeover_ms = -1;             // ... -> its first decision (-1: none yet)
-  };
+  using Failover = FailoverReport;  // takeover_ms: -> its first decision
   Failover failover() const;
 
   // Others: `on_lost` runs (heartbeat thread) when the conductor is unreachable or fenced this

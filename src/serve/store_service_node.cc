@@ -115,21 +115,10 @@ void StoreServiceNode::LinkToStandby(const std::vector<std::string>& hosts, uint
 }
 
 void StoreServiceNode::StartJournal() {
-  store::JournalConfig jc;
-  jc.standby = deps_.standby;
-  jc.send_timeout = config_.membership.failure_timeout;
-  jc.keepalive = config_.membership.heartbeat_interval;
-  journal_ = std::make_unique<store::JournalSender>(deps_.rpc, jc);
-  journal_->OnFenced([this](const Status& why) {
-    if (on_fenced_) on_fenced_(why);
-  });
-  // A standby that heartbeats but does not take the journal would stall every put: fence it
-  // (the sender then goes on alone), so that it can never take over with a stale table either.
-  journal_->OnUnresponsive([this](const std::string& why) {
-    lifecycle_.DeclareDead(deps_.standby, "the standby conductor: " + why);
-  });
-  master_->service().SetJournal(journal_.get());
-  journal_->Start();
+  journal_ = StartMasterJournal(deps_.rpc, deps_.standby, config_.membership, master_->service(),
+                                lifecycle_, [this](const Status& why) {
+                                  if (on_fenced_) on_fenced_(why);
+                                });
 }
 
 void StoreServiceNode::OnRankDead(const DeadRank& dead) {
@@ -149,56 +138,31 @@ void StoreServiceNode::OnRankDead(const DeadRank& dead) {
 }
 
 void StoreServiceNode::OnActiveLost(const Status& why) {
-  if (lifecycle_.stop_requested()) {
-    // The service is ending: its conductor left after the stop, which is no failure.
-    log::Info("the conductor left after the stop: no takeover ({})", why.ToString());
-    return;
-  }
-  if (lifecycle_.fenced_by_conductor()) {
-    // The active declared this standby dead (it stopped, or stopped taking the journal): its
-    // table may be stale, so it must never take over.
-    if (on_fenced_) on_fenced_(why.WithContext("the standby conductor was fenced by the active"));
-    return;
-  }
+  if (!MayTakeOver(lifecycle_, why, on_fenced_)) return;
   Status s = TakeOver(why);
   if (!s.ok() && on_fenced_) on_fenced_(s.WithContext("the standby's takeover failed"));
 }
 
 Status StoreServiceNode::TakeOver(const Status& why) {
   SteadyClock clock;
-  const Nanos last = lifecycle_.last_conductor_reply();
-  cluster::Membership m = lifecycle_.membership();
-  const Rank old = m.conductor();
-  m.Die(old, clock.Now(),
-        "no heartbeat for " + FormatSeconds(clock.Now() - last) +
-            " (the standby took over: " + why.message() + ")");
-  MC_RETURN_IF_ERROR(m.SetConductor(deps_.self));
-  const std::string fence = fmt::format("fenced by epoch {}: rank {} took over as the conductor",
-                                        m.epoch(), deps_.self.value);
-  // From here nothing of the old active is obeyed here: its journal sends and keepalives are
-  // answered PeerFailure naming the epoch, which is how it learns to stop.
-  deps_.rpc.MarkDead(old, fence);
-  const uint64_t applied = standby_->entries_applied();
-  const store::StandbyTable table = standby_->Promote(PeerFailure(fence));
+  Result<Takeover> begun =
+      BeginTakeover(lifecycle_, deps_.rpc, deps_.self, why.message(), *standby_);
+  if (!begun.ok()) return begun.status();
+  Takeover& t = *begun;
   master_.emplace(master_config_, deps_.transport, deps_.rpc, deps_.topology);
-  MC_RETURN_IF_ERROR(master_->Start(&table));
-  const uint64_t epoch = m.epoch();
-  lifecycle_.Promote(std::move(m));
-  const Nanos ready = clock.Now();
+  MC_RETURN_IF_ERROR(master_->Start(&t.table));
+  const FailoverReport report = t.Report(clock.Now());
+  lifecycle_.Promote(std::move(t.membership));
   {
     std::lock_guard<std::mutex> lock(failover_mutex_);
-    failover_.took_over = true;
-    failover_.old_conductor = old.value;
-    failover_.epoch = epoch;
-    failover_.journal_entries = applied;
-    failover_.objects_restored = table.objects();
-    failover_.ready_ms = Millis(ready - last);
-    old_active_last_heard_ = last;
+    failover_ = report;
+    old_active_last_heard_ = t.last_heard;
   }
   log::Warn(
       "rank {} took over as the conductor (membership epoch {}): {} object(s) rebuilt from {} "
       "journal entries, serving {:.0f} ms after the last heartbeat of rank {}",
-      deps_.self.value, epoch, table.objects(), applied, Millis(ready - last), old.value);
+      deps_.self.value, report.epoch, report.objects_restored, report.journal_entries,
+      report.ready_ms, report.old_conductor);
   if (on_promoted_) on_promoted_();
   return Status::Ok();
 }

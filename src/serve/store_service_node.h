@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cluster/liveness_link.h"
+#include "serve/master_failover.h"
 #include "serve/rank_lifecycle.h"
 #include "serve/serve_config.h"
 #include "store/net/journal_sender.h"
@@ -103,16 +104,7 @@ class StoreServiceNode {
   // The membership epoch this rank holds now (the connection file names it).
   uint64_t epoch() const { return lifecycle_.epoch(); }
   // summary.json's failover block ({} without a standby).
-  struct Failover {
-    bool standby = false;    // the job has one
-    bool took_over = false;  // this rank took over
-    int old_conductor = -1;
-    uint64_t epoch = 0;            // the membership epoch the takeover made
-    uint64_t journal_entries = 0;  // applied by the standby before it took over
-    uint64_t objects_restored = 0;
-    double ready_ms = 0;      // last heartbeat of the old active -> the master serves
-    double takeover_ms = -1;  // ... -> the first request served (-1: none yet)
-  };
+  using Failover = FailoverReport;  // takeover_ms: -> the first request served
   Failover failover();
 
   // Null on the other part (a standby's master exists once it took over).

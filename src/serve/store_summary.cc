@@ -59,17 +59,7 @@ bool WriteStoreSummary(StoreServiceNode& node, const RankReport& all,
   if (const StoreServiceNode::Failover fo = node.failover(); fo.standby) {
     // takeover_ms: the old active's last heartbeat heard by the standby -> the first request the
     // new master served (null when no request came); ready_ms: -> the new master serving.
-    nlohmann::json failover = {{"standby", true}, {"took_over", fo.took_over}};
-    if (fo.took_over) {
-      failover["old_conductor"] = fo.old_conductor;
-      failover["epoch"] = fo.epoch;
-      failover["journal_entries"] = fo.journal_entries;
-      failover["objects_restored"] = fo.objects_restored;
-      failover["ready_ms"] = fo.ready_ms;
-      failover["takeover_ms"] =
-          fo.takeover_ms >= 0 ? nlohmann::json(fo.takeover_ms) : nlohmann::json(nullptr);
-    }
-    j["failover"] = failover;
+    j["failover"] = FailoverBlock(fo);
   }
   std::FILE* f = std::fopen((in.run_dir + "/summary.json").c_str(), "w");
   if (f != nullptr) {

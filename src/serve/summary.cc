@@ -158,20 +158,7 @@ void AddFailoverBlock(const ServeNode::Failover& fo, const std::string& run_dir)
     log::Warn("{}: cannot add the failover block (not JSON)", path);
     return;
   }
-  nlohmann::json f = {{"standby", true}, {"took_over", fo.took_over}};
-  if (fo.took_over) {
-    f["old_conductor"] = fo.old_conductor;
-    f["epoch"] = fo.epoch;
-    f["journal_entries"] = fo.journal_entries;
-    f["objects_restored"] = fo.objects_restored;
-    f["serve_journal_batches"] = fo.serve_batches;
-    f["requests_restored"] = fo.requests_restored;
-    f["requests_redispatched"] = fo.requests_redispatched;
-    f["ready_ms"] = fo.ready_ms;
-    f["takeover_ms"] =
-        fo.takeover_ms >= 0 ? nlohmann::json(fo.takeover_ms) : nlohmann::json(nullptr);
-  }
-  j["failover"] = f;
+  j["failover"] = FailoverBlock(fo);
   std::ofstream(path) << j.dump(2) << "\n";
 }
 

@@ -13,6 +13,22 @@ struct WaitFor {
   JournalSender* journal = nullptr;
 };
 thread_local WaitFor t_wait;
+
+// A batched call's request, answer and per-key statuses, kept by each thread that serves it and
+// reused: the keys, the entries and their replica vectors keep their capacity, so a call on
+// small objects allocates nothing per key once warm.
+template <typename Request, typename Response>
+struct CallScratch {
+  Request req;
+  Response resp;
+  std::vector<Status> status;
+};
+template <typename Request, typename Response>
+CallScratch<Request, Response>& ThreadScratch() {
+  thread_local CallScratch<Request, Response> scratch;
+  return scratch;
+}
+
 }  // namespace
 
 MasterService::MasterService(MasterServiceConfig cfg, transport::Rpc& rpc, Clock& clock,
@@ -206,14 +222,7 @@ void MasterService::SetTombstoneWriter(TombstoneWriter writer) {
 }
 
 Result<std::vector<std::byte>> MasterService::PutStart(std::span<const std::byte> request) {
-  // Reused as Get's below: the keys, the entries and their replica vectors keep their
-  // capacity, so a put-start of small objects allocates nothing per key once warm.
-  struct Scratch {
-    PutStartRequest req;
-    PutStartResponse resp;
-    std::vector<Status> status;
-  };
-  thread_local Scratch t;
+  auto& t = ThreadScratch<PutStartRequest, PutStartResponse>();
   MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
   t.resp.entries.resize(t.req.keys.size());
   std::lock_guard<std::mutex> lock(mutex_);
@@ -230,12 +239,7 @@ Result<std::vector<std::byte>> MasterService::PutStart(std::span<const std::byte
 }
 
 Result<std::vector<std::byte>> MasterService::PutEnd(std::span<const std::byte> request) {
-  struct Scratch {
-    PutEndRequest req;
-    StatusResponse resp;
-    std::vector<Status> status;
-  };
-  thread_local Scratch t;
+  auto& t = ThreadScratch<PutEndRequest, StatusResponse>();
   MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.requests;
@@ -247,15 +251,7 @@ Result<std::vector<std::byte>> MasterService::PutEnd(std::span<const std::byte> 
 }
 
 Result<std::vector<std::byte>> MasterService::Get(std::span<const std::byte> request) {
-  // The request, the answer and the statuses live on in this thread and are decoded and
-  // filled in place: a get of small objects allocates nothing per key once warm (the
-  // keys' strings, the entries and their replica vectors keep their capacity).
-  struct Scratch {
-    KeysRequest req;
-    GetResponse resp;
-    std::vector<Status> status;
-  };
-  thread_local Scratch t;
+  auto& t = ThreadScratch<KeysRequest, GetResponse>();  // decoded and filled in place
   MC_RETURN_IF_ERROR(DecodeInto(request, &t.req));
   t.resp.entries.resize(t.req.keys.size());
   std::lock_guard<std::mutex> lock(mutex_);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cluster/rendezvous_frames.h"
 #include "common/log.h"
 #include "common/secret.h"
 #include "common/tcp_probe.h"
@@ -31,22 +32,6 @@ std::vector<std::byte> EncodeHello(Rank self, const std::vector<std::byte>& toke
   std::memcpy(out.data() + 4, &self.value, 4);
   std::copy(token.begin(), token.end(), out.begin() + 8);
   return out;
-}
-
-// Sends all of `bytes` on a nonblocking socket within `ms`.
-bool SendAll(int fd, const std::vector<std::byte>& bytes, int ms) {
-  size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EINTR) return false;
-    pollfd pfd{fd, POLLOUT, 0};
-    if (poll(&pfd, 1, ms) <= 0) return false;
-  }
-  return true;
 }
 
 // A nonblocking connection to host:port within `timeout`, or the reason it failed.
@@ -184,7 +169,9 @@ Result<std::unique_ptr<LivenessLink>> LivenessLink::Connect(const std::vector<st
   for (const std::string& host : hosts) {
     const std::string where = host + ":" + std::to_string(port);
     auto fd = ConnectTo(host, port, timeout);
-    if (fd.ok() && SendAll(*fd, EncodeHello(self, token), kHelloMs)) {
+    const rendezvous::Deadline hello_by =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kHelloMs);
+    if (fd.ok() && rendezvous::SendAll(*fd, EncodeHello(self, token), hello_by).ok()) {
       return std::unique_ptr<LivenessLink>(new LivenessLink(*fd, where));
     }
     if (fd.ok()) close(*fd);

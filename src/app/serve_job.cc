@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "app/bootstrap_deadline.h"
+#include "app/rank_exit.h"
 #include "app/store_wiring.h"
 #include "common/log.h"
 #include "common/run_folder.h"
@@ -309,18 +310,7 @@ int RunServeJob(JobContext& ctx, const serve::Workload& workload, bool* peers_lo
       ConductorSetupOf(o, workload),
       StoreRankConfigFrom(o, run_dir_at_start, ctx.rank(), reference ? layout.model_name() : "",
                           reference ? (*job_engine)->kv_layout_text : ""));
-  node.OnConductorLost([rank = ctx.rank()](const Status& why) {
-    log::Error("rank {} ends: {}", rank, why.ToString());
-    std::fflush(nullptr);
-    std::_Exit(4);
-  });
-  // A former active conductor that the standby replaced (or a standby the active fenced): it
-  // must decide and acknowledge nothing more, so it ends at once.
-  node.OnFenced([rank = ctx.rank()](const Status& why) {
-    log::Error("rank {} ends: it is no longer the conductor: {}", rank, why.ToString());
-    std::fflush(nullptr);
-    std::_Exit(5);
-  });
+  EndRankWhenCutOff(node, ctx.rank());
   StartNode(ctx, node);
   cluster::ArmFaults(o.fault_kill, o.fault_stop, ctx.rank(), o.cluster.failure_timeout);
   int code = 0;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/bootstrap_deadline.h"
+#include "app/rank_exit.h"
 #include "app/serve_job.h"
 #include "app/store_wiring.h"
 #include "client/connection_file.h"
@@ -210,19 +211,7 @@ int RunStoreService(JobContext& ctx, bool* peers_lost) {
           ctx.transport, ctx.rpc, Rank{ctx.rank()}, master, StoreTopologyOf(ctx),
           std::span<std::byte>(ctx.local_buffer, ctx.local_buffer_size), standby, o.store.listen},
       config, MasterNodeConfigFrom(o), StoreRankConfigFrom(o, run_dir, ctx.rank()));
-  node.OnConductorLost([rank = ctx.rank(), &node](const Status& why) {
-    if (node.leave_requested()) return;  // drained and leaving: the conductor let it go
-    log::Error("rank {} ends: {}", rank, why.ToString());
-    std::fflush(nullptr);
-    std::_Exit(4);
-  });
-  // A former active conductor that a standby replaced (or a standby the active fenced): it
-  // must acknowledge nothing more, so it ends at once.
-  node.OnFenced([rank = ctx.rank()](const Status& why) {
-    log::Error("rank {} ends: it is no longer the conductor: {}", rank, why.ToString());
-    std::fflush(nullptr);
-    std::_Exit(5);
-  });
+  EndRankWhenCutOff(node, ctx.rank(), [&node] { return node.leave_requested(); });
   node.OnPromoted([&] {
     Status opened =
         OpenToClients(ctx, node, listeners, run_dir, &stop_asked, &leaves, &connect_file);

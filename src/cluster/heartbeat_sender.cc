@@ -1,6 +1,7 @@
 #include "cluster/heartbeat_sender.h"
 
 #include "common/log.h"
+#include "common/threads.h"
 #include "common/units.h"
 
 namespace mooncake::cluster {
@@ -27,12 +28,8 @@ void HeartbeatSender::Start() {
 }
 
 void HeartbeatSender::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(inbox_->mutex);
-    inbox_->stopping = true;
-  }
-  inbox_->cv.notify_all();
-  if (thread_.joinable()) thread_.join();
+  RaiseFlag(inbox_->mutex, inbox_->stopping, inbox_->cv);
+  JoinAll(thread_);
 }
 
 Membership HeartbeatSender::membership() const {

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "common/log.h"
+#include "common/threads.h"
 #include "store/net/messages.h"
 
 namespace mooncake::store {
@@ -147,12 +148,8 @@ void JournalSender::Start() {
 }
 
 void JournalSender::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->stopping = true;
-  }
-  state_->cv.notify_all();
-  if (thread_.joinable()) thread_.join();
+  RaiseFlag(state_->mutex, state_->stopping, state_->cv);
+  JoinAll(thread_);
 }
 
 bool JournalSender::has_standby() const {

@@ -5,9 +5,13 @@
 // MPI_Finalize hangs then).
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string_view>
+#include <utility>
 
+#include "common/log.h"
 #include "common/status.h"
 
 namespace mooncake::app {
@@ -16,7 +20,11 @@ inline constexpr int kExitConductorLost = 4;
 inline constexpr int kExitFenced = 5;
 
 // Writes "rank R ends: <what>: <why>" and ends the process with `code`.
-[[noreturn]] void EndRankNow(int rank, std::string_view what, const Status& why, int code);
+[[noreturn]] inline void EndRankNow(int rank, std::string_view what, const Status& why, int code) {
+  log::Error("rank {} ends: {}{}{}", rank, what, what.empty() ? "" : ": ", why.ToString());
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
 
 // Sets `node`'s OnConductorLost and OnFenced to end the rank. `leaving` (optional): true when the
 // conductor let this rank go (drained), so its loss is no failure.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cluster/heartbeat_sender.h"
+#include "transport/forwarding_transport.h"
 #include "transport/loopback/loopback_transport.h"
 
 namespace mooncake::cluster {
@@ -90,33 +91,9 @@ TEST_F(FailureDetectorTest, AHeartbeatAfterTheDetectorIsGoneDoesNotReachIt) {
 // A transport that, like UCX, may deliver an incoming message on the thread that is sending
 // (UCX's SendMessage drives the worker's progress, which runs receive callbacks): the first
 // message it received is delivered once more from inside the next send.
-class DeliversWhileSending : public transport::Transport {
+class DeliversWhileSending : public transport::ForwardingTransport {
  public:
-  explicit DeliversWhileSending(transport::Transport& inner) : inner_(inner) {}
-  Rank self() const override { return inner_.self(); }
-  int world_size() const override { return inner_.world_size(); }
-  std::string backend_name() const override { return inner_.backend_name(); }
-  std::vector<std::byte> LocalAddress() const override { return inner_.LocalAddress(); }
-  Status ConnectAll(const std::vector<std::vector<std::byte>>& a) override {
-    return inner_.ConnectAll(a);
-  }
-  Result<transport::MemoryRegion> RegisterMemory(void* addr, size_t length,
-                                                 transport::MemoryType type) override {
-    return inner_.RegisterMemory(addr, length, type);
-  }
-  Status UnregisterMemory(const transport::MemoryRegion& r) override {
-    return inner_.UnregisterMemory(r);
-  }
-  Result<transport::RemoteDescriptor> Export(const transport::MemoryRegion& r) override {
-    return inner_.Export(r);
-  }
-  Status Import(Rank owner, const transport::RemoteDescriptor& d) override {
-    return inner_.Import(owner, d);
-  }
-  Result<std::unique_ptr<transport::TransferBatch>> Submit(
-      std::span<const transport::TransferRequest> r) override {
-    return inner_.Submit(r);
-  }
+  using ForwardingTransport::ForwardingTransport;
   void SetMessageHandler(transport::MessageHandler h) override {
     handler_ = std::move(h);
     inner_.SetMessageHandler([this](Rank from, std::span<const std::byte> bytes) {
@@ -143,15 +120,10 @@ class DeliversWhileSending : public transport::Transport {
     }
     return inner_.SendMessage(peer, payload);
   }
-  bool Progress() override { return inner_.Progress(); }
-  std::string DescribePath(Rank peer) const override { return inner_.DescribePath(peer); }
-  void BeginShutdown() override { inner_.BeginShutdown(); }
-  Status Close(Nanos timeout) override { return inner_.Close(timeout); }
 
   std::atomic<int> delivered_while_sending{0};
 
  private:
-  transport::Transport& inner_;
   transport::MessageHandler handler_;
   std::mutex mutex_;
   bool kept_ = false;

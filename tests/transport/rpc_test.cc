@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "transport/forwarding_transport.h"
 #include "transport/join_slots.h"
 #include "transport/loopback/loopback_transport.h"
 
@@ -195,37 +196,13 @@ TEST(RpcTest, CallAsyncFailsOnTheDeathOfItsPeerAndAtItsDeadline) {
 
 // A transport whose job has `world` ranks as far as the Rpc asks, over a loopback rank: it
 // plays a job that grew after the Rpc was made.
-class GrowingWorld : public Transport {
+class GrowingWorld : public ForwardingTransport {
  public:
-  GrowingWorld(Transport& inner, int world) : inner_(inner), world_(world) {}
+  GrowingWorld(Transport& inner, int world) : ForwardingTransport(inner), world_(world) {}
   void Grow(int world) { world_ = world; }
-  Rank self() const override { return inner_.self(); }
   int world_size() const override { return world_.load(); }
-  std::string backend_name() const override { return inner_.backend_name(); }
-  std::vector<std::byte> LocalAddress() const override { return inner_.LocalAddress(); }
-  Status ConnectAll(const std::vector<std::vector<std::byte>>& a) override {
-    return inner_.ConnectAll(a);
-  }
-  Result<MemoryRegion> RegisterMemory(void* addr, size_t length, MemoryType type) override {
-    return inner_.RegisterMemory(addr, length, type);
-  }
-  Status UnregisterMemory(const MemoryRegion& r) override { return inner_.UnregisterMemory(r); }
-  Result<RemoteDescriptor> Export(const MemoryRegion& r) override { return inner_.Export(r); }
-  Status Import(Rank owner, const RemoteDescriptor& d) override { return inner_.Import(owner, d); }
-  Result<std::unique_ptr<TransferBatch>> Submit(std::span<const TransferRequest> r) override {
-    return inner_.Submit(r);
-  }
-  void SetMessageHandler(MessageHandler h) override { inner_.SetMessageHandler(std::move(h)); }
-  Status SendMessage(Rank peer, std::span<const std::byte> payload) override {
-    return inner_.SendMessage(peer, payload);
-  }
-  bool Progress() override { return inner_.Progress(); }
-  std::string DescribePath(Rank peer) const override { return inner_.DescribePath(peer); }
-  void BeginShutdown() override { inner_.BeginShutdown(); }
-  Status Close(Nanos timeout) override { return inner_.Close(timeout); }
 
  private:
-  Transport& inner_;
   std::atomic<int> world_;
 };
 

@@ -75,7 +75,7 @@ FailoverReport Takeover::Report(Nanos ready) const {
 }
 
 std::unique_ptr<store::JournalSender> StartMasterJournal(
-    transport::Rpc& rpc, Rank standby, const cluster::MembershipConfig& membership,
+    transport::Rpc& rpc, Rank standby, const MembershipConfig& membership,
     store::MasterService& master, RankLifecycle& lifecycle,
     std::function<void(const Status&)> on_fenced) {
   store::JournalConfig jc;

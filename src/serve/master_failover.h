@@ -10,12 +10,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "cluster/failure_detector.h"
-#include "cluster/membership.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
 #include "serve/rank_lifecycle.h"
+#include "serve/serve_config.h"
 #include "store/net/journal_sender.h"
 #include "store/net/master_service.h"
 #include "store/node/standby_node.h"
@@ -56,7 +55,8 @@ bool MayTakeOver(const RankLifecycle& lifecycle, const Status& why,
 // answered PeerFailure naming the epoch, which is how a woken one learns to stop); then the
 // store standby promoted: the master's table as the journal left it.
 struct Takeover {
-  cluster::Membership membership;  // this rank conducts it (lifecycle's Promote takes it)
+  // This rank conducts it (lifecycle's Promote takes it); the type is rank_lifecycle.h's.
+  cluster::Membership membership;
   Rank old_conductor;
   Nanos last_heard{0};
   uint64_t journal_entries = 0;  // store journal entries the standby applied
@@ -72,7 +72,7 @@ Result<Takeover> BeginTakeover(const RankLifecycle& lifecycle, transport::Rpc& r
 // dead through `lifecycle` (the sender then goes on alone), so it can never take over with a
 // stale table. `on_fenced` runs when the standby fenced this rank (it took over).
 std::unique_ptr<store::JournalSender> StartMasterJournal(
-    transport::Rpc& rpc, Rank standby, const cluster::MembershipConfig& membership,
+    transport::Rpc& rpc, Rank standby, const MembershipConfig& membership,
     store::MasterService& master, RankLifecycle& lifecycle,
     std::function<void(const Status&)> on_fenced);
 

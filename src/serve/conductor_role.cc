@@ -342,10 +342,11 @@ void ConductorRole::Run() {
   const Nanos deadline = start_wall_ + ctx_.config.job_deadline;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    WritePartialSummary();  // from the start: a job killed early still leaves one
+    TakePartialSummary();  // from the start: a job killed early still leaves one
     accepting_ = !stop_requested_;
     cv_.notify_all();  // a Submit that came before the replay began
   }
+  WritePartialSummary();
   size_t first = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -364,6 +365,7 @@ void ConductorRole::Run() {
     }
     SleepUntil(ctx_.ToLocal(due));
     std::optional<PrefillTask> task = Decide(i, arrival_model);
+    WritePartialSummary();  // when one came due
     if (task) {
       int prefill = 0;
       {
@@ -379,6 +381,9 @@ void ConductorRole::Run() {
          (until_stopped_ || resolved_ < requests_.size())) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     MaybePrintProgress();
+    lock.unlock();
+    WritePartialSummary();
+    lock.lock();
   }
   // Draining: nothing new is taken; what was admitted is waited for.
   accepting_ = false;
@@ -389,6 +394,9 @@ void ConductorRole::Run() {
   while (Open() && ctx_.ConductorNow() < drain_end) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     MaybePrintProgress();
+    lock.unlock();
+    WritePartialSummary();
+    lock.lock();
   }
   run_over_ = true;  // what is still open is lost: its waiting clients are answered now
   cv_.notify_all();
@@ -496,7 +504,7 @@ ConductorRole::OnlineResult ConductorRole::AwaitTokens(uint64_t id, size_t have,
 void ConductorRole::MaybePrintProgress() {
   if (ctx_.ConductorNow() < next_progress_) return;
   PrintProgress(ctx_.ConductorNow() - start_wall_);
-  WritePartialSummary();
+  TakePartialSummary();
   next_progress_ += ctx_.config.progress_interval;
 }
 
@@ -628,11 +636,21 @@ std::optional<PrefillTask> ConductorRole::Redispatch(size_t i, const std::string
   return TaskFor(i, d);
 }
 
-void ConductorRole::WritePartialSummary() {
+void ConductorRole::TakePartialSummary() {
   if (partial_dir_.empty()) return;
   trace::Summary s = trace::Summarize(records_, ctx_.config.thresholds);
   s.extra["partial"] = 1;  // written while the job ran: the final summary replaces it
-  Status st = trace::WriteTextFile(partial_dir_ + "/summary.json", trace::SummaryJson(s));
+  partial_json_ = trace::SummaryJson(s);
+}
+
+void ConductorRole::WritePartialSummary() {
+  std::string json;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    json.swap(partial_json_);
+  }
+  if (json.empty()) return;
+  Status st = trace::WriteTextFile(partial_dir_ + "/summary.json", json);
   if (!st.ok()) log::Warn("{}", st.ToString());
 }
 

@@ -181,7 +181,12 @@ class ConductorRole {
   // current attempt; false when stale, or when malformed or unknown (logged).
   template <typename Report>
   bool CurrentReport(const Result<Report>& report, Rank from);
-  void WritePartialSummary();  // caller holds mutex_
+  // Caller holds mutex_. summary.json as it stands, kept for WritePartialSummary.
+  void TakePartialSummary();
+  // Caller does not hold mutex_: the kept summary to the run folder, written outside the lock
+  // so that a slow disk stalls no handler (decode ranks' KvArrived calls wait on that lock).
+  // Only the replay's thread (Run) writes.
+  void WritePartialSummary();
   // Caller holds mutex_. Request i changed: the next FlushJournal sends it.
   void MarkDirty(size_t i);
   // Caller holds mutex_. The changed requests to the standby (no-op without one).
@@ -218,6 +223,7 @@ class ConductorRole {
   Nanos next_progress_{0};
   trace::RequestLog* log_ = nullptr;
   std::string partial_dir_;
+  std::string partial_json_;  // taken at a progress line, not written yet (under mutex_)
   // The standby's journal (SetJournal) and the takeover (Restore), guarded by mutex_.
   std::function<void(std::vector<std::byte>)> journal_;
   std::string journal_run_dir_;

@@ -36,13 +36,18 @@ void DecodeRole::Start() {
                                 std::to_string(offer->bytes) + " bytes of KV; decode.buffer is " +
                                 std::to_string(buffer_.size())));
         }
-        auto a = slots_.Allocate(offer->bytes);
-        if (!a.ok()) return r.Fail(Status(ErrorCode::kBusy, "receive buffer full, retry"));
-        // By offset, not by request: after a standby's takeover two attempts of one request may
-        // each hold a slot (the old one's KvDone must free its own).
-        slot_of_[a->offset] = *a;
-        (void)from;
-        KvOfferReply reply{{}, base + a->offset};
+        uint64_t offset = 0;
+        if (const Slot* given = FindOffered(from, *offer)) {
+          offset = given->allocation.offset;  // asked again: its answer came late
+        } else {
+          auto a = slots_.Allocate(offer->bytes);
+          if (!a.ok()) return r.Fail(Status(ErrorCode::kBusy, "receive buffer full, retry"));
+          // By offset, not by request: after a standby's takeover two attempts of one request
+          // may each hold a slot (the old one's KvDone must free its own).
+          slot_of_[a->offset] = Slot{*a, from.value, offer->request, offer->attempt};
+          offset = a->offset;
+        }
+        KvOfferReply reply{{}, base + offset};
         r.Reply(reply.Encode());
       }));
   transport::CheckRegistered(rpc.Register(
@@ -68,6 +73,17 @@ void DecodeRole::Stop() {
   if (!RaiseFlag(mutex_, stopping_, cv_)) return;
   JoinAll(worker_);
   LogKvTimes();
+}
+
+const DecodeRole::Slot* DecodeRole::FindOffered(Rank from, const KvOffer& offer) const {
+  // Slots held at once are few (the requests between their offer and their KvDone).
+  for (const auto& [offset, slot] : slot_of_) {
+    if (slot.prefill == from.value && slot.request == offer.request &&
+        slot.attempt == offer.attempt) {
+      return &slot;
+    }
+  }
+  return nullptr;
 }
 
 void DecodeRole::LogKvTimes() const {
@@ -126,7 +142,7 @@ void DecodeRole::Arrive(const KvDone& kv) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = kv.remote_addr >= base ? slot_of_.find(kv.remote_addr - base) : slot_of_.end();
     if (it != slot_of_.end()) {
-      (void)slots_.Free(it->second);
+      (void)slots_.Free(it->second.allocation);
       slot_of_.erase(it);
     }
     stats_.blocks_verified += verified;
@@ -136,7 +152,8 @@ void DecodeRole::Arrive(const KvDone& kv) {
   // request (lost, kv_checksum) instead of waiting for it until the job deadline.
   if (!started) corrupt = std::max<int>(corrupt, static_cast<int>(kv.hash_ids.size()));
   KvArrived arrived{{}, kv.request, kv.attempt, ctx_.peers.self.value, verified, corrupt};
-  auto reply = ctx_.CallConductor(kMsgKvArrived, arrived.Encode(), ctx_.config.rpc_timeout);
+  const std::string what = "KvArrived of request " + std::to_string(kv.request);
+  auto reply = ctx_.CallConductorPatiently(kMsgKvArrived, arrived.Encode(), what.c_str());
   auto r = reply.ok() ? KvArrivedReply::Decode(*reply) : Result<KvArrivedReply>(reply.status());
   if (!r.ok() || !r->admitted) ctx_.engine->EndDecode(kv.request);  // it never joins the batch
   if (!reply.ok()) return Fail(reply.status().WithContext("KvArrived"));

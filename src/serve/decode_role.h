@@ -62,8 +62,18 @@ class DecodeRole {
 
   ServeContext& ctx_;
   std::span<std::byte> buffer_;
+  // A slot and the offer it answered (prefill rank, request, attempt): the prefill asks again
+  // when an answer is late (rpc_timeout), and the same offer gets the same slot.
+  struct Slot {
+    store::Allocation allocation;
+    int32_t prefill = -1;
+    uint64_t request = 0;
+    uint32_t attempt = 0;
+  };
+  // The slot already given to this offer, or null. Caller holds mutex_.
+  const Slot* FindOffered(Rank from, const KvOffer& offer) const;
   store::SegmentAllocator slots_;
-  std::unordered_map<uint64_t, store::Allocation> slot_of_;  // offset -> slot (under mutex_)
+  std::unordered_map<uint64_t, Slot> slot_of_;  // offset -> slot (under mutex_)
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -54,8 +54,9 @@ struct PrefillTask : WireMessage<PrefillTask> {
 
 struct KvOffer : WireMessage<KvOffer> {
   uint64_t request = 0;
-  uint64_t bytes = 0;  // the whole request's KV (blocks x block bytes)
-  MC_WIRE_MESSAGE(KvOffer, request, bytes)
+  uint32_t attempt = 0;  // PrefillTask::attempt: an offer asked again gets the same slot
+  uint64_t bytes = 0;    // the whole request's KV (blocks x block bytes)
+  MC_WIRE_MESSAGE(KvOffer, request, attempt, bytes)
 };
 struct KvOfferReply : WireMessage<KvOfferReply> {
   uint64_t remote_addr = 0;  // where in the decode rank's receive buffer to write

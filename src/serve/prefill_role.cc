@@ -119,6 +119,7 @@ void PrefillRole::SendLoop() {
 void PrefillRole::OfferSlot(const PrefillTask& task) {
   KvOffer offer;
   offer.request = task.request;
+  offer.attempt = task.attempt;
   offer.bytes = task.hash_ids.size() * ctx_.layout.block_bytes();
   const Nanos give_up = ctx_.LocalNow() + ctx_.config.phase_timeout;
   for (;;) {
@@ -134,11 +135,22 @@ void PrefillRole::OfferSlot(const PrefillTask& task) {
       }
       return;
     }
-    if (reply.status().code() != ErrorCode::kBusy || ctx_.LocalNow() > give_up) {
+    // Busy: the receive buffer is full until requests there finish. Timeout: the decode rank
+    // answered late (a loaded machine), and asked again it gives the same slot; given up, the
+    // request would wait for the job deadline.
+    const ErrorCode code = reply.status().code();
+    if ((code != ErrorCode::kBusy && code != ErrorCode::kTimeout) || ctx_.LocalNow() > give_up) {
       Fail(reply.status().WithContext("KV offer for request " + std::to_string(task.request)));
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (code == ErrorCode::kTimeout) {
+      log::Warn(
+          "request {}: no answer to its KV offer from decode rank {} within {} ms; asking "
+          "again",
+          task.request, task.decode_rank, ctx_.config.rpc_timeout.count() / 1'000'000);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/log.h"
 #include "engine/cost_model.h"
 #include "engine/engine.h"
 #include "engine/kv_layout.h"
@@ -53,6 +54,24 @@ struct ServeContext {
                                                Nanos timeout) const {
     return link != nullptr ? link->Call(type, request, timeout)
                            : rpc.Call(peers.conductor, type, request, timeout);
+  }
+
+  // A call that the conductor answers the same however often it is asked (KvArrived): one
+  // without an answer within rpc_timeout is asked again until phase_timeout. A conductor that
+  // stalls for longer than rpc_timeout (a loaded machine, a slow disk) must not leave the
+  // request to wait for the job deadline.
+  Result<std::vector<std::byte>> CallConductorPatiently(uint16_t type,
+                                                        std::span<const std::byte> request,
+                                                        const char* what) const {
+    const Nanos give_up = LocalNow() + config.phase_timeout;
+    for (;;) {
+      auto reply = CallConductor(type, request, config.rpc_timeout);
+      if (reply.ok() || reply.status().code() != ErrorCode::kTimeout || LocalNow() > give_up) {
+        return reply;
+      }
+      log::Warn("{}: no answer from the conductor within {} ms; asking again", what,
+                config.rpc_timeout.count() / 1'000'000);
+    }
   }
 
   double time_scale() const { return config.time_scale; }

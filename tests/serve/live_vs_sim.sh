@@ -24,7 +24,10 @@ trap 'rm -rf "$dir"' EXIT
 # tests do that). Fresh-clone CI runs lost a live run to a rank that missed heartbeats at the
 # start of ctest, when it overlaps the reference engine's compute-bound tests: the LRU run at
 # the default 1 s (silent 1.15 s), then the eviction run at 5 s under the sanitizers.
-live_opts=(--cluster.failure_timeout 30s)
+# A 120 s job deadline: each live run takes about 30 s (under the sanitizers too), and a request
+# that never ends must fail the test with its run's log, not outlast CTest's timeout silently
+# (a CI run hung so in the eviction run: a decode rank's KvArrived timed out and was given up).
+live_opts=(--cluster.failure_timeout 30s --job.deadline 120s)
 # On a failed live run, the lines that say why a rank ended, beside the log's tail.
 why_failed() { grep -E "declared dead|ends:|error" "$1" | head -8; tail -20 "$1"; }
 "$@" -np 6 "$mooncake" "${live_opts[@]}" --config "$config" --trace "$trace" --trace.limit "$limit" \

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -17,7 +18,9 @@
 #include "serve/token_check.h"
 #include "serve/workload.h"
 #include "support/paper_cost_model.h"
+#include "transport/forwarding_transport.h"
 #include "transport/loopback/loopback_transport.h"
+#include "transport/rpc.h"
 
 namespace mooncake::serve {
 namespace {
@@ -61,10 +64,14 @@ class CountingEngine final : public engine::Engine {
 // Four loopback ranks with the store's segment and the decode rank's receive buffer registered
 // and imported everywhere, as the live job's bootstrap does. With `model`, the prefill and the
 // decode rank compute with the reference engine (each its own), KV blocks at their real size.
+// Wraps a rank's transport (a test's late answers); returns null to leave it as it is.
+using WrapTransport =
+    std::function<std::unique_ptr<transport::Transport>(int rank, transport::Transport& inner)>;
+
 class InProcessJob {
  public:
   InProcessJob(const ServeConfig& config, const std::vector<trace::TraceRequest>& requests,
-               const model::Transformer* model = nullptr)
+               const model::Transformer* model = nullptr, const WrapTransport& wrap = nullptr)
       : cost_(testing::Llama70bA800()),
         layout_(model == nullptr ? engine::KvLayout(cost_, 1.0 / 8192, "llama3-70b")
                                  : engine::KvLayout::Computed(
@@ -77,6 +84,12 @@ class InProcessJob {
       decode_ref_ = std::make_unique<engine::ReferenceEngine>(*model);
     }
     transports_ = transport::CreateLoopbackCluster(kRanks, &hub_);
+    for (int r = 0; r < kRanks && wrap; ++r) {
+      if (auto wrapped = wrap(r, *transports_[r])) {
+        unwrapped_.push_back(std::move(transports_[r]));
+        transports_[r] = std::move(wrapped);
+      }
+    }
     for (auto& t : transports_) rpcs_.push_back(std::make_unique<transport::Rpc>(*t));
     std::vector<std::vector<transport::RemoteDescriptor>> regions(kRanks);
     Register(kStore, kSegmentBytes, &segment_, &regions);
@@ -158,6 +171,7 @@ class InProcessJob {
   CountingEngine counting_;
   std::unique_ptr<engine::ReferenceEngine> prefill_ref_, decode_ref_;
   std::shared_ptr<transport::LoopbackHub> hub_;
+  std::vector<std::unique_ptr<transport::Transport>> unwrapped_;  // under a wrapped rank's
   std::vector<std::unique_ptr<transport::Transport>> transports_;
   std::vector<std::unique_ptr<transport::Rpc>> rpcs_;
   Buffer segment_, receive_;
@@ -303,6 +317,62 @@ TEST(ServeNode, LayerByLayerKvGivesOneProcesssTokensAndAMissingLayerIsRefused) {
       EXPECT_EQ(check.requests_compared, requests.size() - 1);
     }
   }
+}
+
+// Sends the first `count` answers to RPC `type` `late`: a rank whose handling stalls past its
+// callers' rpc_timeout (a loaded machine, a lock held over a slow disk write).
+class LateAnswers final : public transport::ForwardingTransport {
+ public:
+  LateAnswers(transport::Transport& inner, uint16_t type, int count, Nanos late)
+      : ForwardingTransport(inner), type_(type), left_(count), late_(late) {}
+  Status SendMessage(Rank peer, std::span<const std::byte> payload) override {
+    auto frame = transport::DecodeFrame(payload);
+    if (frame.ok() && frame->kind == transport::FrameKind::kResponse && frame->type == type_ &&
+        left_.fetch_sub(1) > 0) {
+      std::this_thread::sleep_for(late_);
+    }
+    return inner_.SendMessage(peer, payload);
+  }
+
+ private:
+  const uint16_t type_;
+  std::atomic<int> left_;
+  const Nanos late_;
+};
+
+// The decode rank answers a KV offer, and the conductor a KvArrived, after the caller's
+// rpc_timeout: each is asked again and answers the same (the same slot, the same admission),
+// so every request completes. Given up after one timeout, the request waited for the job
+// deadline and was lost (a live_vs_sim run in CI hung so).
+TEST(ServeNode, AnAnswerLaterThanTheRpcTimeoutIsAskedAgainAndNoRequestIsLost) {
+  const auto requests = Synthetic(8);
+  ServeConfig config = FastConfig();
+  config.rpc_timeout = std::chrono::milliseconds(300);
+  config.membership.failure_timeout = std::chrono::seconds(10);  // the stalls are not deaths
+  config.job_deadline = std::chrono::seconds(30);
+  const Nanos late = std::chrono::milliseconds(800);
+  const WrapTransport wrap = [&](int rank, transport::Transport& inner) {
+    std::unique_ptr<transport::Transport> t;
+    if (rank == kDecode)
+      t = std::make_unique<LateAnswers>(inner, static_cast<uint16_t>(kMsgKvOffer), 2, late);
+    if (rank == kConductor)
+      t = std::make_unique<LateAnswers>(inner, static_cast<uint16_t>(kMsgKvArrived), 2, late);
+    return t;
+  };
+  InProcessJob job(config, requests, nullptr, wrap);
+  RankReport all;
+  job.Run(&all);
+  EXPECT_EQ(all.errors, 0u) << all.first_error;
+  ConductorRole& conductor = *job.node(kConductor).conductor_role();
+  EXPECT_TRUE(conductor.LostRequests().empty())
+      << conductor.LostRequests().size() << " requests lost, the first "
+      << conductor.LostRequests().front();
+  uint64_t completed = 0;
+  for (const trace::RequestRecord& r : conductor.records()) {
+    completed += r.outcome == trace::Outcome::kCompleted;
+  }
+  EXPECT_GT(completed, 0u);
+  EXPECT_EQ(all.blocks_corrupt, 0u);
 }
 
 // A prefill or decode rank without an engine is refused at Start, naming what is missing.

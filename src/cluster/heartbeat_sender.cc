@@ -109,16 +109,6 @@ void HeartbeatSender::Loop() {
   last_reply_ns_ = last_reply.count();
   std::unique_lock<std::mutex> lock(inbox_->mutex);
   while (!inbox_->stopping) {
-    // If this thread itself did not run for a while (a stopped process, an overloaded host),
-    // the silence was ours: do not count it against the conductor. A stopped rank that wakes
-    // up so asks once more, and learns from the answer whether it was fenced meanwhile.
-    const Nanos tick = clock_.Now();
-    const Nanos stalled = tick - last_tick - config_.heartbeat_interval;
-    if (stalled > config_.heartbeat_interval * 3) {
-      last_reply += stalled;
-      next_send = tick;
-    }
-    last_tick = tick;
     if (clock_.Now() >= next_send) {
       lock.unlock();
       conductor = Rank{conductor_.load()};
@@ -144,7 +134,22 @@ void HeartbeatSender::Loop() {
       on_changed_(Rank{conductor_.load()});
       lock.lock();
     }
-    const Nanos silent = clock_.Now() - last_reply;
+    // If this thread itself did not run for a while (a stopped process, an overloaded host),
+    // the silence was ours: do not count it against the conductor. A stopped rank that wakes
+    // up so asks once more, and learns from the answer whether it was fenced meanwhile. Looked
+    // at here, just before the silence is judged: a stop that came while this thread was
+    // sending (above) was otherwise counted against the conductor as soon as the rank woke,
+    // before its question could be answered (CI: mpi_fault_store_stop's resumed rank ended
+    // "conductor did not answer" instead of learning it was fenced).
+    const Nanos tick = clock_.Now();
+    const Nanos stalled = tick - last_tick - config_.heartbeat_interval;
+    last_tick = tick;
+    if (lost.ok() && stalled > config_.heartbeat_interval * 3) {
+      last_reply += stalled;
+      next_send = tick;
+      continue;
+    }
+    const Nanos silent = tick - last_reply;
     const int32_t standby = standby_.load();
     if (lost.ok() && silent > config_.failure_timeout && standby >= 0 &&
         conductor_.load() != standby) {

@@ -12,6 +12,7 @@
 #include "cluster/heartbeat_sender.h"
 #include "transport/forwarding_transport.h"
 #include "transport/loopback/loopback_transport.h"
+#include "transport/rpc.h"
 
 namespace mooncake::cluster {
 namespace {
@@ -304,6 +305,53 @@ TEST_F(FailureDetectorTest, AFencedRankLearnsItFromTheReplyToItsHeartbeat) {
   two.Start();
   ASSERT_TRUE(Eventually([&] { return lost.load(); }));
   EXPECT_NE(why.find("fenced"), std::string::npos) << why;
+}
+
+// The rank's own heartbeat thread stalls inside the send of its `nth` heartbeat for `stall`, and
+// that heartbeat never leaves: a process stopped (SIGSTOP) while it was sending.
+class StallsOneHeartbeat : public transport::ForwardingTransport {
+ public:
+  StallsOneHeartbeat(transport::Transport& inner, int nth, Nanos stall)
+      : ForwardingTransport(inner), nth_(nth), stall_(stall) {}
+  Status SendMessage(Rank peer, std::span<const std::byte> payload) override {
+    auto frame = transport::DecodeFrame(payload);
+    if (frame.ok() && frame->kind == transport::FrameKind::kRequest &&
+        frame->type == static_cast<uint16_t>(kMsgHeartbeat) && ++heartbeats_ == nth_) {
+      std::this_thread::sleep_for(stall_);
+      return Status::Ok();
+    }
+    return inner_.SendMessage(peer, payload);
+  }
+
+ private:
+  const int nth_;
+  const Nanos stall_;
+  std::atomic<int> heartbeats_{0};
+};
+
+// A rank that stalled while sending a heartbeat, and was declared dead meanwhile, learns from its
+// next heartbeat that it was fenced. The silence was its own: judged before it asked again, the
+// stall counted against the conductor and the rank ended "the conductor did not answer" (CI:
+// mpi_fault_store_stop, whose stopped rank must end fenced).
+TEST_F(FailureDetectorTest, ARankStalledWhileSendingLearnsItWasFencedNotThatTheConductorIsSilent) {
+  FailureDetector detector(*rpcs_[1], Initial(), kFast);
+  detector.Start();
+  rpcs_[2].reset();  // rank 2's messages go to the Rpc below
+  StallsOneHeartbeat stalls(*transports_[2], 5, kFast.failure_timeout * 3);
+  Rpc rank2(stalls);
+  HeartbeatSender two(rank2, Initial(), kFast);
+  std::atomic<bool> lost{false};
+  std::string why;
+  two.OnConductorLost([&](const Status& s) {
+    why = s.ToString();
+    lost = true;
+  });
+  two.Start();
+  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
+  EXPECT_TRUE(rpcs_[1]->IsDead(Rank{2}));  // (rank 0 sends none here: dead too)
+  EXPECT_NE(why.find("fenced"), std::string::npos) << why;
+  EXPECT_TRUE(two.fenced());
+  two.Stop();
 }
 
 }  // namespace

@@ -4,23 +4,19 @@
 
 namespace mooncake::model {
 
-inline bool CpuHasAvx2Fma() {
 #if defined(__x86_64__)
+inline bool CpuHasAvx2Fma() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
 }
-
 // AVX-512F (the OS saving its registers included: libgcc checks XCR0) and FMA.
 inline bool CpuHasAvx512Fma() {
-#if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
 }
+#else
+inline bool CpuHasAvx2Fma() { return false; }
+inline bool CpuHasAvx512Fma() { return false; }
+#endif
 
 }  // namespace mooncake::model

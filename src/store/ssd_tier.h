@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire_fields.h"
 
 namespace mooncake::store {
 
@@ -30,23 +31,30 @@ struct SsdBlock {
   uint64_t size = 0;
   uint64_t checksum = 0;
   uint64_t location = 0;  // opaque outside the tier (Hdf5Tier: (bucket id << 32) | slot)
+  MC_WIRE_FIELDS(key, version, size, checksum, location)  // the master hears of it so
 };
 
-// What a tier found in its folder when it opened (a restart): the blocks it can serve again,
-// and every block it dropped, by reason. Files are left in place.
-struct RecoveryReport {
-  std::vector<SsdBlock> blocks;
-  uint64_t recovered = 0;
+// What a tier's scan of its folder counted: a RecoveryReport's counters, and what a store rank
+// reports of them to the master (RecoveredBlocks, store/net/ssd_messages.h).
+struct RecoveryCounts {
   uint64_t dropped = 0;             // the sum of the three reasons below
   uint64_t dropped_torn = 0;        // bytes or key failed their checksum, or a range is outside
   uint64_t dropped_superseded = 0;  // a higher version of the key is on disk
   uint64_t dropped_tombstoned = 0;  // removed: a tombstone covers the version
   uint64_t tombstones = 0;          // tombstone slots read
-  uint64_t max_version = 0;         // over every block and tombstone read
+  // Over every block and tombstone read: the master's versions go above it.
+  uint64_t max_version = 0;
   uint32_t files = 0;
   // Files whose HDF5 metadata or index could not be read: every block in them is lost (how many
-  // is unknown); each is named in file_notes.
+  // is unknown); each is named in RecoveryReport::file_notes.
   uint32_t unreadable_files = 0;
+};
+
+// What a tier found in its folder when it opened (a restart): the blocks it can serve again,
+// and every block it dropped, by reason (the counts). Files are left in place.
+struct RecoveryReport : RecoveryCounts {
+  std::vector<SsdBlock> blocks;
+  uint64_t recovered = 0;
   // One line per file that lost anything: the file, what was dropped and why (logged at the
   // default level by the store rank).
   std::vector<std::string> file_notes;

@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/net/messages.h"
+#include "store/ssd_tier.h"
 
 namespace mooncake::store {
 
@@ -122,31 +123,15 @@ struct SsdReleaseNotice {
   MC_WIRE_MESSAGE(SsdReleaseNotice, ticket)
 };
 
-struct SsdBlockRef {
-  std::string key;
-  uint64_t version = 0;
-  uint64_t size = 0;
-  uint64_t checksum = 0;
-  uint64_t location = 0;
-  MC_WIRE_FIELDS(key, version, size, checksum, location)
-};
 struct SsdDropNotice {
-  std::vector<SsdBlockRef> blocks;
+  std::vector<SsdBlock> blocks;
   MC_WIRE_MESSAGE(SsdDropNotice, blocks)
   Status Validate() const;
 };
 
-// A store rank's RecoveryReport (store/ssd_tier.h says what each counter means).
-struct RecoveredBlocks {
-  uint64_t dropped = 0;  // every block the scan discarded (the sum of the next three)
-  uint64_t dropped_torn = 0;
-  uint64_t dropped_superseded = 0;
-  uint64_t dropped_tombstoned = 0;
-  uint64_t tombstones = 0;
-  uint64_t max_version = 0;  // over blocks and tombstones: the master's versions go above it
-  uint32_t files = 0;
-  uint32_t unreadable_files = 0;
-  std::vector<SsdBlockRef> blocks;
+// A store rank's RecoveryReport: its counts and blocks (store/ssd_tier.h).
+struct RecoveredBlocks : RecoveryCounts {
+  std::vector<SsdBlock> blocks;
   MC_WIRE_MESSAGE(RecoveredBlocks, dropped, dropped_torn, dropped_superseded, dropped_tombstoned,
                   tombstones, max_version, files, unreadable_files, blocks)
   Status Validate() const;

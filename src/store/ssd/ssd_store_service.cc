@@ -207,8 +207,7 @@ SsdReadResponse SsdStoreService::Read(const SsdStageRequest& req) {
 void SsdStoreService::OnTierDrop(const SsdBlock& block) {
   ++dropped_;
   SsdDropNotice n;
-  n.blocks.push_back(
-      SsdBlockRef{block.key, block.version, block.size, block.checksum, block.location});
+  n.blocks.push_back(block);
   Status s = rpc_.Notify(master_, SsdMsg::kSsdDrop, Encode(n));
   if (!s.ok())
     log::Warn("telling the master about dropped SSD block '{}': {}", block.key, s.ToString());
@@ -232,17 +231,8 @@ SsdStoreStats SsdStoreService::Stats() const {
 
 RecoveredBlocks ToRecoveredBlocks(const RecoveryReport& report) {
   RecoveredBlocks out;
-  out.dropped = report.dropped;
-  out.dropped_torn = report.dropped_torn;
-  out.dropped_superseded = report.dropped_superseded;
-  out.dropped_tombstoned = report.dropped_tombstoned;
-  out.tombstones = report.tombstones;
-  out.max_version = report.max_version;
-  out.files = report.files;
-  out.unreadable_files = report.unreadable_files;
-  for (const auto& b : report.blocks) {
-    out.blocks.push_back(SsdBlockRef{b.key, b.version, b.size, b.checksum, b.location});
-  }
+  static_cast<RecoveryCounts&>(out) = report;
+  out.blocks = report.blocks;
   return out;
 }
 

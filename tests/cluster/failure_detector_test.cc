@@ -291,19 +291,33 @@ TEST_F(FailureDetectorTest, AConductorKnownToHaveDiedIsLostAtOnceNotAfterTheFail
   EXPECT_FALSE(sender.fenced());
 }
 
+// Starts `sender` and waits (Eventually) until it loses its conductor: why, or empty when it
+// did not.
+std::string StartAndWaitForLoss(HeartbeatSender& sender) {
+  struct Lost {
+    std::mutex mutex;
+    std::string why;
+  };
+  auto lost = std::make_shared<Lost>();  // the handler may outlive this call when it times out
+  sender.OnConductorLost([lost](const Status& s) {
+    std::lock_guard<std::mutex> lock(lost->mutex);
+    lost->why = s.ToString();
+  });
+  sender.Start();
+  auto why = [&] {
+    std::lock_guard<std::mutex> lock(lost->mutex);
+    return lost->why;
+  };
+  Eventually([&] { return !why().empty(); });
+  return why();
+}
+
 TEST_F(FailureDetectorTest, AFencedRankLearnsItFromTheReplyToItsHeartbeat) {
   FailureDetector detector(*rpcs_[1], Initial(), kFast);
   detector.Start();
   detector.DeclareDead(Rank{2}, "a test");
   HeartbeatSender two(*rpcs_[2], Initial(), kFast);
-  std::atomic<bool> lost{false};
-  std::string why;
-  two.OnConductorLost([&](const Status& s) {
-    why = s.ToString();
-    lost = true;
-  });
-  two.Start();
-  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
+  const std::string why = StartAndWaitForLoss(two);
   EXPECT_NE(why.find("fenced"), std::string::npos) << why;
 }
 
@@ -340,14 +354,7 @@ TEST_F(FailureDetectorTest, ARankStalledWhileSendingLearnsItWasFencedNotThatTheC
   StallsOneHeartbeat stalls(*transports_[2], 5, kFast.failure_timeout * 3);
   Rpc rank2(stalls);
   HeartbeatSender two(rank2, Initial(), kFast);
-  std::atomic<bool> lost{false};
-  std::string why;
-  two.OnConductorLost([&](const Status& s) {
-    why = s.ToString();
-    lost = true;
-  });
-  two.Start();
-  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
+  const std::string why = StartAndWaitForLoss(two);
   EXPECT_TRUE(rpcs_[1]->IsDead(Rank{2}));  // (rank 0 sends none here: dead too)
   EXPECT_NE(why.find("fenced"), std::string::npos) << why;
   EXPECT_TRUE(two.fenced());

@@ -379,11 +379,7 @@ void ConductorRole::Run() {
   // Serving: the replay's requests still open, or (serve until stopped) no stop asked for yet.
   while (ctx_.ConductorNow() < deadline && !stop_requested_ &&
          (until_stopped_ || resolved_ < requests_.size())) {
-    cv_.wait_for(lock, std::chrono::milliseconds(100));
-    MaybePrintProgress();
-    lock.unlock();
-    WritePartialSummary();
-    lock.lock();
+    WaitAndReportProgress(lock);
   }
   // Draining: nothing new is taken; what was admitted is waited for.
   accepting_ = false;
@@ -392,11 +388,7 @@ void ConductorRole::Run() {
                               ? std::min(deadline, ctx_.ConductorNow() + drain_)
                               : deadline;
   while (Open() && ctx_.ConductorNow() < drain_end) {
-    cv_.wait_for(lock, std::chrono::milliseconds(100));
-    MaybePrintProgress();
-    lock.unlock();
-    WritePartialSummary();
-    lock.lock();
+    WaitAndReportProgress(lock);
   }
   run_over_ = true;  // what is still open is lost: its waiting clients are answered now
   cv_.notify_all();
@@ -498,6 +490,14 @@ ConductorRole::OnlineResult ConductorRole::AwaitTokens(uint64_t id, size_t have,
   if (tokens.size() > have) out.output_ids.assign(tokens.begin() + have, tokens.end());
   if (out.resolved) out.record = records_[id];
   return out;
+}
+
+void ConductorRole::WaitAndReportProgress(std::unique_lock<std::mutex>& lock) {
+  cv_.wait_for(lock, std::chrono::milliseconds(100));
+  MaybePrintProgress();
+  lock.unlock();
+  WritePartialSummary();
+  lock.lock();
 }
 
 // Caller holds mutex_.

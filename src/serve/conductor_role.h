@@ -163,7 +163,10 @@ class ConductorRole {
   Nanos ModelNow() const;                            // model time since the replay started
   double WallSecondsLeft(Nanos wall_elapsed) const;  // caller holds mutex_
   void PrintProgress(Nanos wall_elapsed);
-  void MaybePrintProgress();                               // caller holds mutex_
+  void MaybePrintProgress();  // caller holds mutex_
+  // Run's serving and draining loops: waits up to 100 ms under `lock` (on mutex_), prints a
+  // progress line when one is due and writes its partial summary with the lock released.
+  void WaitAndReportProgress(std::unique_lock<std::mutex>& lock);
   const trace::TraceRequest& RequestAt(size_t i) const;    // caller holds mutex_ (online ones)
   size_t RequestCount() const { return pending_.size(); }  // caller holds mutex_
   bool Open() const;                                       // caller holds mutex_

@@ -33,8 +33,7 @@ void HeartbeatSender::Stop() {
 }
 
 Membership HeartbeatSender::membership() const {
-  std::lock_guard<std::mutex> lock(membership_mutex_);
-  return membership_;
+  return CopyLocked(membership_mutex_, membership_);
 }
 
 void HeartbeatSender::Apply(const MembershipView& view) {

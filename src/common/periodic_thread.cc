@@ -1,4 +1,5 @@
 #include "common/periodic_thread.h"
+#include "common/threads.h"
 
 #include <utility>
 
@@ -30,10 +31,7 @@ void PeriodicThread::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool PeriodicThread::stopping() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stopping_;
-}
+bool PeriodicThread::stopping() const { return CopyLocked(mutex_, stopping_); }
 
 bool PeriodicThread::Wait(std::unique_lock<std::mutex>& lock) {
   auto done = [this] { return stopping_ || woken_; };

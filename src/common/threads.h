@@ -1,5 +1,6 @@
 // What the classes with worker threads share: a worker takes the next item of its queue until the
-// queue is closed, and Stop() raises the flag the workers look for, then joins them.
+// queue is closed, Stop() raises the flag the workers look for, then joins them, and a getter
+// copies what the workers write under the lock they write it under.
 #pragma once
 
 #include <condition_variable>
@@ -21,6 +22,14 @@ inline bool RaiseFlag(std::mutex& mutex, bool& flag, std::condition_variable& cv
   }
   cv.notify_all();
   return true;
+}
+
+// A copy of `value` read under `mutex`: the body of a getter of state that another thread writes
+// under that mutex. `value` is a reference, so nothing of it is read before the lock is held.
+template <typename T>
+T CopyLocked(std::mutex& mutex, const T& value) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return value;
 }
 
 // Joins each of `threads` that was started and not joined yet, in order.

@@ -1,4 +1,5 @@
 #include "http/connection_pool.h"
+#include "common/threads.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -101,14 +102,8 @@ void ConnectionPool::Shutdown() {
   }
 }
 
-size_t ConnectionPool::threads() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->alive;
-}
+size_t ConnectionPool::threads() const { return CopyLocked(state_->mutex, state_->alive); }
 
-size_t ConnectionPool::threads_peak() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->peak;
-}
+size_t ConnectionPool::threads_peak() const { return CopyLocked(state_->mutex, state_->peak); }
 
 }  // namespace mooncake::http

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/threads.h"
 
 namespace mooncake::p2p {
 
@@ -22,15 +23,9 @@ Heartbeat::Heartbeat(TrackerClient& tracker, transport::Transport& transport, in
 
 Heartbeat::~Heartbeat() { Stop(); }
 
-HeartbeatResponse Heartbeat::state() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return state_;
-}
+HeartbeatResponse Heartbeat::state() const { return CopyLocked(mutex_, state_); }
 
-std::string Heartbeat::why() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return why_;
-}
+std::string Heartbeat::why() const { return CopyLocked(mutex_, why_); }
 
 void Heartbeat::Stop() {
   ticker_.Stop();

@@ -1,4 +1,5 @@
 #include "p2p/update_channel.h"
+#include "common/threads.h"
 
 namespace mooncake::p2p {
 
@@ -36,15 +37,9 @@ std::vector<UpdateResponse> UpdateChannel::TakeAnswers() {
   return std::exchange(answers_, {});
 }
 
-Status UpdateChannel::last_error() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return error_;
-}
+Status UpdateChannel::last_error() const { return CopyLocked(mutex_, error_); }
 
-Nanos UpdateChannel::last_success() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return last_success_;
-}
+Nanos UpdateChannel::last_success() const { return CopyLocked(mutex_, last_success_); }
 
 Status UpdateChannel::SendOnce() {
   std::lock_guard<std::mutex> send(send_mutex_);

@@ -1,6 +1,7 @@
 // ConductorRole's standby side: the journal of every request's state to a standby conductor
 // (MarkDirty, FlushJournal), and, on the standby that took over, the state restored from it
 // (Restore) and what the old conductor left in flight decided again (ResolveInFlight).
+#include "common/threads.h"
 #include "serve/conductor_role.h"
 
 #include <algorithm>
@@ -76,10 +77,7 @@ void ConductorRole::NoteDecision() {
   if (restored_ && first_decision_at_ == Nanos(0)) first_decision_at_ = ctx_.LocalNow();
 }
 
-Nanos ConductorRole::first_decision_at() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return first_decision_at_;
-}
+Nanos ConductorRole::first_decision_at() const { return CopyLocked(mutex_, first_decision_at_); }
 
 void ConductorRole::Restore(const ServeState& state) {
   std::lock_guard<std::mutex> lock(mutex_);

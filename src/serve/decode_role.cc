@@ -17,10 +17,7 @@ DecodeRole::~DecodeRole() { Stop(); }
 
 void DecodeRole::Fail(const Status& s) { CountRoleFailure(s, mutex_, &stats_); }
 
-DecodeStats DecodeRole::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
-}
+DecodeStats DecodeRole::stats() const { return CopyLocked(mutex_, stats_); }
 
 void DecodeRole::Start() {
   auto& rpc = ctx_.rpc;

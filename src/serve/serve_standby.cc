@@ -1,6 +1,7 @@
 #include "serve/serve_standby.h"
 
 #include "common/log.h"
+#include "common/threads.h"
 #include "serve/messages.h"
 
 namespace mooncake::serve {
@@ -43,9 +44,6 @@ ServeState ServeFollower::Promote() {
   return state_;
 }
 
-uint64_t ServeFollower::batches() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return state_.batches;
-}
+uint64_t ServeFollower::batches() const { return CopyLocked(mutex_, state_.batches); }
 
 }  // namespace mooncake::serve

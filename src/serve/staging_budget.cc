@@ -1,4 +1,5 @@
 #include "serve/staging_budget.h"
+#include "common/threads.h"
 
 #include <algorithm>
 
@@ -26,15 +27,9 @@ std::shared_ptr<StagingBuffer> StagingBudget::Acquire(uint64_t size, engine::Eng
   return std::make_shared<StagingBuffer>(shared_from_this(), engine.AllocateKv(size));
 }
 
-uint64_t StagingBudget::high_water() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return high_water_;
-}
+uint64_t StagingBudget::high_water() const { return CopyLocked(mutex_, high_water_); }
 
-uint64_t StagingBudget::retired_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return retired_;
-}
+uint64_t StagingBudget::retired_bytes() const { return CopyLocked(mutex_, retired_); }
 
 void StagingBudget::Release(uint64_t size, bool retired) {
   {

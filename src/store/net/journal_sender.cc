@@ -157,15 +157,9 @@ bool JournalSender::has_standby() const {
   return !state_->standby_gone;
 }
 
-uint64_t JournalSender::batches_sent() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->batches;
-}
+uint64_t JournalSender::batches_sent() const { return CopyLocked(state_->mutex, state_->batches); }
 
-uint64_t JournalSender::entries_acked() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->acked;
-}
+uint64_t JournalSender::entries_acked() const { return CopyLocked(state_->mutex, state_->acked); }
 
 void JournalSender::set_epoch(uint64_t epoch) {
   std::lock_guard<std::mutex> lock(state_->mutex);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/threads.h"
 
 namespace mooncake::store {
 
@@ -88,10 +89,7 @@ void MasterNode::AdmitRecovered(Rank rank, const RecoveredBlocks& blocks) {
   recovery_.Add(blocks);
 }
 
-RecoveryTotals MasterNode::recovery() const {
-  std::lock_guard<std::mutex> lock(recovery_mu_);
-  return recovery_;
-}
+RecoveryTotals MasterNode::recovery() const { return CopyLocked(recovery_mu_, recovery_); }
 
 void MasterNode::ServeClients(const StoreDirectory& directory, std::function<void(Rank)> on_stop) {
   {

@@ -1,6 +1,7 @@
 #include "store/ssd/ssd_coordinator.h"
 
 #include "common/log.h"
+#include "common/threads.h"
 #include "common/units.h"
 
 namespace mooncake::store {
@@ -289,9 +290,6 @@ bool SpillCoordinator::WaitIdle(Nanos timeout) {
   });
 }
 
-SpillCoordinatorStats SpillCoordinator::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
-}
+SpillCoordinatorStats SpillCoordinator::Stats() const { return CopyLocked(mu_, stats_); }
 
 }  // namespace mooncake::store

@@ -268,9 +268,6 @@ void SsdStager::Stop() {
   region_ = {};
 }
 
-SsdStagerStats SsdStager::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
-}
+SsdStagerStats SsdStager::Stats() const { return CopyLocked(mu_, stats_); }
 
 }  // namespace mooncake::store

@@ -1,5 +1,6 @@
 #include "model/matmul_small.h"
 
+#include "common/enum_names.h"
 #include "model/cpu_features.h"
 
 namespace mooncake::model {
@@ -13,14 +14,10 @@ SmallRowsIsa BestSmallRowsIsa() {
 }
 
 const char* SmallRowsIsaName(SmallRowsIsa isa) {
-  switch (isa) {
-    case SmallRowsIsa::kAvx512:
-      return "avx512";
-    case SmallRowsIsa::kAvx2:
-      return "avx2";
-    default:
-      return "none";
-  }
+  static constexpr EnumName<SmallRowsIsa> kNames[] = {{SmallRowsIsa::kAvx512, "avx512"},
+                                                      {SmallRowsIsa::kAvx2, "avx2"},
+                                                      {SmallRowsIsa::kNone, "none"}};
+  return NameIn(kNames, isa, "none");
 }
 
 void SmallRowsLinear(const float* x, int64_t rows, int64_t in, const float* panels, int64_t out,

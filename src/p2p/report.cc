@@ -6,22 +6,15 @@
 #include <map>
 #include <set>
 
+#include "common/enum_names.h"
 #include "common/units.h"
 
 namespace mooncake::p2p {
 namespace {
 
-const char* RoleName(RankRole role) {
-  switch (role) {
-    case RankRole::kSource:
-      return "source";
-    case RankRole::kFetch:
-      return "fetch";
-    case RankRole::kShare:
-      return "share";
-  }
-  return "?";
-}
+constexpr EnumName<RankRole> kRoleNames[] = {
+    {RankRole::kSource, "source"}, {RankRole::kFetch, "fetch"}, {RankRole::kShare, "share"}};
+const char* RoleName(RankRole role) { return NameIn(kRoleNames, role, "?"); }
 
 double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 

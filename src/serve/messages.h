@@ -30,9 +30,15 @@ namespace mooncake::serve {
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
 inline constexpr uint32_t kMaxOutputTokens = 1u << 24;
 
-struct PrefillTask : WireMessage<PrefillTask> {
+// Which dispatch of which request a message is about. A request re-dispatched after a rank died
+// (attempt 1) is told apart from its first dispatch, whose late messages are then dropped, and a
+// call asked again after a timeout (a KvOffer, a KvArrived) is recognised and answered as before.
+struct Dispatch {
   uint64_t request = 0;
   uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
+};
+
+struct PrefillTask : WireMessage<PrefillTask>, Dispatch {
   int32_t input_length = 0;
   int32_t output_length = 0;
   int32_t decode_rank = -1;
@@ -52,10 +58,8 @@ struct PrefillTask : WireMessage<PrefillTask> {
   Status Validate() const;
 };
 
-struct KvOffer : WireMessage<KvOffer> {
-  uint64_t request = 0;
-  uint32_t attempt = 0;  // PrefillTask::attempt: an offer asked again gets the same slot
-  uint64_t bytes = 0;    // the whole request's KV (blocks x block bytes)
+struct KvOffer : WireMessage<KvOffer>, Dispatch {
+  uint64_t bytes = 0;  // the whole request's KV (blocks x block bytes)
   MC_WIRE_MESSAGE(KvOffer, request, attempt, bytes)
 };
 struct KvOfferReply : WireMessage<KvOfferReply> {
@@ -63,9 +67,7 @@ struct KvOfferReply : WireMessage<KvOfferReply> {
   MC_WIRE_MESSAGE(KvOfferReply, remote_addr)
 };
 
-struct KvDone : WireMessage<KvDone> {
-  uint64_t request = 0;
-  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
+struct KvDone : WireMessage<KvDone>, Dispatch {
   int32_t prefill_rank = -1;
   int32_t input_length = 0;
   int32_t output_length = 0;
@@ -84,9 +86,7 @@ struct KvDone : WireMessage<KvDone> {
   Status Validate() const;
 };
 
-struct PrefillDone : WireMessage<PrefillDone> {
-  uint64_t request = 0;
-  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
+struct PrefillDone : WireMessage<PrefillDone>, Dispatch {
   int32_t prefill_rank = -1;
   int32_t blocks_loaded = 0;   // prefix blocks read from the store and verified
   int32_t blocks_missing = 0;  // prefix blocks the store no longer had (recomputed)
@@ -101,9 +101,7 @@ struct PrefillDone : WireMessage<PrefillDone> {
                   bytes_to_decode, first_token, failed)
 };
 
-struct KvArrived : WireMessage<KvArrived> {
-  uint64_t request = 0;
-  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
+struct KvArrived : WireMessage<KvArrived>, Dispatch {
   int32_t decode_rank = -1;
   int32_t blocks_verified = 0;
   int32_t blocks_corrupt = 0;
@@ -114,9 +112,7 @@ struct KvArrivedReply : WireMessage<KvArrivedReply> {
   MC_WIRE_MESSAGE(KvArrivedReply, admitted)
 };
 
-struct DecodeDone : WireMessage<DecodeDone> {
-  uint64_t request = 0;
-  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
+struct DecodeDone : WireMessage<DecodeDone>, Dispatch {
   int32_t decode_rank = -1;
   int32_t tokens = 0;
   double tbt_model_s = 0;

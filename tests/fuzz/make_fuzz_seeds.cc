@@ -142,7 +142,7 @@ void ServeSeeds() {
   task.arrival_wall_ns = 123456789;
   task.hash_ids = {10, 11, 12};
   Write(t, "prefill_task", task.Encode(), 0);
-  Write(t, "kv_offer", serve::KvOffer{{}, 42, 3 << 20}.Encode(), 1);
+  Write(t, "kv_offer", serve::KvOffer{{}, {42, 0}, 3 << 20}.Encode(), 1);
   Write(t, "kv_offer_reply", serve::KvOfferReply{{}, 0x7f0000001000}.Encode(), 2);
   serve::KvDone done;
   done.request = 42;
@@ -157,7 +157,7 @@ void ServeSeeds() {
   pd.blocks_loaded = 2;
   pd.compute_model_s = 0.125;
   Write(t, "prefill_done", pd.Encode(), 4);
-  Write(t, "kv_arrived", serve::KvArrived{{}, 42, 0, 3, 3, 0}.Encode(), 5);
+  Write(t, "kv_arrived", serve::KvArrived{{}, {42, 0}, 3, 3, 0}.Encode(), 5);
   Write(t, "kv_arrived_reply", serve::KvArrivedReply{{}, 1}.Encode(), 6);
   serve::DecodeDone dd;
   dd.request = 42;

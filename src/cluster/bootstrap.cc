@@ -34,6 +34,15 @@ Status StepTimeout(std::string_view step, Nanos timeout, int rank, int root,
                   missing.size() > 1 ? "s" : "", names, step, FormatDuration(timeout)));
 }
 
+Result<Records> Bootstrap::Gather(std::span<const std::byte> mine, int root, std::string_view step,
+                                  Nanos timeout) const {
+  if (root < 0 || root >= size()) {
+    return InvalidArgument(
+        fmt::format("step '{}': gather to rank {} in a job of {}", step, root, size()));
+  }
+  return DoGather(mine, root, step, timeout);
+}
+
 Records Bootstrap::AllGather(std::span<const std::byte> mine) const {
   auto all = AllGather(mine, "all-gather", kNoDeadline);
   if (all.ok()) return std::move(*all);

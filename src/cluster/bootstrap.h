@@ -39,12 +39,17 @@ class Bootstrap {
   // names them. A step that failed cannot be undone: the caller ends the job (Abort).
   //
   // AllGather: every rank contributes `mine` and receives all contributions.
-  virtual Result<Records> AllGather(std::span<const std::byte> mine, std::string_view step,
-                                    Nanos timeout) const = 0;
-  // Gather: rank `root` receives all contributions; the other ranks get an empty vector.
-  virtual Result<Records> Gather(std::span<const std::byte> mine, int root, std::string_view step,
-                                 Nanos timeout) const = 0;
-  virtual Status Barrier(Nanos timeout, std::string_view step = "barrier") const = 0;
+  Result<Records> AllGather(std::span<const std::byte> mine, std::string_view step,
+                            Nanos timeout) const {
+    return DoAllGather(mine, step, timeout);
+  }
+  // Gather: rank `root` receives all contributions; the other ranks get an empty vector. A
+  // `root` outside the job is an InvalidArgument on every rank, before any rank waits.
+  Result<Records> Gather(std::span<const std::byte> mine, int root, std::string_view step,
+                         Nanos timeout) const;
+  Status Barrier(Nanos timeout, std::string_view step = "barrier") const {
+    return DoBarrier(timeout, step);
+  }
   // The ranks that this rank, as root, found missing at the last step that timed out (empty on
   // the other ranks, and before any step failed).
   virtual const std::vector<int>& missing_at_last_step() const = 0;
@@ -61,6 +66,16 @@ class Bootstrap {
   // then on only the RPC connects the ranks, a rank can die alone, and no method but Abort may
   // be called.
   virtual void Leave() const = 0;
+
+ private:
+  // The steps each bootstrap implements (a Gather's root is checked already). The public forms
+  // above are not virtual, so that an implementation's declarations hide none of them and the
+  // Barrier's default step name is written once.
+  virtual Result<Records> DoAllGather(std::span<const std::byte> mine, std::string_view step,
+                                      Nanos timeout) const = 0;
+  virtual Result<Records> DoGather(std::span<const std::byte> mine, int root, std::string_view step,
+                                   Nanos timeout) const = 0;
+  virtual Status DoBarrier(Nanos timeout, std::string_view step) const = 0;
 };
 
 // AllGather of one text per rank (a host name, a path), in rank order.

@@ -69,17 +69,17 @@ Result<Records> InProcessBootstrap::Step(std::span<const std::byte> mine, int ro
   return all;
 }
 
-Result<Records> InProcessBootstrap::AllGather(std::span<const std::byte> mine,
-                                              std::string_view step, Nanos timeout) const {
+Result<Records> InProcessBootstrap::DoAllGather(std::span<const std::byte> mine,
+                                                std::string_view step, Nanos timeout) const {
   return Step(mine, 0, true, step, timeout);
 }
 
-Result<Records> InProcessBootstrap::Gather(std::span<const std::byte> mine, int root,
-                                           std::string_view step, Nanos timeout) const {
+Result<Records> InProcessBootstrap::DoGather(std::span<const std::byte> mine, int root,
+                                             std::string_view step, Nanos timeout) const {
   return Step(mine, root, rank_ == root, step, timeout);
 }
 
-Status InProcessBootstrap::Barrier(Nanos timeout, std::string_view step) const {
+Status InProcessBootstrap::DoBarrier(Nanos timeout, std::string_view step) const {
   auto all = Step({}, 0, true, step, timeout);
   return all.ok() ? Status::Ok() : all.status();
 }

@@ -23,17 +23,7 @@ class InProcessBootstrap final : public Bootstrap {
   int rank() const override { return rank_; }
   int size() const override;
   const std::string& hostname() const override;
-
-  // A rank contributes and returns at once from a Gather whose root it is not (as MPI's
-  // non-root ranks do); every other step waits for all ranks or `timeout`.
-  Result<Records> AllGather(std::span<const std::byte> mine, std::string_view step,
-                            Nanos timeout) const override;
-  Result<Records> Gather(std::span<const std::byte> mine, int root, std::string_view step,
-                         Nanos timeout) const override;
-  Status Barrier(Nanos timeout, std::string_view step = "barrier") const override;
   const std::vector<int>& missing_at_last_step() const override { return missing_; }
-  using Bootstrap::AllGather;  // the forms without a deadline
-  using Bootstrap::Gather;
 
   // The ranks share one process: ends it (_Exit with `code`).
   [[noreturn]] void Abort(int code) const override;
@@ -42,6 +32,14 @@ class InProcessBootstrap final : public Bootstrap {
  private:
   InProcessBootstrap(std::shared_ptr<InProcessGroup> group, int rank)
       : group_(std::move(group)), rank_(rank) {}
+
+  // A rank contributes and returns at once from a Gather whose root it is not (as MPI's
+  // non-root ranks do); every other step waits for all ranks or `timeout`.
+  Result<Records> DoAllGather(std::span<const std::byte> mine, std::string_view step,
+                              Nanos timeout) const override;
+  Result<Records> DoGather(std::span<const std::byte> mine, int root, std::string_view step,
+                           Nanos timeout) const override;
+  Status DoBarrier(Nanos timeout, std::string_view step) const override;
   // One step: contributes `mine`; waits for every rank (unless `wait_all` is false) until
   // `timeout`; returns every contribution.
   Result<Records> Step(std::span<const std::byte> mine, int root, bool wait_all,

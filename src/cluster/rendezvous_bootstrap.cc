@@ -404,20 +404,17 @@ RendezvousBootstrap::RendezvousBootstrap(RendezvousConfig config, int fd, uint16
 
 RendezvousBootstrap::~RendezvousBootstrap() = default;
 
-Result<Records> RendezvousBootstrap::AllGather(std::span<const std::byte> mine,
-                                               std::string_view step, Nanos timeout) const {
+Result<Records> RendezvousBootstrap::DoAllGather(std::span<const std::byte> mine,
+                                                 std::string_view step, Nanos timeout) const {
   return state_->Step(mine, true, -1, step, timeout);
 }
 
-Result<Records> RendezvousBootstrap::Gather(std::span<const std::byte> mine, int root,
-                                            std::string_view step, Nanos timeout) const {
-  if (root < 0 || root >= config_.size) {
-    return InvalidArgument(fmt::format("gather to rank {} in a job of {}", root, config_.size));
-  }
+Result<Records> RendezvousBootstrap::DoGather(std::span<const std::byte> mine, int root,
+                                              std::string_view step, Nanos timeout) const {
   return state_->Step(mine, false, root, step, timeout);
 }
 
-Status RendezvousBootstrap::Barrier(Nanos timeout, std::string_view step) const {
+Status RendezvousBootstrap::DoBarrier(Nanos timeout, std::string_view step) const {
   return state_->Step({}, false, -1, step, timeout).status();
 }
 

@@ -48,14 +48,7 @@ class RendezvousBootstrap final : public Bootstrap {
   // The port rank 0 listens on (0 on other ranks).
   uint16_t port() const { return port_; }
 
-  Result<Records> AllGather(std::span<const std::byte> mine, std::string_view step,
-                            Nanos timeout) const override;
-  Result<Records> Gather(std::span<const std::byte> mine, int root, std::string_view step,
-                         Nanos timeout) const override;
-  Status Barrier(Nanos timeout, std::string_view step = "barrier") const override;
   const std::vector<int>& missing_at_last_step() const override;
-  using Bootstrap::AllGather;  // the forms without a deadline
-  using Bootstrap::Gather;
 
   // Tells the root (on rank 0: every rank) to end the job with `code`, then ends this process.
   [[noreturn]] void Abort(int code) const override;
@@ -65,6 +58,12 @@ class RendezvousBootstrap final : public Bootstrap {
  private:
   // `fd`: rank 0's listening socket, or another rank's connection to rank 0.
   RendezvousBootstrap(RendezvousConfig config, int fd, uint16_t port);
+
+  Result<Records> DoAllGather(std::span<const std::byte> mine, std::string_view step,
+                              Nanos timeout) const override;
+  Result<Records> DoGather(std::span<const std::byte> mine, int root, std::string_view step,
+                           Nanos timeout) const override;
+  Status DoBarrier(Nanos timeout, std::string_view step) const override;
 
   RendezvousConfig config_;
   std::unique_ptr<RendezvousState> state_;

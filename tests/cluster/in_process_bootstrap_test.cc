@@ -52,6 +52,24 @@ TEST(InProcessBootstrapTest, AllGatherGivesEveryRankEveryRecordAndGatherOnlyTheR
   EXPECT_EQ(gathered[2][1], Bytes("xx"));
 }
 
+// Bootstrap::Gather checks the root for every implementation: a rank outside the job is an
+// InvalidArgument at once, on every rank, and no rank waits for the step (the next step works).
+TEST(InProcessBootstrapTest, AGatherToARankOutsideTheJobIsRefusedAtOnceOnEveryRank) {
+  auto group = InProcessBootstrap::CreateGroup(2);
+  std::vector<Status> got(2), after(2);
+  OnRanks(2, [&](int r) {
+    got[r] = group[r]->Gather(Bytes("x"), 2, "to nobody", milliseconds(60000)).status();
+    after[r] = group[r]->Barrier(milliseconds(5000), "after");
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(got[r].code(), ErrorCode::kInvalidArgument) << got[r].ToString();
+    EXPECT_NE(got[r].message().find("step 'to nobody': gather to rank 2 in a job of 2"),
+              std::string::npos)
+        << got[r].ToString();
+    EXPECT_TRUE(after[r].ok()) << after[r].ToString();
+  }
+}
+
 // AllGatherText (cluster/bootstrap.h): every rank's text, the empty one included, in rank order.
 TEST(InProcessBootstrapTest, AllGatherTextGivesEveryRankEveryTextInRankOrder) {
   auto group = InProcessBootstrap::CreateGroup(3);

@@ -25,22 +25,7 @@ class MpiSession final : public Bootstrap {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::string& hostname() const override { return hostname_; }
-
-  // The steps are nonblocking MPI polled with short sleeps until `timeout` (a blocking
-  // MPI_Allgather waits for ever). Every rank first tells the step's root that it arrived, so on
-  // the root a Timeout names the ranks that never did. MPI cannot cancel a collective: after a
-  // failed step the step's buffers stay allocated until the job ends.
-  Result<Records> AllGather(std::span<const std::byte> mine, std::string_view step,
-                            Nanos timeout) const override;
-  Result<Records> Gather(std::span<const std::byte> mine, int root, std::string_view step,
-                         Nanos timeout) const override;
-  // MPI_Ibarrier, polled the same way. Polling also keeps UCX progress threads serving peers'
-  // one-sided operations (UCX 1.13 emulates RMA over active messages; a target stuck in
-  // MPI_Barrier stalls its peers).
-  Status Barrier(Nanos timeout, std::string_view step = "barrier") const override;
   const std::vector<int>& missing_at_last_step() const override { return missing_; }
-  using Bootstrap::AllGather;  // the forms without a deadline
-  using Bootstrap::Gather;
 
   // MPI_Bcast of `bytes` from `root`, whatever their size: blocking and without a deadline, for
   // tools only (the MPI_Bcast baseline, benchmarks/p2p_bcast_bench.cc), not the job's bootstrap.
@@ -61,6 +46,20 @@ class MpiSession final : public Bootstrap {
 
  private:
   MpiSession() = default;
+
+  // The steps are nonblocking MPI polled with short sleeps until `timeout` (a blocking
+  // MPI_Allgather waits for ever). Every rank first tells the step's root that it arrived, so on
+  // the root a Timeout names the ranks that never did. MPI cannot cancel a collective: after a
+  // failed step the step's buffers stay allocated until the job ends.
+  Result<Records> DoAllGather(std::span<const std::byte> mine, std::string_view step,
+                              Nanos timeout) const override;
+  Result<Records> DoGather(std::span<const std::byte> mine, int root, std::string_view step,
+                           Nanos timeout) const override;
+  // MPI_Ibarrier, polled the same way. Polling also keeps UCX progress threads serving peers'
+  // one-sided operations (UCX 1.13 emulates RMA over active messages; a target stuck in
+  // MPI_Barrier stalls its peers).
+  Status DoBarrier(Nanos timeout, std::string_view step) const override;
+
   int rank_ = 0;
   int size_ = 1;
   std::string hostname_;

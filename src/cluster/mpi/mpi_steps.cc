@@ -121,8 +121,8 @@ void Lay(Step& s) {
 
 }  // namespace
 
-Result<Records> MpiSession::AllGather(std::span<const std::byte> mine, std::string_view step,
-                                      Nanos timeout) const {
+Result<Records> MpiSession::DoAllGather(std::span<const std::byte> mine, std::string_view step,
+                                        Nanos timeout) const {
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   auto s = std::make_unique<Step>();
@@ -148,8 +148,8 @@ Result<Records> MpiSession::AllGather(std::span<const std::byte> mine, std::stri
   return Split(*s);
 }
 
-Result<Records> MpiSession::Gather(std::span<const std::byte> mine, int root, std::string_view step,
-                                   Nanos timeout) const {
+Result<Records> MpiSession::DoGather(std::span<const std::byte> mine, int root,
+                                     std::string_view step, Nanos timeout) const {
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   auto s = std::make_unique<Step>();
@@ -175,7 +175,7 @@ Result<Records> MpiSession::Gather(std::span<const std::byte> mine, int root, st
   return Split(*s);
 }
 
-Status MpiSession::Barrier(Nanos timeout, std::string_view step) const {
+Status MpiSession::DoBarrier(Nanos timeout, std::string_view step) const {
   SteadyClock clock;
   const Nanos deadline = clock.Now() + timeout;
   auto s = std::make_unique<Step>();

@@ -411,16 +411,16 @@ bool PrefillRole::ComputeChunk(Run& run) {
   const int complete = end >= task.input_length
                            ? run.blocks
                            : static_cast<int>(std::min<int64_t>(run.blocks, end / kTokensPerBlock));
-  engine::PrefillChunk work;
-  work.request = task.request;
-  work.hash_ids = task.hash_ids;
-  work.prompt_ids = task.prompt_ids;
-  work.input_length = task.input_length;
-  work.prefix_tokens = run.done_tokens;
-  work.tokens = end - run.done_tokens;
-  work.first_block = from;
-  work.end_block = std::max(complete, from);
-  work.kv = run.staging->bytes();
+  engine::PrefillChunk work{.request = task.request,
+                            .hash_ids = task.hash_ids,
+                            .input_length = task.input_length,
+                            .prefix_tokens = run.done_tokens,
+                            .tokens = end - run.done_tokens,
+                            .first_block = from,
+                            .end_block = std::max(complete, from),
+                            .kv = run.staging->bytes(),
+                            .prompt_ids = task.prompt_ids,
+                            .on_layer = nullptr};  // set below where the KV streams per layer
   const bool swap = complete > from && ClaimSwapKv(task, from, complete);
   int32_t layers_streamed = 0;
   if (!modelled && ctx_.config.kv_stream_layers && complete > from) {

@@ -10,16 +10,16 @@ namespace {
 po::options_description General(RawJobOptions* raw) {
   po::options_description d("General");
   cli::AddOptionRows(
-      d, {{"help,h", cli::Flag(), "print this help and exit"},
+      d, {cli::HelpRow(),
           {"version", cli::Flag(), "print the version and exit"},
-          {"config", cli::Named(&raw->config, "FILE"),
-           "INI file with any of the options below (e.g. configs/serve/small.ini); the command "
-           "line overrides it"},
+          cli::ConfigRow(&raw->config,
+                         "INI file with any of the options below (e.g. configs/serve/small.ini); "
+                         "the command line overrides it"),
           {"dry-run", po::bool_switch(&raw->dry_run),
            "print the role table (rank, role, host) and exit"},
           {"out", cli::Named(&raw->out, "DIR"),
            "run folder for summary.json and CSVs (default: runs/<yyyymmdd-hhmmss, UTC>)"},
-          {"log-level", cli::Text(&raw->log_level, "warn"), "debug | info | warn | error"}});
+          cli::LogLevelRow(&raw->log_level)});
   return d;
 }
 

@@ -43,7 +43,7 @@ po::options_description EngineOptionsDescription(RawEngineOptions* raw) {
 
 void AddReferenceModelOptions(po::options_description& d, const char* model_help) {
   cli::AddOptionRows(
-      d, {{"help,h", cli::Flag(), "print this help"},
+      d, {cli::HelpRow(),
           {"model", po::value<std::string>(), model_help},
           {"seed", po::value<uint64_t>()->default_value(0), "seed of a preset's weights"}});
 }

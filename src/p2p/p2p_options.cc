@@ -39,9 +39,9 @@ po::options_description Describe(Raw* r) {
   po::options_description d("Distribution");
   cli::AddOptionRows(
       d,
-      {{"help,h", cli::Flag(), "print this help and exit"},
-       {"config", cli::Named(&r->config, "FILE"),
-        "INI file with any of these options; the command line overrides it"},
+      {cli::HelpRow(),
+       cli::ConfigRow(&r->config,
+                      "INI file with any of these options; the command line overrides it"),
        {"source", cli::Named(&r->source, "PATH"),
         "file or folder to distribute (read where the source ranks run)"},
        {"dest", cli::Named(&r->dest, "DIR"),
@@ -58,7 +58,7 @@ po::options_description Describe(Raw* r) {
        {"status-file", cli::Named(&r->status_file, "FILE"),
         "rank 0 writes the exit status here (mpirun with orte_enable_recovery exits 0 whatever "
         "its ranks return)"},
-       {"log-level", cli::Text(&r->log_level, "warn"), "debug | info | warn | error"}});
+       cli::LogLevelRow(&r->log_level)});
   po::options_description p("P2P");
   cli::AddOptionRows(
       p,

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/cli/command_line.h"
+#include "common/cli/option_values.h"
 
 namespace mooncake::cli {
 namespace {
@@ -52,6 +53,34 @@ TEST(OptionTable, RowsStoreIntoTheirTargetsAndKeepTheirDefaults) {
   EXPECT_EQ(t.port, 7);
   EXPECT_TRUE(t.dry_run);
   EXPECT_EQ(vm.count("help"), 0u);
+}
+
+// The shared rows: every command's --help, --config FILE and --log-level read the same, and
+// --log-level's default and words are the ones ParseLogLevel accepts.
+TEST(OptionTable, SharedRowsReadTheSameInEveryCommand) {
+  std::string config, level;
+  po::options_description d("Options");
+  AddOptionRows(d,
+                {HelpRow(), ConfigRow(&config, "INI file of these options"), LogLevelRow(&level)});
+  std::ostringstream help;
+  help << d;
+  const std::string text = help.str();
+  EXPECT_NE(text.find("-h [ --help ] "), std::string::npos) << text;
+  EXPECT_NE(text.find("print this help and exit"), std::string::npos) << text;
+  EXPECT_NE(text.find("--config FILE "), std::string::npos) << text;
+  EXPECT_NE(text.find("INI file of these options"), std::string::npos) << text;
+  EXPECT_NE(text.find("--log-level arg (=warn)"), std::string::npos) << text;
+  po::variables_map vm;
+  po::store(ParseCommandLine({"--config", "a.ini"}, d), vm);
+  po::notify(vm);
+  EXPECT_EQ(config, "a.ini");
+  log::Level parsed = log::Level::kDebug;
+  ASSERT_TRUE(ParseLogLevel(level, &parsed).ok()) << level;
+  EXPECT_EQ(parsed, log::Level::kWarn);
+  for (const char* word : {"debug", "info", "warn", "error"}) {
+    EXPECT_NE(text.find(word), std::string::npos) << word << " missing from " << text;
+    EXPECT_TRUE(ParseLogLevel(word, &parsed).ok()) << word;
+  }
 }
 
 // The benchmarks' parser (cli::ParseBenchCommandLine): values stored, an abbreviation refused

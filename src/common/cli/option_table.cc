@@ -19,4 +19,14 @@ po::typed_value<std::string>* Named(std::string* target, const char* value_name)
 // What add_options()(key, help) stores for an option without a value.
 po::value_semantic* Flag() { return new po::untyped_value(true); }
 
+OptionRow HelpRow() { return {"help,h", Flag(), "print this help and exit"}; }
+
+OptionRow ConfigRow(std::string* target, const char* help) {
+  return {"config", Named(target, "FILE"), help};
+}
+
+OptionRow LogLevelRow(std::string* target) {
+  return {"log-level", Text(target, "warn"), "debug | info | warn | error"};
+}
+
 }  // namespace mooncake::cli

@@ -37,4 +37,12 @@ boost::program_options::typed_value<T>* Number(T* target, T default_value) {
 // An option without a value ("--help").
 boost::program_options::value_semantic* Flag();
 
+// Rows that mean the same in every command that has them, written once:
+// "--help, -h" (print this help and exit);
+OptionRow HelpRow();
+// "--config FILE" (an INI file of the command's options; `help` says which and gives an example);
+OptionRow ConfigRow(std::string* target, const char* help);
+// "--log-level" (=warn), with the words ParseLogLevel (option_values.h) accepts.
+OptionRow LogLevelRow(std::string* target);
+
 }  // namespace mooncake::cli

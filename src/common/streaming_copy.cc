@@ -16,16 +16,22 @@ std::atomic<bool> force_sse2{false};
 
 // Below this the fence and the alignment head cost more than the read-for-ownership saves.
 constexpr size_t kMinStreamBytes = 16 * 1024;
-// LargeCopy: from 1 MiB `rep movsb` where the CPU has fast strings (ERMS), glibc's memcpy below
-// it; without ERMS, streaming stores from 4 MiB (four times a core's L2: the destination would
-// leave that cache before it is read anyway). glibc's memcpy switches from `rep movsb` to its
-// vector loop somewhere below 1 MiB and turns non-temporal only near the size of the L3.
-// Measured on the EPYC (Zen 5) CI machine, transfer_bench over shared memory (one buffer cycled,
-// as ucx_perftest): 1 MiB 67-69 GB/s against memcpy's 57-59; 4 MiB 63 against 42 streamed;
-// 16 MiB 39-46 against 38-42 streamed and 31-34 with memcpy; a bare copy of 512 KiB 107 against
-// memcpy's 110 (hence not below 1 MiB).
+// LargeCopy: glibc's memcpy below 1 MiB; from 1 MiB `rep movsb` where the CPU has fast strings
+// (ERMS); from 10 MiB streaming stores, ERMS or not (from 4 MiB without ERMS: four times a core's
+// L2, the destination would leave that cache before it is read anyway). glibc's memcpy switches
+// from `rep movsb` to its vector loop somewhere below 1 MiB and turns non-temporal only near the
+// size of the L3 it reads from sysconf, which on this VM is the host's 320 MiB, not the 32 MiB
+// one core shares (lscpu). Measured on the EPYC CI machine, transfer_bench over shared memory
+// (one buffer cycled, as ucx_perftest; GB/s, rep movsb against streamed, two rounds each):
+// 4 MiB 46-47 against 26-27; 8 MiB 28-30 against 26-27; 10 MiB 25-27 against 27; 11 MiB 22-25
+// against 27; 12 MiB 20-24 against 26-27; 16 MiB 16-21 against 26; 32 MiB 12-14 against 18-19.
+// Once a copy's source and destination together outgrow about two thirds of the L3, every
+// destination line it writes back costs a read for ownership first; streamed, it does not.
+// Earlier, on a host with twice this memory bandwidth: 1 MiB 67-69 against memcpy's 57-59; a
+// bare copy of 512 KiB 107 against memcpy's 110 (hence not below 1 MiB).
 constexpr size_t kMinRepMovsbBytes = size_t{1} << 20;
-constexpr size_t kMinLargeStreamBytes = size_t{4} << 20;
+constexpr size_t kMinLargeStreamBytes = size_t{10} << 20;
+constexpr size_t kMinLargeStreamBytesWithoutErms = size_t{4} << 20;
 
 #if defined(__x86_64__)
 // The body of the copy: dst is 64-byte aligned, n a multiple of 256. AVX-512 when the CPU has
@@ -99,12 +105,12 @@ void ForceStreamingCopySse2ForTest(bool force) { force_sse2 = force; }
 void LargeCopy(void* dst, const void* src, size_t n) {
 #if defined(__x86_64__)
   static const bool erms = HasErms();
-  if (n >= kMinRepMovsbBytes && erms) {
-    asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+  if (n >= (erms ? kMinLargeStreamBytes : kMinLargeStreamBytesWithoutErms)) {
+    StreamingCopy(dst, src, n);
     return;
   }
-  if (n >= kMinLargeStreamBytes) {
-    StreamingCopy(dst, src, n);
+  if (n >= kMinRepMovsbBytes && erms) {
+    asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
     return;
   }
 #endif

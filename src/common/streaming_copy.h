@@ -16,9 +16,9 @@ namespace mooncake {
 // stores fall back to memcpy.
 void StreamingCopy(void* dst, const void* src, size_t n);
 
-// Copies n bytes like memcpy (no overlap), choosing by size what measured fastest for a copy
-// whose destination will be read again (not a cache bypass): memcpy, the CPU's string copy
-// (`rep movsb`, on CPUs with ERMS) or StreamingCopy.
+// Copies n bytes like memcpy (no overlap), choosing by size what measured fastest: memcpy, the
+// CPU's string copy (`rep movsb`, on CPUs with ERMS) or, for copies too large for the last-level
+// cache to keep both sides, StreamingCopy.
 void LargeCopy(void* dst, const void* src, size_t n);
 
 // For tests: use the SSE2 body even where the CPU has AVX-512, so that both bodies are checked

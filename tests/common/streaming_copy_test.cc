@@ -42,14 +42,14 @@ TEST(StreamingCopy, Sse2BodyEqualsMemcpyForEveryLengthAndAlignment) {
   ForceStreamingCopySse2ForTest(false);
 }
 
-// LargeCopy switches to `rep movsb` at 1 MiB and to streaming at 4 MiB: both sides of each
-// switch, at odd alignments, copy exactly the range.
+// LargeCopy switches to `rep movsb` at 1 MiB and to streaming at 10 MiB (4 MiB without ERMS):
+// both sides of each switch, at odd alignments, copy exactly the range.
 TEST(LargeCopy, EqualsMemcpyAcrossItsSizeThresholds) {
   constexpr size_t kMiB = size_t{1} << 20;
-  std::vector<unsigned char> src(5 * kMiB + 64);
+  std::vector<unsigned char> src(11 * kMiB + 64);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
   for (size_t length : {size_t{0}, size_t{4095}, kMiB - 1, kMiB, kMiB + 7, 4 * kMiB - 1, 4 * kMiB,
-                        4 * kMiB + 129}) {
+                        4 * kMiB + 129, 10 * kMiB - 1, 10 * kMiB, 10 * kMiB + 129}) {
     for (size_t dst_offset : {0, 1, 63}) {
       std::vector<unsigned char> dst(length + 128, 0xEE);
       LargeCopy(dst.data() + dst_offset, src.data() + 3, length);

@@ -83,26 +83,31 @@ void HeartbeatSender::Send(Rank conductor) {
                  });
 }
 
-void HeartbeatSender::Take(Result<std::vector<std::byte>> reply, Nanos* last_reply,
+bool HeartbeatSender::Take(Result<std::vector<std::byte>> reply, Nanos* last_reply,
                            Status* last_error, Status* lost) {
   if (reply.ok()) {
     *last_reply = clock_.Now();
     last_reply_ns_ = last_reply->count();
+    *last_error = Status::Ok();  // an error before this answer is not why a later silence came
     auto view = MembershipView::Decode(*reply);
     if (view.ok()) Apply(*view);
-  } else if (reply.status().code() == ErrorCode::kPeerFailure) {
+    return true;
+  }
+  if (reply.status().code() == ErrorCode::kPeerFailure) {
     *lost = reply.status();  // fenced, or the conductor is known dead
     fenced_ = reply.status().message().find("fenced") != std::string::npos;
   } else {
     *last_error = reply.status();
   }
+  return false;
 }
 
 void HeartbeatSender::Loop() {
   Nanos last_reply = clock_.Now();
   Nanos next_send = last_reply;
   Nanos last_tick = last_reply;
-  Status last_error = Timeout("no heartbeat was answered");
+  Status last_error = Status::Ok();  // the last failed call since the last answer
+  bool answered = false;             // any heartbeat of this sender was answered
   Status lost = Status::Ok();
   Rank conductor{conductor_.load()};
   last_reply_ns_ = last_reply.count();
@@ -120,7 +125,7 @@ void HeartbeatSender::Loop() {
       inbox_->replies.pop_front();
       if (asked != conductor_.load()) continue;  // the one this rank followed before
       lock.unlock();
-      Take(std::move(reply), &last_reply, &last_error, &lost);
+      answered = Take(std::move(reply), &last_reply, &last_error, &lost) || answered;
       lock.lock();
     }
     if (conductor_changed_.exchange(false)) last_reply = clock_.Now();  // a view named another
@@ -164,8 +169,9 @@ void HeartbeatSender::Loop() {
     }
     if (lost.ok() && silent > config_.failure_timeout) {
       lost = PeerFailure("the conductor (rank " + std::to_string(conductor.value) +
-                         ") did not answer heartbeats for " + FormatSeconds(silent) + ": " +
-                         last_error.ToString());
+                         ") did not answer heartbeats for " + FormatSeconds(silent) +
+                         (answered ? "" : " (none was ever answered)") +
+                         (last_error.ok() ? "" : ": " + last_error.ToString()));
     }
     if (!lost.ok() && !inbox_->stopping) {
       lock.unlock();

@@ -79,8 +79,8 @@ class HeartbeatSender {
   };
   void Loop();
   void Send(Rank conductor);
-  // Takes one reply; sets `lost` when it says this rank was fenced.
-  void Take(Result<std::vector<std::byte>> reply, Nanos* last_reply, Status* last_error,
+  // Takes one reply; sets `lost` when it says this rank was fenced. True when it was an answer.
+  bool Take(Result<std::vector<std::byte>> reply, Nanos* last_reply, Status* last_error,
             Status* lost);
   void Apply(const MembershipView& view);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -262,6 +263,45 @@ TEST_F(FailureDetectorTest, AConductorThatAnswersNothingIsLostAfterTheFailureTim
   ASSERT_TRUE(Eventually([&] { return lost.load(); }));
   EXPECT_GE(after, kFast.failure_timeout);
   EXPECT_NE(why.find("the conductor (rank 1) did not answer heartbeats"), std::string::npos) << why;
+  EXPECT_NE(why.find("(none was ever answered)"), std::string::npos) << why;
+}
+
+// A conductor that answered and then fell silent: the rank's reason says how long it was silent
+// and does not claim that no heartbeat was ever answered.
+TEST_F(FailureDetectorTest, AConductorThatFallsSilentIsLostWithoutClaimingItNeverAnswered) {
+  // Shared with the handler, which the fixture's Rpc keeps past this test's locals.
+  struct Conductor {
+    MembershipView view;
+    std::atomic<int> answered{0};
+  };
+  auto c = std::make_shared<Conductor>();
+  c->view.conductor = 1;
+  c->view.live = {0, 1};
+  c->view.roles = {static_cast<uint8_t>(Role::kStore), static_cast<uint8_t>(Role::kConductor)};
+  EXPECT_TRUE(rpcs_[1]
+                  ->RegisterInline(kMsgHeartbeat,
+                                   [c](Rank, std::span<const std::byte>, Responder r) {
+                                     if (c->answered.load() < 3) {
+                                       ++c->answered;
+                                       r.Reply(c->view.Encode());
+                                     }
+                                   })
+                  .ok());
+  HeartbeatSender sender(*rpcs_[0], Initial(), kFast);
+  std::atomic<bool> lost{false};
+  std::string why;
+  sender.OnConductorLost([&](const Status& s) {
+    why = s.ToString();
+    lost = true;
+  });
+  sender.Start();
+  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
+  EXPECT_EQ(c->answered.load(), 3);
+  EXPECT_NE(why.find("the conductor (rank 1) did not answer heartbeats for"), std::string::npos)
+      << why;
+  // Neither wording of "no heartbeat was answered" (the text before this test) fits here.
+  EXPECT_EQ(why.find("no heartbeat was answered"), std::string::npos) << why;
+  EXPECT_EQ(why.find("none was ever answered"), std::string::npos) << why;
 }
 
 TEST_F(FailureDetectorTest, AConductorKnownToHaveDiedIsLostAtOnceNotAfterTheFailureTimeout) {

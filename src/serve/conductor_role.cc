@@ -188,24 +188,29 @@ void ConductorRole::OnPrefillDone(Rank from, std::span<const std::byte> bytes) {
 
 void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
                                 transport::Responder responder) {
-  auto a = KvArrived::Decode(bytes);
+  // Answered with the lock released: a handler never holds a lock while it sends
+  // (docs/RELIABILITY.md), since the send may run UCX's progress and with it other handlers.
+  const Result<KvArrivedReply> reply = AdmitArrived(from, KvArrived::Decode(bytes));
+  if (reply.ok()) {
+    responder.Reply(reply->Encode());
+  } else {
+    responder.Fail(reply.status());
+  }
+}
+
+Result<KvArrivedReply> ConductorRole::AdmitArrived(Rank from, const Result<KvArrived>& a) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!a.ok() || a->request >= pending_.size()) {
-    responder.Fail(ProtocolError("bad KvArrived from rank " + std::to_string(from.value)));
-    return;
+    return ProtocolError("bad KvArrived from rank " + std::to_string(from.value));
   }
-  if (!Current(a->request, a->attempt)) {
-    responder.Reply(KvArrivedReply{}.Encode());  // admitted = 0
-    return;
-  }
+  KvArrivedReply reply;  // admitted = 0
+  if (!Current(a->request, a->attempt)) return reply;
   Pending& p = pending_[a->request];
   if (p.kv_arrived) {
-    // Asked again (the decode rank got no answer from a conductor that died since): the same
-    // answer, counted once.
-    KvArrivedReply again;
-    again.admitted = p.admitted && !p.resolved ? 1 : 0;
-    responder.Reply(again.Encode());
-    return;
+    // Asked again (the decode rank got no answer from a conductor that died since, or its call
+    // timed out): the same answer, counted once.
+    reply.admitted = p.admitted && !p.resolved ? 1 : 0;
+    return reply;
   }
   totals_.blocks_verified += a->blocks_verified;
   totals_.blocks_corrupt += a->blocks_corrupt;
@@ -218,7 +223,6 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
           ? RejectReason::kDecodeOverload
           : scheduler_.AdmitToDecode(RequestAt(a->request).id, p.decision.decode, ModelNow(),
                                      /*admission=*/p.redispatches == 0);
-  KvArrivedReply reply;
   reply.admitted = reason == RejectReason::kNone ? 1 : 0;
   p.admitted = reply.admitted != 0;
   if (a->blocks_corrupt > 0) {
@@ -227,7 +231,7 @@ void ConductorRole::OnKvArrived(Rank from, std::span<const std::byte> bytes,
     Resolve(a->request, trace::Outcome::kRejected, conductor::RejectReasonName(reason));
   }
   FlushJournal();
-  responder.Reply(reply.Encode());
+  return reply;
 }
 
 void ConductorRole::OnDecodeDone(Rank from, std::span<const std::byte> bytes) {

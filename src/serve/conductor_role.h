@@ -157,6 +157,8 @@ class ConductorRole {
   // Report handlers (RPC threads).
   void OnPrefillDone(Rank from, std::span<const std::byte> bytes);
   void OnKvArrived(Rank from, std::span<const std::byte> bytes, transport::Responder responder);
+  // OnKvArrived's answer, taken under mutex_ (sent after it is released).
+  Result<KvArrivedReply> AdmitArrived(Rank from, const Result<KvArrived>& arrived);
   void OnDecodeDone(Rank from, std::span<const std::byte> bytes);
   void OnDecodeTokens(Rank from, std::span<const std::byte> bytes);
   void Resolve(uint64_t id, trace::Outcome outcome, const std::string& reason);

@@ -27,7 +27,7 @@ constexpr size_t kMinStreamBytes = 16 * 1024;
 // against 27; 12 MiB 20-24 against 26-27; 16 MiB 16-21 against 26; 32 MiB 12-14 against 18-19.
 // Once a copy's source and destination together outgrow about two thirds of the L3, every
 // destination line it writes back costs a read for ownership first; streamed, it does not.
-// Earlier, on a host with twice this memory bandwidth: 1 MiB 67-69 against memcpy's 57-59; a
+// Earlier (commit 8d00c7f), on that day's machine: 1 MiB 67-69 against memcpy's 57-59; a
 // bare copy of 512 KiB 107 against memcpy's 110 (hence not below 1 MiB).
 constexpr size_t kMinRepMovsbBytes = size_t{1} << 20;
 constexpr size_t kMinLargeStreamBytes = size_t{10} << 20;

@@ -187,6 +187,15 @@ TEST_F(FailureDetectorTest, ARetiredRankIsNoLongerWatchedNorDeadAndTheOthersLear
   EXPECT_EQ(detector.view().live, (std::vector<int32_t>{0, 1}));
 }
 
+// The view a conductor of our own answers heartbeats with: rank 1 conducts, rank 0 stores.
+MembershipView RankOneConductsRankZero() {
+  MembershipView view;
+  view.conductor = 1;
+  view.live = {0, 1};
+  view.roles = {static_cast<uint8_t>(Role::kStore), static_cast<uint8_t>(Role::kConductor)};
+  return view;
+}
+
 // A conductor of our own: it answers every heartbeat at once except the first, which it holds
 // for three failure timeouts (a reply stuck behind a loaded conductor), and counts them.
 class SlowFirstReply {
@@ -202,9 +211,6 @@ class SlowFirstReply {
                                      r.Reply(view_.Encode());
                                    })
                     .ok());
-    view_.conductor = 1;
-    view_.live = {0, 1};
-    view_.roles = {static_cast<uint8_t>(Role::kStore), static_cast<uint8_t>(Role::kConductor)};
   }
   int heartbeats() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -219,7 +225,7 @@ class SlowFirstReply {
   std::mutex mutex_;
   int heartbeats_ = 0;
   Responder held_;
-  MembershipView view_;
+  const MembershipView view_ = RankOneConductsRankZero();
 };
 
 TEST_F(FailureDetectorTest, ASlowReplyNeitherSilencesNorKillsTheRank) {
@@ -264,44 +270,6 @@ TEST_F(FailureDetectorTest, AConductorThatAnswersNothingIsLostAfterTheFailureTim
   EXPECT_GE(after, kFast.failure_timeout);
   EXPECT_NE(why.find("the conductor (rank 1) did not answer heartbeats"), std::string::npos) << why;
   EXPECT_NE(why.find("(none was ever answered)"), std::string::npos) << why;
-}
-
-// A conductor that answered and then fell silent: the rank's reason says how long it was silent
-// and does not claim that no heartbeat was ever answered.
-TEST_F(FailureDetectorTest, AConductorThatFallsSilentIsLostWithoutClaimingItNeverAnswered) {
-  // Shared with the handler, which the fixture's Rpc keeps past this test's locals.
-  struct Conductor {
-    MembershipView view;
-    std::atomic<int> answered{0};
-  };
-  auto c = std::make_shared<Conductor>();
-  c->view.conductor = 1;
-  c->view.live = {0, 1};
-  c->view.roles = {static_cast<uint8_t>(Role::kStore), static_cast<uint8_t>(Role::kConductor)};
-  EXPECT_TRUE(rpcs_[1]
-                  ->RegisterInline(kMsgHeartbeat,
-                                   [c](Rank, std::span<const std::byte>, Responder r) {
-                                     if (c->answered.load() < 3) {
-                                       ++c->answered;
-                                       r.Reply(c->view.Encode());
-                                     }
-                                   })
-                  .ok());
-  HeartbeatSender sender(*rpcs_[0], Initial(), kFast);
-  std::atomic<bool> lost{false};
-  std::string why;
-  sender.OnConductorLost([&](const Status& s) {
-    why = s.ToString();
-    lost = true;
-  });
-  sender.Start();
-  ASSERT_TRUE(Eventually([&] { return lost.load(); }));
-  EXPECT_EQ(c->answered.load(), 3);
-  EXPECT_NE(why.find("the conductor (rank 1) did not answer heartbeats for"), std::string::npos)
-      << why;
-  // Neither wording of "no heartbeat was answered" (the text before this test) fits here.
-  EXPECT_EQ(why.find("no heartbeat was answered"), std::string::npos) << why;
-  EXPECT_EQ(why.find("none was ever answered"), std::string::npos) << why;
 }
 
 TEST_F(FailureDetectorTest, AConductorKnownToHaveDiedIsLostAtOnceNotAfterTheFailureTimeout) {
@@ -350,6 +318,34 @@ std::string StartAndWaitForLoss(HeartbeatSender& sender) {
   };
   Eventually([&] { return !why().empty(); });
   return why();
+}
+
+// A conductor that answered and then fell silent: the rank's reason says how long it was silent
+// and does not claim that no heartbeat was ever answered.
+TEST_F(FailureDetectorTest, AConductorThatFallsSilentIsLostWithoutClaimingItNeverAnswered) {
+  // Shared with the handler, which the fixture's Rpc keeps past this test's locals.
+  struct Conductor {
+    const MembershipView view = RankOneConductsRankZero();
+    std::atomic<int> answered{0};
+  };
+  auto c = std::make_shared<Conductor>();
+  EXPECT_TRUE(rpcs_[1]
+                  ->RegisterInline(kMsgHeartbeat,
+                                   [c](Rank, std::span<const std::byte>, Responder r) {
+                                     if (c->answered.load() < 3) {
+                                       ++c->answered;
+                                       r.Reply(c->view.Encode());
+                                     }
+                                   })
+                  .ok());
+  HeartbeatSender sender(*rpcs_[0], Initial(), kFast);
+  const std::string why = StartAndWaitForLoss(sender);
+  EXPECT_EQ(c->answered.load(), 3);
+  EXPECT_NE(why.find("the conductor (rank 1) did not answer heartbeats for"), std::string::npos)
+      << why;
+  // Neither wording of "no heartbeat was answered" (the text before this test) fits here.
+  EXPECT_EQ(why.find("no heartbeat was answered"), std::string::npos) << why;
+  EXPECT_EQ(why.find("none was ever answered"), std::string::npos) << why;
 }
 
 TEST_F(FailureDetectorTest, AFencedRankLearnsItFromTheReplyToItsHeartbeat) {

@@ -4,7 +4,8 @@ include(GoogleTest)
 # and time scales). What a test needs of the machine is said where it is registered:
 #   RUN_SERIAL TRUE      nothing runs beside it: a failure timeout or an RPC deadline of about
 #                        1 s that a neighbour's CPU can push a live rank past (the fault tests,
-#                        the stalled-peer and deadline tests);
+#                        the stalled-peer and deadline tests), and the live-against-simulated
+#                        run, whose time scale of 8 multiplies a neighbour's delay;
 #   RESOURCE_LOCK live_timing
 #                        one at a time among the live runs whose figures come from wall-clock
 #                        sleeps compared with a model (live vs simulated, the conductor's live

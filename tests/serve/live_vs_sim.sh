@@ -30,6 +30,10 @@ trap 'rm -rf "$dir"' EXIT
 live_opts=(--cluster.failure_timeout 30s --job.deadline 120s)
 # On a failed live run, the lines that say why a rank ended, beside the log's tail.
 why_failed() { grep -E "declared dead|ends:|error" "$1" | head -8; tail -20 "$1"; }
+# On a live run that ended but disagrees with the model, its warnings and errors (a late answer
+# asked again, a slow peer), its progress lines and how far TTFT fell from the conductor's own
+# predictions: what stretched the wall clock, and when.
+why_apart() { grep -E "warn:|error:" "$1" | head -12; grep -E "^(progress|TTFT|predicted|rejected)" "$1"; }
 "$@" -np 6 "$mooncake" "${live_opts[@]}" --config "$config" --trace "$trace" --trace.limit "$limit" \
   --time_scale "$scale" --out "$dir/live" >"$dir/live.log" 2>&1
 code=$?
@@ -58,7 +62,7 @@ ok &= live["extra"]["kv_checksum_failures"] == 0 and live["extra"]["kv_blocks_ve
 print("agreement " + ("PASS" if ok else "FAIL"))
 sys.exit(0 if ok else 1)
 PY
-[[ $? -eq 0 ]] || { echo "FAIL"; exit 1; }
+[[ $? -eq 0 ]] || { why_apart "$dir/live.log"; echo "FAIL"; exit 1; }
 capacity=50
 "$@" -np 6 "$mooncake" "${live_opts[@]}" --config "$config" --trace "$trace" --trace.limit "$limit" \
   --time_scale "$scale" --store.global_pool true --store.capacity_blocks "$capacity" \
@@ -78,7 +82,7 @@ print(f"one LRU pool of {c} blocks: live hit {hit:.2f} %, single-LRU oracle {ora
 print("PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)
 PY
-[[ $? -eq 0 ]] || { echo "FAIL"; exit 1; }
+[[ $? -eq 0 ]] || { why_apart "$dir/lru.log"; echo "FAIL"; exit 1; }
 small=(--config "$config" --trace "$trace" --trace.limit 300 --time_scale 8 --store.dram 24MiB)
 "$@" -np 6 "$mooncake" "${live_opts[@]}" "${small[@]}" --out "$dir/evict" >"$dir/evict.log" 2>&1 ||
   { why_failed "$dir/evict.log"; echo "FAIL: eviction run"; exit 1; }
@@ -98,3 +102,4 @@ ok &= abs(lt - st) <= 0.15 * st and abs(lh - sh) <= 2.0
 print("eviction agreement " + ("PASS" if ok else "FAIL"))
 sys.exit(0 if ok else 1)
 PY
+[[ $? -eq 0 ]] || { why_apart "$dir/evict.log"; echo "FAIL"; exit 1; }

@@ -1,7 +1,8 @@
 #include "common/periodic_thread.h"
-#include "common/threads.h"
 
 #include <utility>
+
+#include "common/threads.h"
 
 namespace mooncake {
 

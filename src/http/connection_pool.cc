@@ -1,5 +1,4 @@
 #include "http/connection_pool.h"
-#include "common/threads.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -8,6 +7,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "common/threads.h"
 
 namespace mooncake::http {
 

@@ -1,4 +1,5 @@
 #include "p2p/update_channel.h"
+
 #include "common/threads.h"
 
 namespace mooncake::p2p {

@@ -1,12 +1,13 @@
 // ConductorRole's standby side: the journal of every request's state to a standby conductor
 // (MarkDirty, FlushJournal), and, on the standby that took over, the state restored from it
 // (Restore) and what the old conductor left in flight decided again (ResolveInFlight).
-#include "common/threads.h"
 #include "serve/conductor_role.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "common/threads.h"
 
 namespace mooncake::serve {
 

@@ -1,7 +1,8 @@
 #include "serve/staging_budget.h"
-#include "common/threads.h"
 
 #include <algorithm>
+
+#include "common/threads.h"
 
 namespace mooncake::serve {
 

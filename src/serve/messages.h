@@ -30,15 +30,16 @@ namespace mooncake::serve {
 inline constexpr uint32_t kMaxBlocksPerRequest = 1u << 20;
 inline constexpr uint32_t kMaxOutputTokens = 1u << 24;
 
-// Which dispatch of which request a message is about. A request re-dispatched after a rank died
-// (attempt 1) is told apart from its first dispatch, whose late messages are then dropped, and a
-// call asked again after a timeout (a KvOffer, a KvArrived) is recognised and answered as before.
-struct Dispatch {
+// Which dispatch of which request a message is about. A request re-dispatched (after a rank died,
+// or by a conductor that took over) is told apart from its earlier dispatches, whose late messages
+// are then dropped, and a call asked again after a timeout (a KvOffer, a KvArrived) is recognised
+// and answered as before.
+struct RequestAttempt {
   uint64_t request = 0;
-  uint32_t attempt = 0;  // 0, or 1 once re-dispatched after a rank died
+  uint32_t attempt = 0;  // 0 at first, one more at each re-dispatch, from 16 after a takeover
 };
 
-struct PrefillTask : WireMessage<PrefillTask>, Dispatch {
+struct PrefillTask : WireMessage<PrefillTask>, RequestAttempt {
   int32_t input_length = 0;
   int32_t output_length = 0;
   int32_t decode_rank = -1;
@@ -58,7 +59,7 @@ struct PrefillTask : WireMessage<PrefillTask>, Dispatch {
   Status Validate() const;
 };
 
-struct KvOffer : WireMessage<KvOffer>, Dispatch {
+struct KvOffer : WireMessage<KvOffer>, RequestAttempt {
   uint64_t bytes = 0;  // the whole request's KV (blocks x block bytes)
   MC_WIRE_MESSAGE(KvOffer, request, attempt, bytes)
 };
@@ -67,7 +68,7 @@ struct KvOfferReply : WireMessage<KvOfferReply> {
   MC_WIRE_MESSAGE(KvOfferReply, remote_addr)
 };
 
-struct KvDone : WireMessage<KvDone>, Dispatch {
+struct KvDone : WireMessage<KvDone>, RequestAttempt {
   int32_t prefill_rank = -1;
   int32_t input_length = 0;
   int32_t output_length = 0;
@@ -86,7 +87,7 @@ struct KvDone : WireMessage<KvDone>, Dispatch {
   Status Validate() const;
 };
 
-struct PrefillDone : WireMessage<PrefillDone>, Dispatch {
+struct PrefillDone : WireMessage<PrefillDone>, RequestAttempt {
   int32_t prefill_rank = -1;
   int32_t blocks_loaded = 0;   // prefix blocks read from the store and verified
   int32_t blocks_missing = 0;  // prefix blocks the store no longer had (recomputed)
@@ -101,7 +102,7 @@ struct PrefillDone : WireMessage<PrefillDone>, Dispatch {
                   bytes_to_decode, first_token, failed)
 };
 
-struct KvArrived : WireMessage<KvArrived>, Dispatch {
+struct KvArrived : WireMessage<KvArrived>, RequestAttempt {
   int32_t decode_rank = -1;
   int32_t blocks_verified = 0;
   int32_t blocks_corrupt = 0;
@@ -112,7 +113,7 @@ struct KvArrivedReply : WireMessage<KvArrivedReply> {
   MC_WIRE_MESSAGE(KvArrivedReply, admitted)
 };
 
-struct DecodeDone : WireMessage<DecodeDone>, Dispatch {
+struct DecodeDone : WireMessage<DecodeDone>, RequestAttempt {
   int32_t decode_rank = -1;
   int32_t tokens = 0;
   double tbt_model_s = 0;

@@ -33,7 +33,10 @@ why_failed() { grep -E "declared dead|ends:|error" "$1" | head -8; tail -20 "$1"
 # On a live run that ended but disagrees with the model, its warnings and errors (a late answer
 # asked again, a slow peer), its progress lines and how far TTFT fell from the conductor's own
 # predictions: what stretched the wall clock, and when.
-why_apart() { grep -E "warn:|error:" "$1" | head -12; grep -E "^(progress|TTFT|predicted|rejected)" "$1"; }
+why_apart() {
+  grep -E "warn:|error:" "$1" | head -12
+  grep -E "^(progress|TTFT|predicted|rejected)" "$1"
+}
 "$@" -np 6 "$mooncake" "${live_opts[@]}" --config "$config" --trace "$trace" --trace.limit "$limit" \
   --time_scale "$scale" --out "$dir/live" >"$dir/live.log" 2>&1
 code=$?

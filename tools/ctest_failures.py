@@ -28,11 +28,10 @@ def parse_log(text):
     for i, m in enumerate(starts):
         block = text[m.end():starts[i + 1].start() if i + 1 < len(starts) else len(text)]
         out = re.search(r"^Output:\n-+\n(.*?)^<end of output>$", block, re.S | re.M)
-        took = re.search(r"^Test time = +(\S+ sec)$", block, re.M)
         status = re.search(r"^Test (Passed|Failed|Skipped|Not Run)\b.*$", block, re.M)
-        summary = " ".join(x.group(0) if x is status else f"after {x.group(1)}"
-                           for x in (status, took) if x)
-        tests[m.group(1).strip()] = (out.group(1).splitlines() if out else [], summary)
+        took = re.search(r"^Test time = +(\S+ sec)$", block, re.M)
+        summary = (status.group(0) if status else "") + (f" after {took.group(1)}" if took else "")
+        tests[m.group(1).strip()] = (out.group(1).splitlines() if out else [], summary.strip())
     return tests
 
 
@@ -62,7 +61,7 @@ def main():
           f"whole outputs in {log_file}):")
     for name in failed:
         lines, status = tests.get(name, ([], ""))
-        print(f"  {name}: {status or 'no output recorded (not run, or a timeout)'}")
+        print(f"  {name}: {status or 'not in ' + str(log_file)}")
         for line in digest(lines, args.lines):
             print(f"    | {line}")
     return 0

@@ -38,7 +38,9 @@ if [[ $status -eq 0 ]]; then
   exit 0
 fi
 if [[ $status -gt 128 ]]; then
-  echo "FAIL: $(basename "$binary") was killed by signal $((status - 128)) after $SECONDS s (9: the kernel's OOM killer or a timeout)"
+  why=""
+  [[ $status -eq 137 ]] && why=" (SIGKILL: the kernel's OOM killer, or CTest's timeout)"
+  echo "FAIL: $(basename "$binary") was killed by signal $((status - 128))$why after $SECONDS s"
 else
   echo "FAIL: $(basename "$binary") exited $status after $SECONDS s"
 fi

@@ -18,9 +18,10 @@ include(GoogleTest)
 # registered one CTest entry each, labelled "unit", each with a TIMEOUT so nothing can hang CI.
 # COST (seconds) orders a slow binary's tests first under ctest --parallel. LABEL gpu: tests that
 # need a GPU; each GTEST_SKIPs with the reason where there is none, which CTest reports as skipped
-# (gtest_discover_tests matches "[  SKIPPED ]"), never as passed.
+# (gtest_discover_tests matches "[  SKIPPED ]"), never as passed. SERIAL: every test of the binary
+# runs alone (RUN_SERIAL, above), for in-process jobs with a failure timeout of about a second.
 function(mooncake_unit_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;COST;LABEL" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT;COST;LABEL" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 60)
   endif()
@@ -30,10 +31,15 @@ function(mooncake_unit_test name)
   if(NOT ARG_COST)
     set(ARG_COST 0)
   endif()
+  set(_serial "")
+  if(ARG_SERIAL)
+    set(_serial RUN_SERIAL TRUE)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST})
+                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST}
+                                  ${_serial})
 endfunction()
 
 # mooncake_mpi_test(NAME NP n TLS "posix,self" [EXPECT regex] COMMAND exe args...): runs the

@@ -27,7 +27,9 @@ if [[ -e $dir/run1 ]]; then
   echo "FAIL: a run folder was written although the trace was rejected up front"
   exit 1
 fi
-out=$("$@" -np 4 "$mooncake" --trace "$trace" --trace.skip_invalid --time_scale 50 --out "$dir/run2" 2>&1)
+# A 10 s failure timeout: this run checks the skipped line, not failure detection.
+out=$("$@" -np 4 "$mooncake" --trace "$trace" --trace.skip_invalid --time_scale 50 \
+  --cluster.failure_timeout 10s --out "$dir/run2" 2>&1)
 code=$?
 echo "$out" | tail -8
 if [[ $code -ne 0 ]] || ! grep -q "1 invalid trace lines skipped" <<<"$out" ||

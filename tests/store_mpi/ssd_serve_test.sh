@@ -26,7 +26,9 @@ if [[ ! -f $trace ]]; then
   echo "SKIP: no trace at $trace (the option checks above ran)"
   exit 77
 fi
-common=(--config "$config" --trace "$trace" --trace.limit 150 --time_scale 8 --store.dram 8MiB)
+# A 10 s failure timeout: these runs check the SSD tier, not failure detection.
+common=(--config "$config" --trace "$trace" --trace.limit 150 --time_scale 8 --store.dram 8MiB
+  --cluster.failure_timeout 10s)
 out=$(timeout 240 "$@" -np 6 "$mooncake" "${common[@]}" --store.ssd on --out "$dir/run1" 2>&1)
 code=$?
 echo "$out" | grep -E "prefix +hit|^store|ssd tier|kv blocks|result"

@@ -46,8 +46,10 @@ export UCX_WARN_UNUSED_ENV_VARS=n
 
 requests=600
 if [[ $mode == serve ]]; then
+  # A 10 s failure timeout: this test checks the refusals, not failure detection.
   job_start "$@" -np 4 "$mooncake" --synthetic.requests $requests --job.plots off \
-    --out "$dir/run" --job.address_file "$dir/addresses" >"$dir/job.log" 2>&1
+    --cluster.failure_timeout 10s --out "$dir/run" --job.address_file "$dir/addresses" \
+    >"$dir/job.log" 2>&1
 else
   # 3 x 512 MiB: at most 9 rounds of 81 MiB (8 while the probe runs, 1 after) fit in DRAM.
   job_start "$@" -np 4 "$mooncake" --job.mode store --store.dram 512MiB --out "$dir/run" \

@@ -5,7 +5,10 @@ include(GoogleTest)
 #   RUN_SERIAL TRUE      nothing runs beside it: a failure timeout or an RPC deadline of about
 #                        1 s that a neighbour's CPU can push a live rank past (the fault tests,
 #                        the stalled-peer and deadline tests), and the live-against-simulated
-#                        run, whose time scale of 8 multiplies a neighbour's delay;
+#                        run, whose time scale of 8 multiplies a neighbour's delay. A test that
+#                        runs a job but checks something else does not run alone: it passes
+#                        --cluster.failure_timeout 10s (docs/RELIABILITY.md, "Three tests on the
+#                        default 1 s failure timeout");
 #   RESOURCE_LOCK live_timing
 #                        one at a time among the live runs whose figures come from wall-clock
 #                        sleeps compared with a model (live vs simulated, the conductor's live

@@ -117,8 +117,10 @@ class DeliversWhileSending : public transport::ForwardingTransport {
       again.swap(again_);
     }
     if (!again.empty()) {
-      handler_(again_from_, again);
+      // Counted before the delivery: its answer wakes the caller, who may read the count
+      // before the handler returns here.
       ++delivered_while_sending;
+      handler_(again_from_, again);
     }
     return inner_.SendMessage(peer, payload);
   }

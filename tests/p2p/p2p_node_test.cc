@@ -46,7 +46,9 @@ class Cluster {
     P2pConfig c;
     c.piece_size = 4096;
     c.fetch.update_interval = Nanos(1'000'000);
-    c.fetch.piece_timeout = Nanos(300'000'000);
+    // Long enough that a live holder's delivery thread descheduled beside other tests is not
+    // taken for a silent one (a failed holder is dropped for the whole fetch).
+    c.fetch.piece_timeout = Nanos(2'000'000'000);
     c.fetch.stall_timeout = Nanos(5'000'000'000);
     c.lookup_timeout = Nanos(5'000'000'000);
     return c;

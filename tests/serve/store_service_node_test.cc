@@ -62,6 +62,9 @@ class InProcessStore {
     EXPECT_TRUE(topology.ok());
     topology_ = *topology;
     config_.phase_timeout = std::chrono::seconds(20);
+    // The tests check objects and the service's order, not failure detection (see FastConfig in
+    // serve_node_test.cc).
+    config_.membership.failure_timeout = std::chrono::seconds(10);
     store::MasterNodeConfig master;
     master.service.tick_interval = std::chrono::milliseconds(5);
     for (int r = 0; r < kClient; ++r) {

@@ -100,7 +100,13 @@ TEST(StandbyJournal, AFencedActiveAcknowledgesNothingAndLearnsTheEpoch) {
   // The keepalive alone tells the old active; a put is never acknowledged.
   const Status put = client.Put("after", Value(2, 4096));
   EXPECT_FALSE(put.ok());
-  EXPECT_TRUE(standby.fenced.load());
+  // The old active learns it on its journal's own thread, which may lag the put's timeout; the
+  // reason is written before the flag, so it is read only once the flag is seen.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!standby.fenced.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(standby.fenced.load());
   EXPECT_NE(standby.fenced_why.find("fenced by epoch 2"), std::string::npos) << standby.fenced_why;
   EXPECT_EQ(standby.node.objects(), 1u);
   store.service().SetJournal(nullptr);

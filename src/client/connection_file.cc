@@ -1,8 +1,6 @@
 #include "client/connection_file.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -15,6 +13,7 @@
 #include <optional>
 
 #include "common/log.h"
+#include "common/replace_file.h"
 
 namespace mooncake::client {
 namespace {
@@ -275,18 +274,9 @@ std::vector<std::byte> TokenBytes(const transport::JobToken& token) {
 }
 
 Status WriteConnectionFile(const std::string& path, const ConnectionInfo& info) {
-  const std::string partial = path + ".partial";
-  const std::string text = ConnectionFileText(info);
-  // Created 0600 (O_EXCL after removing a stale one): the token is never readable by others.
-  (void)unlink(partial.c_str());
-  const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return IoError("cannot create " + partial + ": " + std::strerror(errno));
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const bool closed = close(fd) == 0;
-  if (!written || !closed || std::rename(partial.c_str(), path.c_str()) != 0) {
-    (void)unlink(partial.c_str());
-    return IoError("cannot write the connection file " + path + ": " + std::strerror(errno));
-  }
+  // 0600: the token is never readable by others.
+  const Status written = ReplaceFile(path, ConnectionFileText(info), 0600);
+  if (!written.ok()) return IoError("the connection file: " + written.message());
   return Status::Ok();
 }
 

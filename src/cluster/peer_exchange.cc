@@ -1,10 +1,8 @@
 #include "cluster/peer_exchange.h"
 
-#include <cstdio>
-#include <fstream>
-
 #include <fmt/format.h>
 
+#include "common/replace_file.h"
 #include "common/wire.h"
 
 namespace mooncake::cluster {
@@ -61,16 +59,13 @@ namespace {
 
 // Written beside and renamed, so a reader polling for the file never sees half of it.
 Status WriteAddressFile(const std::string& path, const std::vector<std::vector<std::byte>>& all) {
-  const std::string partial = path + ".partial";
-  std::ofstream out(partial);
+  std::string text;
   for (const auto& address : all) {
-    for (std::byte b : address) out << fmt::format("{:02x}", static_cast<unsigned>(b));
-    out << "\n";
+    for (std::byte b : address) text += fmt::format("{:02x}", static_cast<unsigned>(b));
+    text += "\n";
   }
-  out.close();
-  if (!out || std::rename(partial.c_str(), path.c_str()) != 0) {
-    return IoError("cannot write the address file " + path);
-  }
+  const Status written = ReplaceFile(path, text);
+  if (!written.ok()) return IoError("the address file: " + written.message());
   return Status::Ok();
 }
 

@@ -4,6 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/log.h"
+#include "common/replace_file.h"
+
 namespace mooncake::serve {
 
 void AppendMasterMetrics(store::MasterService& master, const std::vector<Rank>& store_ranks,
@@ -91,10 +94,9 @@ void AnnounceMasterMetrics(const http::HttpServer& server, const std::string& li
   const std::string url = "http://" + host + ":" + std::to_string(server.port()) + "/metrics";
   const int port = server.port();
   const nlohmann::json j = {{"url", url}, {"host", host}, {"port", port}};
-  if (std::FILE* f = std::fopen((run_dir + "/metrics.json").c_str(), "w")) {
-    std::fputs((j.dump() + "\n").c_str(), f);
-    std::fclose(f);
-  }
+  // Replaced whole, since scrapers poll for it.
+  const Status written = ReplaceFile(run_dir + "/metrics.json", j.dump() + "\n");
+  if (!written.ok()) log::Error("{}", written.message());
   std::printf("metrics: %s (Prometheus text format; /health beside it)\n", url.c_str());
 }
 

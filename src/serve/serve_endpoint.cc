@@ -1,18 +1,15 @@
 #include "serve/serve_endpoint.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
+#include "common/replace_file.h"
 
 namespace mooncake::serve {
 
@@ -58,13 +55,9 @@ Result<std::unique_ptr<http::HttpServer>> StartServeEndpoint(const ServeHttpOpti
   if (!run_dir.empty()) {
     const nlohmann::json j = {
         {"url", url}, {"host", host}, {"port", port}, {"stop_token", options.stop_token}};
-    const std::string path = run_dir + "/endpoint.json";
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const std::string text = j.dump() + "\n";
-    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-      log::Error("{}: cannot write: {}", path, std::strerror(errno));
-    }
-    if (fd >= 0) ::close(fd);
+    // 0600: it holds the stop token. Replaced whole, since clients poll for it.
+    const Status written = ReplaceFile(run_dir + "/endpoint.json", j.dump() + "\n", 0600);
+    if (!written.ok()) log::Error("{}", written.message());
   }
   std::printf(
       "http: %s (POST /v1/completions; GET /metrics, /health, /v1/models; stop with mooncake "

@@ -1,6 +1,7 @@
 #include "app/run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,12 @@ namespace mooncake::app {
 namespace {
 
 using cluster::Role;
+
+// On a usage error every rank finds the same error and rank 0 alone reports it; the others wait
+// this long before they exit, since mpirun ends the job at the first non-zero exit and could take
+// rank 0's message with it. mpirun ends them as soon as rank 0 exits, so the wait is only a
+// bound: 1 s was too short for a rank 0 that started late on a loaded machine.
+constexpr auto kWaitForRankZeroToReport = std::chrono::seconds(5);
 
 }  // namespace
 
@@ -73,10 +80,7 @@ bool LoadWorkloadEarly(const JobOptions& options, serve::Workload* workload) {
   if (LauncherRank() <= 0) {
     std::cerr << "mooncake: " << w.status().message() << "\n";
   } else {
-    // Every rank finds the same error; rank 0 reports it. mpirun ends the job at the first
-    // non-zero exit, so the others wait a moment: leaving first could take rank 0's message
-    // with it (seen as a flaky test under load).
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    std::this_thread::sleep_for(kWaitForRankZeroToReport);
   }
   return false;
 }
@@ -226,12 +230,10 @@ int Run(const JobOptions& options, int* argc, char*** argv) {
   if (int n = LauncherWorldSize(); n > 0) {
     auto early = BuildRoles(options, n);
     if (!early.ok()) {
-      // Every rank finds the same error; rank 0 alone reports it, and the others wait a moment
-      // so that their exit does not end the job before rank 0's message is out.
       if (launcher_rank == 0) {
         std::cerr << "mooncake: " << early.status().message() << "\n";
       } else {
-        std::this_thread::sleep_for(std::chrono::seconds(1));
+        std::this_thread::sleep_for(kWaitForRankZeroToReport);
       }
       return Finish(options, launcher_rank, 2);
     }

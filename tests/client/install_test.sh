@@ -61,6 +61,12 @@ PY
 # (here /): the installed binary's path and the file's, both absolute.
 /usr/bin/python3 -c 'import json,os,sys; d=json.load(open(sys.argv[1]))["run_dir"]; sys.exit(0 if os.path.isabs(d) and os.path.samefile(d, "store-run") else "run_dir " + d + " is not absolute")' \
   store-run/connect.json || fail "connect.json's run_dir"
+# The hint is printed after connect.json is written and mpirun forwards it when it will: wait
+# for the line itself (30 s).
+for _ in $(seq 300); do
+  grep -q '^stop it with: ' "${scratch}/job.log" && break
+  sleep 0.1
+done
 stop_hint=$(sed -n 's/^stop it with: \(.*\)   (or SIGTERM.*$/\1/p' "${scratch}/job.log")
 [[ ${stop_hint} == "${prefix}/bin/mooncake store stop ${PWD}/store-run/connect.json" ]] ||
   fail "the stop hint is '${stop_hint}'"

@@ -80,7 +80,9 @@ def serve_mode(work, env):
     try:
         job = jobs.launch(SRC, MOONCAKE, ["--np", "4"],
                           ["--synthetic.requests", "120", "--serve.http", "0",
-                           "--serve.http_linger", "10s", "--job.plots", "off", "--out", str(run)],
+                           "--serve.http_linger", "10s", "--job.plots", "off", "--out", str(run),
+                           # it checks scraping, not failure detection (docs/RELIABILITY.md)
+                           "--cluster.failure_timeout", "10s", "--job.rpc_timeout", "10s"],
                           job_log, env)
         wait_for("the job's endpoint.json", lambda: (run / "endpoint.json").exists(), 90, job_log)
         http_port = json.loads((run / "endpoint.json").read_text())["port"]

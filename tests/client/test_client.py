@@ -482,7 +482,11 @@ def test_garbage_connections_leave_no_fd_in_rank_0(tmp_path):
     silent = [connect(1000 + k, 30) for k in range(50)]
     for s in silent[:25]:
         s.sendall((256).to_bytes(8, "little") + bytes(8))  # announces 256 bytes, sends none
-    time.sleep(1)
+    # Accepted by rank 0's listener thread when it runs: polled, up to 4 s (they are ended 5 s
+    # after they were accepted).
+    accepted_by = time.monotonic() + 4
+    while open_fds(pid) < before + 50 and time.monotonic() < accepted_by:
+        time.sleep(0.05)
     assert open_fds(pid) >= before + 50, "the silent connections were not accepted"
     after = settle(30)  # 5 s deadline, swept every second
     assert after <= before, f"rank 0 holds {after - before} fds of silent connections"

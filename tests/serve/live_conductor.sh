@@ -30,7 +30,8 @@ run() {
   shift
   "$@" -np 6 "$mooncake" --roles "conductor:1 store:1 prefill:3 decode:1" --trace "$trace" \
     --trace.limit "$limit" --time_scale 8 --store.dram 256MiB --decode.buffer 128MiB \
-    --job.plots off --cluster.failure_timeout 10s --out "$dir/$name" "${run_args[@]}" \
+    --job.plots off --cluster.failure_timeout 10s --job.rpc_timeout 10s --out "$dir/$name" \
+    "${run_args[@]}" \
     >"$dir/$name.log" 2>&1
   local code=$?
   [[ $code -eq 0 ]] || { tail -20 "$dir/$name.log"; fail "run $name exited $code"; }

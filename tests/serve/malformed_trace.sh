@@ -29,7 +29,7 @@ if [[ -e $dir/run1 ]]; then
 fi
 # A 10 s failure timeout: this run checks the skipped line, not failure detection.
 out=$("$@" -np 4 "$mooncake" --trace "$trace" --trace.skip_invalid --time_scale 50 \
-  --cluster.failure_timeout 10s --out "$dir/run2" 2>&1)
+  --cluster.failure_timeout 10s --job.rpc_timeout 10s --out "$dir/run2" 2>&1)
 code=$?
 echo "$out" | tail -8
 if [[ $code -ne 0 ]] || ! grep -q "1 invalid trace lines skipped" <<<"$out" ||

@@ -28,7 +28,7 @@ if [[ ! -f $trace ]]; then
 fi
 # A 10 s failure timeout: these runs check the SSD tier, not failure detection.
 common=(--config "$config" --trace "$trace" --trace.limit 150 --time_scale 8 --store.dram 8MiB
-  --cluster.failure_timeout 10s)
+  --cluster.failure_timeout 10s --job.rpc_timeout 10s)
 out=$(timeout 240 "$@" -np 6 "$mooncake" "${common[@]}" --store.ssd on --out "$dir/run1" 2>&1)
 code=$?
 echo "$out" | grep -E "prefix +hit|^store|ssd tier|kv blocks|result"

@@ -222,8 +222,9 @@ int main(int argc, char** argv) {
     }
     std::printf("probe: through the listener: %d attached, %d unattached\n", attached, unattached);
     // Sent is not yet handled: a connection closed at once is reset at the listener, which then
-    // forgets it and names what it still has to handle from it "unknown". Stay a while.
-    const auto linger = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    // forgets it and names what it still has to handle from it "unknown". Stay a while: 5 s,
+    // since a sanitizer build's master beside other tests may need more than 2 s for them.
+    const auto linger = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (std::chrono::steady_clock::now() < linger) ucp_worker_progress(worker);
   }
   std::fflush(stdout);

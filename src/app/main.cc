@@ -34,9 +34,10 @@ constexpr Subcommand kSubcommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Line-buffered even into a pipe, so every write is whole lines: mpirun forwards each rank's
-  // writes as they come, and a line cut by a full buffer got another rank's warning in the middle
-  // of it (CI: mpi_p2p_folder6 could not read its verdict line).
+  // Line-buffered even into a pipe, so a write ends at the end of a line: mpirun forwards each
+  // rank's writes as they come, and a line cut by a full buffer got another rank's warning in the
+  // middle of it (CI: mpi_p2p_folder6 could not read its verdict line). A single print larger
+  // than the buffer (4 KiB) can still be cut; the reports printed whole are smaller.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   for (const Subcommand& command : kSubcommands) {
     if (argc > 1 && std::strcmp(argv[1], command.name) == 0) return command.run(argc - 1, argv + 1);

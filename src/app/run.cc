@@ -35,8 +35,9 @@ using cluster::Role;
 
 // On a usage error every rank finds the same error and rank 0 alone reports it; the others wait
 // this long before they exit, since mpirun ends the job at the first non-zero exit and could take
-// rank 0's message with it. mpirun ends them as soon as rank 0 exits, so the wait is only a
-// bound: 1 s was too short for a rank 0 that started late on a loaded machine.
+// rank 0's message with it. Plain mpirun ends them as soon as rank 0 exits, so there the wait is
+// only a bound (1 s was too short for a rank 0 that started late on a loaded machine); under
+// launch/mooncake-mpirun, which keeps a job going past a rank's exit, it is waited in full.
 constexpr auto kWaitForRankZeroToReport = std::chrono::seconds(5);
 
 }  // namespace

@@ -12,10 +12,10 @@
 
 namespace mooncake {
 
-// Creates `<path>.<pid>.<n>.partial`, new, with `mode` (so a file holding a token is never
-// readable by others, even for a moment), writes `text`, closes it and renames it to `path`.
-// Writers of one path at once each leave a whole file, the last rename's. On failure nothing is
-// left beside `path`, and the error names the file.
-Status ReplaceFile(const std::string& path, std::string_view text, mode_t mode = 0644);
+// Creates `<path>.<random>.partial`, new, with `mode` less the umask (0600: a file holding a
+// token is never readable by others, even for a moment), writes `text`, closes it and renames it
+// to `path`. Writers of one path at once each leave a whole file, the last rename's. On failure
+// nothing is left beside `path`, and the error names the file.
+Status ReplaceFile(const std::string& path, std::string_view text, mode_t mode = 0666);
 
 }  // namespace mooncake

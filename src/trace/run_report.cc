@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "common/replace_file.h"
 
 namespace mooncake::trace {
 namespace {
@@ -132,12 +133,9 @@ std::string SummaryTable(const Summary& s) {
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out.is_open()) return IoError(fmt::format("{}: cannot open for writing", path));
-  out << text;
-  out.flush();
-  if (!out) return IoError(fmt::format("{}: write failed", path));
-  return Status::Ok();
+  // Replaced whole: the conductor rewrites summary.json at every progress line, so that a job
+  // killed midway leaves one behind, and a kill inside an in-place write left half of it.
+  return ReplaceFile(path, text);
 }
 
 Status WriteRunFolder(const std::string& dir, const std::vector<RequestRecord>& records,

@@ -53,6 +53,13 @@ TEST_F(ReplaceFileTest, TheModeHoldsFromTheStart) {
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(ReadAll(path), "token\n");
+  // Without a mode, the umask decides, as for any file the process creates.
+  const mode_t umask_now = ::umask(022);
+  ::umask(umask_now);
+  const fs::path plain = dir_ / "summary.json";
+  ASSERT_TRUE(ReplaceFile(plain, "{}\n").ok());
+  ASSERT_EQ(::stat(plain.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u & ~umask_now);
 }
 
 // Ranks of a job on one node may write the same file at once (bootstrap.json): a reader sees one
